@@ -1,0 +1,270 @@
+//! The `KernelProfile` data structure: everything the performance and power models read
+//! about one kernel under one launch configuration on one GPU.
+//!
+//! This is the contract between the static analysis (which fills it from PTX) and the
+//! models (which only read it). Its JSON form is documented in `docs/profile.md`; the
+//! field names here are that form. A profile can also be written by hand (for example
+//! from a paper's published inputs) and fed to `warpsight predict`.
+//!
+//! All counts are *per thread* unless their name says otherwise, and *dynamic* (expected
+//! executions) unless their name starts with `static_`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use ptx_ir::{InstrClass, Space};
+
+/// One kernel's static profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelProfile {
+    /// The `.entry` name as in the PTX (mangled for C++ kernels).
+    pub kernel: String,
+    /// The demangled signature, when the name is a mangled C++ name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demangled: Option<String>,
+    /// The GPU id (a `gpu-data` slug such as `a100-sxm4-80gb`) the profile was made for.
+    pub gpu: String,
+    pub launch: LaunchConfig,
+    pub resources: Resources,
+    /// Per-thread dynamic instruction counts by class.
+    pub counts: InstructionCounts,
+    #[serde(default)]
+    pub memory_accesses: Vec<MemoryAccess>,
+    #[serde(default)]
+    pub loops: Vec<LoopInfo>,
+    #[serde(default)]
+    pub divergent_branches: Vec<BranchInfo>,
+    /// Per basic block: its expected executions per thread and its instructions with
+    /// their dependences (what the list-scheduling model of seed 004 schedules).
+    #[serde(default)]
+    pub blocks: Vec<BlockProfile>,
+    /// Every assumption made while building the profile, in words a user can read
+    /// ("trip count of the loop at line 12 unknown: assumed 16").
+    #[serde(default)]
+    pub assumptions: Vec<String>,
+}
+
+/// Where the launch configuration came from (issue: documented order of sources).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LaunchSource {
+    /// An explicit CLI flag or editor setting.
+    Setting,
+    /// A `// warpsight: grid=... block=...` comment in the source.
+    Annotation,
+    /// A `kernel<<<grid, block, smem>>>(...)` launch site in a `.cu` file.
+    CallSite,
+    /// Nothing was known; the documented default was used.
+    Default,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchConfig {
+    /// Blocks in the grid (x, y, z).
+    pub grid: [u32; 3],
+    /// Threads per block (x, y, z).
+    pub block: [u32; 3],
+    /// Dynamic shared memory per block in bytes.
+    #[serde(default)]
+    pub dynamic_smem: u32,
+    /// Kernel argument values by parameter name (used to resolve symbolic trip counts).
+    #[serde(default)]
+    pub args: BTreeMap<String, i64>,
+    pub source: LaunchSource,
+}
+
+impl LaunchConfig {
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.iter().map(|&d| u64::from(d.max(1))).product()
+    }
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().map(|&d| u64::from(d.max(1))).product()
+    }
+    pub fn total_threads(&self) -> u64 {
+        self.threads_per_block() * self.blocks()
+    }
+}
+
+/// Where register and shared-memory figures came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResourceSource {
+    /// `ptxas -v` for the target architecture.
+    Ptxas,
+    /// Estimated from `.reg` declarations and liveness (no ptxas available).
+    Estimate,
+    /// Given explicitly (a hand-written profile, a paper's table).
+    Given,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    pub registers_per_thread: u32,
+    /// Static shared memory per block in bytes.
+    pub static_smem_bytes: u32,
+    #[serde(default)]
+    pub local_bytes_per_thread: u32,
+    #[serde(default)]
+    pub spill_store_bytes: u32,
+    #[serde(default)]
+    pub spill_load_bytes: u32,
+    #[serde(default)]
+    pub stack_frame_bytes: u32,
+    /// Named barriers used (`bar.sync N`), at least 1 when the kernel synchronises.
+    #[serde(default)]
+    pub barriers: u32,
+    pub source: ResourceSource,
+}
+
+/// Per-thread instruction counts by class.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InstructionCounts {
+    /// Expected executions per thread, by class (`int_alu`, `fp32`, `load_global`, ...).
+    pub dynamic: BTreeMap<InstrClass, f64>,
+    /// Instructions in the kernel text (and the device functions it calls), by class.
+    #[serde(default)]
+    #[serde(rename = "static")]
+    pub static_: BTreeMap<InstrClass, u64>,
+    /// Dynamic `bar.sync`/`barrier` executions per thread.
+    #[serde(default)]
+    pub barriers: f64,
+    /// Dynamic `membar`/`fence` executions per thread.
+    #[serde(default)]
+    pub fences: f64,
+    /// Dynamic atomic and reduction executions per thread.
+    #[serde(default)]
+    pub atomics: f64,
+}
+
+impl InstructionCounts {
+    pub fn total_dynamic(&self) -> f64 {
+        self.dynamic.values().sum()
+    }
+    pub fn dynamic_of(&self, pred: impl Fn(InstrClass) -> bool) -> f64 {
+        self.dynamic.iter().filter(|(c, _)| pred(**c)).map(|(_, n)| n).sum()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessKind {
+    Load,
+    Store,
+    Atomic,
+}
+
+/// How the 32 threads of a warp spread their addresses (for global memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessClass {
+    /// Every thread of the warp reads the same address.
+    Uniform,
+    /// Consecutive threads read consecutive elements: the minimum number of sectors.
+    Coalesced,
+    /// A constant stride between consecutive threads (see `stride_bytes`).
+    Strided,
+    /// Data-dependent address: assumed worst case unless configured otherwise.
+    Irregular,
+}
+
+/// One memory instruction of the kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryAccess {
+    pub space: Space,
+    pub kind: AccessKind,
+    pub class: AccessClass,
+    /// Bytes between the addresses of consecutive threads (`threadIdx.x` and `+1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stride_bytes: Option<i64>,
+    /// Bytes accessed per thread (element size × vector width).
+    pub bytes_per_thread: u32,
+    /// `.v2`/`.v4` vector width (1 for scalar).
+    pub vector_width: u8,
+    /// 32-byte sectors (or 128-byte transactions on CC < 2.0... see docs) per warp request.
+    pub transactions_per_request: f64,
+    /// Shared memory only: how many ways the warp's request is serialised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_conflict_ways: Option<u32>,
+    /// Expected executions per thread.
+    pub executions: f64,
+    /// Local memory only: `true` when it comes from a register spill rather than a stack
+    /// array.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spill: Option<bool>,
+    /// 1-based line in the PTX text.
+    pub ptx_line: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_line: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopInfo {
+    pub ptx_line: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_line: Option<u32>,
+    /// Nesting depth, 1 for an outermost loop.
+    pub depth: u32,
+    /// The trip count when it is a known constant (or resolved from `launch.args`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trip_count: Option<f64>,
+    /// The symbolic trip count when it depends on kernel parameters, e.g. `(n - 0) / 1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trip_count_expr: Option<String>,
+    /// The trip count the profile used (the known one, or the stated default).
+    pub assumed_trip_count: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BranchInfo {
+    pub ptx_line: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_line: Option<u32>,
+    /// `true` when the branch is inside a loop.
+    pub in_loop: bool,
+}
+
+/// One basic block for the scheduling model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockProfile {
+    pub id: u32,
+    /// Expected executions per thread.
+    pub executions: f64,
+    pub instructions: Vec<InstrNode>,
+    /// Successor block ids in the CFG.
+    #[serde(default)]
+    pub successors: Vec<u32>,
+}
+
+/// One instruction in a block's dependence graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstrNode {
+    pub class: InstrClass,
+    /// The full opcode with modifiers, e.g. `fma.rn.f32` (for per-opcode latency tables).
+    pub opcode: String,
+    /// Indices (within the block) of the instructions whose results this one reads.
+    #[serde(default)]
+    pub deps: Vec<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_serialise_with_class_names_as_keys() {
+        let mut counts = InstructionCounts::default();
+        counts.dynamic.insert(InstrClass::Load(Space::Global), 2.0);
+        counts.dynamic.insert(InstrClass::Fp32, 10.0);
+        let json = serde_json::to_string(&counts).unwrap();
+        assert!(json.contains("\"load_global\":2.0"), "{json}");
+        let back: InstructionCounts = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, counts);
+    }
+}
