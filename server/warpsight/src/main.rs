@@ -1,1 +1,64 @@
-fn main() {}
+//! `warpsight`: static GPU kernel performance analysis from the command line, and the
+//! language server (`warpsight lsp`).
+//!
+//! Exit codes (docs/cli.md): 0 success, 1 the input has errors, 2 usage or IO error.
+
+// The CLI's job is to print: this binary is the one place where stdout is not the LSP
+// wire (the `lsp` subcommand never prints; it hands stdout to the server).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "warpsight", version, about = "Static GPU kernel performance analysis: occupancy, bounds, time, power")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Analyse PTX or CUDA files: instruction mix, loops, resources, occupancy, predictions.
+    Analyze(cmd::analyze::Args),
+    /// List the GPUs in the database with their key facts.
+    Gpus(cmd::gpus::Args),
+    /// NVIDIA's occupancy calculation for one configuration.
+    Occupancy(cmd::occupancy::Args),
+}
+
+fn main() -> ExitCode {
+    // Logs go to stderr; stdout carries results (or, for `lsp`, the protocol).
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("WARPSIGHT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+                _ => ExitCode::from(2),
+            };
+        }
+    };
+    let res = match cli.command {
+        Command::Analyze(args) => cmd::analyze::run(args),
+        Command::Gpus(args) => cmd::gpus::run(args),
+        Command::Occupancy(args) => cmd::occupancy::run(args),
+    };
+    match res {
+        Ok(code) => code.into(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! `warpsight gpus` (being written; see issue 3).
+
+use crate::cmd::Exit;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<Exit> {
+    anyhow::bail!("`warpsight gpus` is not available yet")
+}

@@ -1,0 +1,28 @@
+//! One module per subcommand; each has `Args` (clap) and `run(Args) -> anyhow::Result<Exit>`.
+
+pub mod analyze;
+pub mod gpus;
+pub mod occupancy;
+
+use std::process::ExitCode;
+
+/// The documented exit codes (docs/cli.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: success.
+    Success,
+    /// 1: the input has errors (parse or compile errors); results were still printed.
+    InputErrors,
+    /// 2: usage or IO error.
+    Usage,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        match e {
+            Exit::Success => ExitCode::SUCCESS,
+            Exit::InputErrors => ExitCode::from(1),
+            Exit::Usage => ExitCode::from(2),
+        }
+    }
+}
