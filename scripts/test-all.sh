@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs every test of warpsight on a fresh Debian machine, installing what the tests need
+# first (idempotently: a second run skips what is already there).
+#
+#   scripts/test-all.sh            # everything
+#   WARPSIGHT_SKIP_INSTALL=1 ...   # only run, never install
+#
+# What it installs, and where:
+#   .cuda/        a Python venv with NVIDIA's CUDA compiler wheels (scripts/cuda-requirements.txt)
+#   Debian        the packages the editor-client tests drive (neovim), when missing
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+log() { printf '\n==> %s\n' "$*"; }
+
+# --- 1. Installs -----------------------------------------------------------------------
+if [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ]; then
+  log "CUDA toolchain venv (.cuda)"
+  if [ ! -x .cuda/bin/python ]; then python3 -m venv .cuda; fi
+  if ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvcc==13.5.37' \
+     || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvrtc==13.5.37'; then
+    .cuda/bin/pip install -q --disable-pip-version-check -r scripts/cuda-requirements.txt
+  fi
+  for pkg in $(sed -n 's/^#debian: //p' scripts/test-all.sh); do
+    if ! dpkg -s "$pkg" >/dev/null 2>&1; then
+      log "Debian package $pkg"
+      if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+      [ -n "${APT_UPDATED:-}" ] || { $SUDO apt-get update -qq; APT_UPDATED=1; }
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$pkg" >/dev/null
+    fi
+  done
+fi
+export WARPSIGHT_CUDA_HOME="$root/.cuda/lib/python3.11/site-packages/nvidia/cu13"
+if [ ! -x "$WARPSIGHT_CUDA_HOME/bin/nvcc" ]; then
+  WARPSIGHT_CUDA_HOME=$(ls -d "$root"/.cuda/lib/python3*/site-packages/nvidia/cu13 2>/dev/null | head -1)
+fi
+# Tests that need the compiler fail (instead of returning early) when this is set.
+export WARPSIGHT_REQUIRE_CUDA=1
+
+# --- 2. Rust: build, unit and integration tests ------------------------------------------
+log "cargo build"
+cargo build --workspace --all-targets --locked
+log "cargo test"
+# The bounded fuzz run (proptest over mutated real PTX) is part of the ptx crate's tests;
+# PROPTEST_CASES bounds it.
+PROPTEST_CASES="${PROPTEST_CASES:-512}" cargo test --workspace --locked --no-fail-fast
