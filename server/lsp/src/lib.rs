@@ -1,1 +1,37 @@
-//! lsp
+//! The warpsight language server: the only crate that knows LSP.
+//!
+//! Shape (house-style §2.1 rules 3 and 10): `server.rs` implements the protocol surface and
+//! does nothing but translate and forward; one task, the state actor in `state.rs`, owns
+//! every open document and every analysis result and applies notifications in arrival
+//! order; analysis runs on a blocking pool against a text snapshot and comes back tagged
+//! with the document version, so nothing stale is ever published.
+
+mod document;
+mod server;
+mod state;
+mod to_proto;
+mod transport;
+
+pub use document::{Document, LineCol, PositionEncoding};
+
+/// Serves LSP over the given byte streams until the client sends `exit` (or closes the
+/// input). Used by `warpsight lsp` with stdin/stdout and by tests with in-memory pipes.
+pub async fn serve<I, O>(input: I, output: O)
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite,
+{
+    let (service, socket) = tower_lsp_server::LspService::build(server::Backend::new).finish();
+    transport::serve_validated(input, output, service, socket).await;
+}
+
+/// Runs the server on stdin/stdout with its own runtime. Returns when the client sent
+/// `exit` or closed stdin.
+pub fn run_stdio() -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // The stdin reader may still be blocked in a read the runtime cannot cancel; do not
+    // wait for it (toolchain.md §2: a server that lingers after `exit` is a bug).
+    rt.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(())
+}

@@ -28,6 +28,8 @@ enum Command {
     Gpus(cmd::gpus::Args),
     /// NVIDIA's occupancy calculation for one configuration.
     Occupancy(cmd::occupancy::Args),
+    /// Run the language server on stdin/stdout.
+    Lsp(cmd::lsp::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Analyze(args) => cmd::analyze::run(args),
         Command::Gpus(args) => cmd::gpus::run(args),
         Command::Occupancy(args) => cmd::occupancy::run(args),
+        Command::Lsp(args) => cmd::lsp::run(args),
     };
     match res {
         Ok(code) => code.into(),

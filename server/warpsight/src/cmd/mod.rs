@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod gpus;
+pub mod lsp;
 pub mod occupancy;
 
 use std::process::ExitCode;
