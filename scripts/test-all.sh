@@ -7,7 +7,9 @@
 #
 # What it installs, and where:
 #   .cuda/        a Python venv with NVIDIA's CUDA compiler wheels (scripts/cuda-requirements.txt)
-#   Debian        the packages the editor-client tests drive (neovim), when missing
+#   .venv-lsp/    a Python venv with pytest-lsp (tests/clients/requirements.txt)
+#   Debian        the packages listed on the `#debian:` lines below, when missing
+#debian: neovim
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -21,6 +23,11 @@ if [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ]; then
   if ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvcc==13.5.37' \
      || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvrtc==13.5.37'; then
     .cuda/bin/pip install -q --disable-pip-version-check -r scripts/cuda-requirements.txt
+  fi
+  log "LSP client venv (.venv-lsp)"
+  if [ ! -x .venv-lsp/bin/python ]; then python3 -m venv .venv-lsp; fi
+  if ! .venv-lsp/bin/python -c 'import pytest_lsp' 2>/dev/null; then
+    .venv-lsp/bin/pip install -q --disable-pip-version-check -r tests/clients/requirements.txt
   fi
   for pkg in $(sed -n 's/^#debian: //p' scripts/test-all.sh); do
     if ! dpkg -s "$pkg" >/dev/null 2>&1; then
@@ -45,3 +52,7 @@ log "cargo test"
 # The bounded fuzz run (proptest over mutated real PTX) is part of the ptx crate's tests;
 # PROPTEST_CASES bounds it.
 PROPTEST_CASES="${PROPTEST_CASES:-512}" cargo test --workspace --locked --no-fail-fast
+
+# --- 3. Real LSP clients against the built server ------------------------------------------
+log "LSP clients (pytest-lsp, neovim)"
+tests/clients/run.sh
