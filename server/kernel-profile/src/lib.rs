@@ -1,6 +1,13 @@
 //! The static kernel profile: the inputs of every model, derived from PTX without running
 //! anything on a GPU.
+//!
+//! [`build`] turns the IR of one kernel, a launch configuration and a target into a
+//! [`KernelProfile`] (`model.rs`), whose JSON form is documented in `docs/profile.md`.
 
+pub mod access;
+pub mod affine;
+mod build;
 pub mod model;
 
+pub use build::{ProfileInput, ProfileOptions, build};
 pub use model::*;

@@ -1,0 +1,281 @@
+//! Classification of one memory access from its affine address: coalescing (32-byte
+//! sectors per warp request) for global memory and bank conflicts for shared memory.
+//!
+//! Sources:
+//! - Global memory: CUDA C++ Best Practices Guide, §"Coalesced Access to Global Memory"
+//!   (devices of compute capability 6.0 and later): "the concurrent accesses of the threads
+//!   of a warp will coalesce into a number of transactions equal to the number of 32-byte
+//!   transactions necessary to service all of the threads of the warp". We count exactly
+//!   those sectors for the 32 lanes of a representative warp.
+//! - Shared memory: CUDA C++ Programming Guide, "Compute Capability 5.x — Shared Memory"
+//!   (and the same text for later CCs): 32 banks of 4 bytes; accesses of 64-bit words are
+//!   served in two half-warp phases and 128-bit words in four quarter-warp phases; several
+//!   threads reading the same word get it broadcast. Compute capability 1.x has 16 banks
+//!   and half-warp requests (Programming Guide 3.x, §G.3.3).
+
+use ptx_ir::ir::Dim;
+
+use crate::affine::{Affine, Var};
+use crate::model::AccessClass;
+
+/// Bytes per sector of a global memory request.
+pub const SECTOR_BYTES: i64 = 32;
+
+/// The result of classifying one access.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Classified {
+    pub class: AccessClass,
+    /// Address distance between lanes `l` and `l+1` (when constant).
+    pub stride_bytes: Option<i64>,
+    /// 32-byte sectors per warp request.
+    pub sectors: f64,
+    /// Shared memory: the serialisation degree (1 = conflict-free).
+    pub bank_conflict_ways: u32,
+}
+
+/// The (x, y, z) thread index of each lane of the first warp of a block.
+fn lanes(block: [u32; 3]) -> Vec<[i64; 3]> {
+    let (bx, by) = (i64::from(block[0].max(1)), i64::from(block[1].max(1)));
+    let threads = (block.iter().map(|d| i64::from((*d).max(1))).product::<i64>()).min(32);
+    (0..threads).map(|t| [t % bx, (t / bx) % by, t / (bx * by)]).collect()
+}
+
+/// The stride assumed for a coefficient that depends on a value nobody supplied: far
+/// enough apart that no two lanes share a sector or a 128-byte line, and a multiple of
+/// the bank period. The access is reported with an unknown stride.
+const UNKNOWN_COEFF: i64 = 1 << 20;
+
+/// Lane addresses relative to the warp's first lane, and whether an unknown coefficient
+/// varies across the warp; `None` when the form is irregular.
+fn lane_addresses(addr: &Affine, block: [u32; 3]) -> Option<(Vec<i64>, bool)> {
+    if addr.irregular {
+        return None;
+    }
+    let lanes = lanes(block);
+    let varies = |d: usize| lanes.iter().any(|t| t[d] != lanes[0][d]);
+    let mut unknown_varies = false;
+    let mut coeff = |v: Var, d: Option<usize>| -> i64 {
+        if addr.unknown.contains(&v) {
+            if d.is_none_or(varies) {
+                unknown_varies = true;
+                return UNKNOWN_COEFF;
+            }
+            return 0;
+        }
+        addr.coeff(v)
+    };
+    let (cx, cy, cz) = (coeff(Var::Tid(Dim::X), Some(0)), coeff(Var::Tid(Dim::Y), Some(1)), coeff(Var::Tid(Dim::Z), Some(2)));
+    let cl = coeff(Var::Lane, None);
+    let addrs = lanes.iter().enumerate().map(|(lane, t)| cx * t[0] + cy * t[1] + cz * t[2] + cl * lane as i64).collect();
+    Some((addrs, unknown_varies))
+}
+
+/// Sectors touched by a warp whose lanes access `bytes` bytes at `addrs` (relative to an
+/// aligned base: the base pointer of an allocation is at least 256-byte aligned, CUDA
+/// Programming Guide §"Device Memory Accesses").
+fn sectors(addrs: &[i64], bytes: i64, base_offset: i64) -> usize {
+    let mut s: Vec<i64> = Vec::with_capacity(addrs.len() * 2);
+    for a in addrs {
+        let start = a + base_offset;
+        let end = start + bytes.max(1) - 1;
+        let mut sec = start.div_euclid(SECTOR_BYTES);
+        while sec <= end.div_euclid(SECTOR_BYTES) {
+            s.push(sec);
+            sec += 1;
+        }
+    }
+    s.sort_unstable();
+    s.dedup();
+    s.len()
+}
+
+/// The documented `stride_bytes`: the address distance between `threadIdx.x` and
+/// `threadIdx.x + 1` (the lane-to-lane distance when the lanes are not laid out along x).
+fn thread_x_stride(addr: &Affine, _unknown_stride: bool, lane_stride: Option<i64>) -> Option<i64> {
+    if addr.unknown.contains(&Var::Tid(Dim::X)) || addr.unknown.contains(&Var::Lane) {
+        return None;
+    }
+    match (addr.coeff(Var::Tid(Dim::X)), addr.coeff(Var::Lane)) {
+        // Neighbours along x share the address (a broadcast along x).
+        (0, 0) if !addr.irregular => Some(0),
+        (x, 0) => Some(x),
+        (0, l) => Some(l),
+        _ => lane_stride,
+    }
+}
+
+/// Classifies a global (or generic/local) access of `bytes` per thread.
+pub fn classify_global(addr: &Affine, block: [u32; 3], bytes: u32, irregular_sectors: f64) -> Classified {
+    let bytes = i64::from(bytes.max(1));
+    let n_lanes = lanes(block).len() as f64;
+    let Some((addrs, unknown_stride)) = lane_addresses(addr, block) else {
+        return Classified { class: AccessClass::Irregular, stride_bytes: None, sectors: irregular_sectors, bank_conflict_ways: 1 };
+    };
+    let first = addrs[0];
+    if addrs.iter().all(|a| *a == first) {
+        let n = sectors(&addrs, bytes, addr.constant.rem_euclid(SECTOR_BYTES));
+        return Classified { class: AccessClass::Uniform, stride_bytes: Some(0), sectors: n as f64, bank_conflict_ways: 1 };
+    }
+    let n = sectors(&addrs, bytes, addr.constant.rem_euclid(SECTOR_BYTES));
+    let stride = addrs.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+    let constant_stride = stride.iter().all(|s| *s == stride[0]).then_some(stride[0]);
+    // The fewest sectors any arrangement of these bytes could need.
+    let minimal = ((n_lanes as i64 * bytes + SECTOR_BYTES - 1) / SECTOR_BYTES) as usize;
+    let class = if constant_stride == Some(bytes) || n <= minimal { AccessClass::Coalesced } else { AccessClass::Strided };
+    let stride_bytes = thread_x_stride(addr, unknown_stride, constant_stride);
+    Classified { class, stride_bytes, sectors: n as f64, bank_conflict_ways: 1 }
+}
+
+/// Classifies a shared-memory access; `banks` is 32 (16 on compute capability 1.x).
+pub fn classify_shared(addr: &Affine, block: [u32; 3], bytes: u32, banks: u32) -> Classified {
+    let bytes = i64::from(bytes.max(1));
+    let Some((addrs, unknown_stride)) = lane_addresses(addr, block) else {
+        // Data-dependent: assume the typical case of no systematic conflict but say the
+        // class is irregular (the hint shows it as unknown).
+        return Classified { class: AccessClass::Irregular, stride_bytes: None, sectors: 1.0, bank_conflict_ways: 1 };
+    };
+    let first = addrs[0];
+    let stride = addrs.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+    let constant_stride = stride.iter().all(|s| *s == stride.first().copied().unwrap_or(0)).then(|| stride.first().copied().unwrap_or(0));
+    let ways = bank_conflict_ways(&addrs, bytes, banks, addr.constant);
+    let class = if addrs.iter().all(|a| *a == first) {
+        AccessClass::Uniform
+    } else if constant_stride == Some(bytes) {
+        AccessClass::Coalesced
+    } else {
+        AccessClass::Strided
+    };
+    let stride_bytes = thread_x_stride(addr, unknown_stride, constant_stride);
+    Classified { class, stride_bytes, sectors: 1.0, bank_conflict_ways: ways }
+}
+
+/// The number of serialised shared-memory wavefronts a warp request needs, relative to
+/// the conflict-free number for its word size (1 = conflict-free).
+pub fn bank_conflict_ways(addrs: &[i64], bytes: i64, banks: u32, base: i64) -> u32 {
+    let banks = i64::from(banks.max(1));
+    // Words of 4 bytes; a request of `bytes` per lane is served in `phases` phases, each
+    // covering `lanes_per_phase` lanes (Programming Guide, CC 5.x shared memory).
+    let words_per_lane = (bytes / 4).max(1);
+    let phases = words_per_lane.min(4) as usize;
+    let half_warp = banks == 16;
+    let lanes_per_phase = if half_warp { 16 } else { (32 / phases).max(1) };
+    let mut worst = 1u32;
+    for chunk in addrs.chunks(lanes_per_phase) {
+        let mut per_bank: Vec<Vec<i64>> = vec![Vec::new(); banks as usize];
+        for a in chunk {
+            for w in 0..words_per_lane {
+                let word = (a + base).div_euclid(4) + w;
+                let bank = word.rem_euclid(banks) as usize;
+                if !per_bank[bank].contains(&word) {
+                    per_bank[bank].push(word);
+                }
+            }
+        }
+        let ways = per_bank.iter().map(Vec::len).max().unwrap_or(1) as u32;
+        // A 64-bit (128-bit) access touches 2 (4) words per lane in one bank pair
+        // (quad), so 2 (4) distinct words per bank within a phase is still one pass.
+        let ideal = (words_per_lane as usize * chunk.len()).div_ceil(banks as usize).max(1) as u32;
+        worst = worst.max(ways.div_ceil(ideal).max(1));
+    }
+    worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tid_x(coeff: i64) -> Affine {
+        let mut a = Affine::var(Var::Tid(Dim::X));
+        a.terms.insert(Var::Tid(Dim::X), coeff);
+        a
+    }
+
+    #[test]
+    fn unit_stride_floats_are_coalesced_in_four_sectors() {
+        let c = classify_global(&tid_x(4), [256, 1, 1], 4, 32.0);
+        assert_eq!(c.class, AccessClass::Coalesced);
+        assert_eq!(c.sectors, 4.0);
+        assert_eq!(c.stride_bytes, Some(4));
+    }
+
+    #[test]
+    fn float4_is_coalesced_in_sixteen_sectors() {
+        let c = classify_global(&tid_x(16), [128, 1, 1], 16, 32.0);
+        assert_eq!(c.class, AccessClass::Coalesced);
+        assert_eq!(c.sectors, 16.0);
+    }
+
+    #[test]
+    fn row_stride_of_a_1024_matrix_needs_a_sector_per_lane() {
+        let c = classify_global(&tid_x(4 * 1024), [256, 1, 1], 4, 32.0);
+        assert_eq!(c.class, AccessClass::Strided);
+        assert_eq!(c.sectors, 32.0);
+        assert_eq!(c.stride_bytes, Some(4096));
+    }
+
+    #[test]
+    fn stride_two_doubles_the_sectors() {
+        let c = classify_global(&tid_x(8), [256, 1, 1], 4, 32.0);
+        assert_eq!(c.class, AccessClass::Strided);
+        assert_eq!(c.sectors, 8.0);
+    }
+
+    #[test]
+    fn same_address_is_uniform() {
+        let c = classify_global(&Affine::var(Var::Ctaid(Dim::X)), [256, 1, 1], 4, 32.0);
+        assert_eq!(c.class, AccessClass::Uniform);
+        assert_eq!(c.sectors, 1.0);
+    }
+
+    #[test]
+    fn a_16_by_16_block_spans_two_rows_per_warp() {
+        // Address = 4·(tid.y·1024 + tid.x): lanes 0–15 row 0, lanes 16–31 row 1.
+        let mut a = tid_x(4);
+        a.terms.insert(Var::Tid(Dim::Y), 4096);
+        let c = classify_global(&a, [16, 16, 1], 4, 32.0);
+        assert_eq!(c.sectors, 4.0);
+        assert_eq!(c.class, AccessClass::Coalesced);
+    }
+
+    #[test]
+    fn transpose_column_reads_of_a_32_wide_tile_conflict_32_ways() {
+        // tile[threadIdx.x][threadIdx.y] with float tile[32][32]: address 128·tid.x.
+        let c = classify_shared(&tid_x(128), [32, 8, 1], 4, 32);
+        assert_eq!(c.bank_conflict_ways, 32);
+        // Padded to [32][33]: address 132·tid.x → conflict-free.
+        let c = classify_shared(&tid_x(132), [32, 8, 1], 4, 32);
+        assert_eq!(c.bank_conflict_ways, 1);
+    }
+
+    #[test]
+    fn shared_row_reads_and_broadcasts_are_conflict_free() {
+        assert_eq!(classify_shared(&tid_x(4), [256, 1, 1], 4, 32).bank_conflict_ways, 1);
+        assert_eq!(classify_shared(&Affine::constant(64), [256, 1, 1], 4, 32).bank_conflict_ways, 1);
+        // Stride 2 words: 2-way.
+        assert_eq!(classify_shared(&tid_x(8), [256, 1, 1], 4, 32).bank_conflict_ways, 2);
+        // float2 at unit stride (8 bytes): two half-warp phases, no conflict.
+        assert_eq!(classify_shared(&tid_x(8), [256, 1, 1], 8, 32).bank_conflict_ways, 1);
+    }
+
+    #[test]
+    fn unknown_stride_is_strided_worst_case() {
+        let mut a = Affine::constant(0);
+        a.unknown.insert(Var::Tid(Dim::X));
+        let c = classify_global(&a, [256, 1, 1], 4, 32.0);
+        assert_eq!(c.class, AccessClass::Strided);
+        assert_eq!(c.stride_bytes, None);
+        assert_eq!(c.sectors, 32.0);
+        // An unknown row stride is harmless when the warp spans a single row.
+        let mut a = tid_x(4);
+        a.unknown.insert(Var::Tid(Dim::Y));
+        let c = classify_global(&a, [256, 1, 1], 4, 32.0);
+        assert_eq!((c.class, c.sectors, c.stride_bytes), (AccessClass::Coalesced, 4.0, Some(4)));
+        // A 16×16 block spans two rows: two 64-byte runs, still the minimum 4 sectors.
+        let c = classify_global(&a, [16, 16, 1], 4, 32.0);
+        assert_eq!((c.class, c.sectors, c.stride_bytes), (AccessClass::Coalesced, 4.0, Some(4)));
+        // An 8×32 block spans four rows of 32 bytes: 4 sectors too; a 4×64 block spans
+        // eight rows of 16 bytes: 8 sectors for 128 bytes, strided.
+        let c = classify_global(&a, [4, 64, 1], 4, 32.0);
+        assert_eq!((c.class, c.sectors), (AccessClass::Strided, 8.0));
+    }
+}

@@ -1,0 +1,517 @@
+//! Affine address analysis: the address of a memory instruction as a linear form over the
+//! thread index, the block index, loop iterations and kernel parameters.
+//!
+//! The form is built by walking def-use chains backwards from the address register
+//! through the integer arithmetic nvcc emits for array indexing (`mov`, `cvt`, `cvta`,
+//! `add`, `sub`, `mul.lo`, `mul.wide`, `mad.lo`, `mad.wide`, `shl`, `ld.param`), the way
+//! GPU static analyses such as GPUVerify and the "uniform/affine" analyses of
+//! Coutinho et al. ("Divergence Analysis and Optimizations", PACT 2011) do. Launch
+//! dimensions (`%ntid`, `%nctaid`) and kernel arguments the user supplied are constants
+//! here, so `row * n + col` with a known `n` gives a concrete stride.
+//!
+//! Anything the walk cannot express (a value loaded from memory, a product of two
+//! thread-dependent values, a register written on several paths that is not an induction
+//! variable) makes the form *irregular*: the access is data-dependent.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use ptx_ir::ir::{Dim, Function, InstrId, Operand, RegId, SpecialReg};
+use ptx_ir::trip::{BinOp, Expr, Leaf};
+use ptx_ir::{InstrClass, Space};
+
+/// A leaf variable of an affine form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Var {
+    /// `%tid.{x,y,z}`: varies across the threads of a warp.
+    Tid(Dim),
+    /// `%laneid` (0..31 across a warp).
+    Lane,
+    /// `%ctaid.{x,y,z}`: uniform within a block.
+    Ctaid(Dim),
+    /// The iteration number of a loop (by loop id): uniform within a warp.
+    Iter(u32),
+    /// A value that is uniform across the warp but unknown (a pointer parameter, a
+    /// parameter whose value was not supplied, `%smid`...). Numbered per analysis.
+    Uniform(u32),
+    /// The register's own value, while recognising `r = r + step` updates.
+    SelfRef(RegId),
+}
+
+impl Var {
+    /// `true` for the variables that differ between the threads of one warp.
+    pub fn varies_in_warp(self) -> bool {
+        matches!(self, Var::Tid(_) | Var::Lane)
+    }
+}
+
+/// `constant + Σ coeff·var`, or irregular.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Affine {
+    pub constant: i64,
+    pub terms: BTreeMap<Var, i64>,
+    /// The value is data-dependent (or beyond this analysis): no form.
+    pub irregular: bool,
+    /// Thread-varying variables whose coefficient depends on an unknown value (`tid.y * n`
+    /// with `n` not supplied). Where such a variable differs between the lanes of a warp
+    /// the access is strided with an unknown stride; where it does not (`tid.y` in a
+    /// 256×1 block) it is harmless.
+    pub unknown: BTreeSet<Var>,
+}
+
+impl Affine {
+    pub fn constant(c: i64) -> Affine {
+        Affine { constant: c, terms: BTreeMap::new(), irregular: false, unknown: BTreeSet::new() }
+    }
+    pub fn var(v: Var) -> Affine {
+        let mut terms = BTreeMap::new();
+        terms.insert(v, 1);
+        Affine { constant: 0, terms, irregular: false, unknown: BTreeSet::new() }
+    }
+    pub fn irregular() -> Affine {
+        Affine { constant: 0, terms: BTreeMap::new(), irregular: true, unknown: BTreeSet::new() }
+    }
+    pub fn as_constant(&self) -> Option<i64> {
+        (!self.irregular && self.unknown.is_empty() && self.terms.is_empty()).then_some(self.constant)
+    }
+    /// `true` when no thread-varying variable appears (the same value across a warp).
+    pub fn is_warp_uniform(&self) -> bool {
+        !self.irregular && self.unknown.is_empty() && self.terms.keys().all(|v| !v.varies_in_warp())
+    }
+    pub fn coeff(&self, v: Var) -> i64 {
+        self.terms.get(&v).copied().unwrap_or(0)
+    }
+    fn add(mut self, other: &Affine, sign: i64) -> Affine {
+        self.irregular |= other.irregular;
+        self.unknown.extend(other.unknown.iter().copied());
+        self.constant = self.constant.wrapping_add(other.constant.wrapping_mul(sign));
+        for (v, c) in &other.terms {
+            let e = self.terms.entry(*v).or_insert(0);
+            *e = e.wrapping_add(c.wrapping_mul(sign));
+        }
+        self.terms.retain(|_, c| *c != 0);
+        self
+    }
+    fn scale(mut self, k: i64) -> Affine {
+        self.constant = self.constant.wrapping_mul(k);
+        for c in self.terms.values_mut() {
+            *c = c.wrapping_mul(k);
+        }
+        self.terms.retain(|_, c| *c != 0);
+        self
+    }
+}
+
+/// What the analysis knows of the launch and the arguments.
+pub struct Env<'a> {
+    pub block: [u32; 3],
+    pub grid: [u32; 3],
+    /// Argument values by parameter index.
+    pub args: &'a HashMap<u32, i64>,
+}
+
+impl Env<'_> {
+    fn dim(v: [u32; 3], d: Dim) -> i64 {
+        i64::from(match d {
+            Dim::X => v[0],
+            Dim::Y => v[1],
+            Dim::Z => v[2],
+        })
+    }
+}
+
+/// Memoising affine evaluator over one function.
+pub struct AffineAnalysis<'f, 'e> {
+    func: &'f Function,
+    env: &'e Env<'e>,
+    memo: HashMap<RegId, Affine>,
+    /// Uniform unknowns, keyed by what they stand for, so the same parameter gives the
+    /// same variable everywhere.
+    uniforms: HashMap<String, u32>,
+    /// Induction variables: register → (loop id, init, step).
+    ivs: HashMap<RegId, (u32, Option<Expr>, Expr)>,
+    depth: u32,
+}
+
+const MAX_DEPTH: u32 = 48;
+
+impl<'f, 'e> AffineAnalysis<'f, 'e> {
+    pub fn new(func: &'f Function, env: &'e Env<'e>) -> Self {
+        let mut ivs = HashMap::new();
+        for (loop_id, lp) in func.loops.iter().enumerate() {
+            for iv in &lp.induction_vars {
+                ivs.insert(iv.reg, (loop_id as u32, iv.init.clone(), iv.step.clone()));
+            }
+        }
+        AffineAnalysis { func, env, memo: HashMap::new(), uniforms: HashMap::new(), ivs, depth: 0 }
+    }
+
+    fn uniform(&mut self, key: String) -> Affine {
+        let n = self.uniforms.len() as u32;
+        let id = *self.uniforms.entry(key).or_insert(n);
+        Affine::var(Var::Uniform(id))
+    }
+
+    /// The affine form of a trip-count-style expression (induction variable init/step).
+    fn from_expr(&mut self, e: &Expr) -> Affine {
+        match e {
+            Expr::Const(c) => Affine::constant(*c),
+            Expr::Param { index, name } => match self.env.args.get(index) {
+                Some(v) => Affine::constant(*v),
+                None => self.uniform(format!("param:{name}")),
+            },
+            Expr::Special(s) => self.special(*s),
+            Expr::Neg(a) => self.from_expr(a).scale(-1),
+            Expr::Bin(op, a, b) => {
+                let (a, b) = (self.from_expr(a), self.from_expr(b));
+                self.binop(*op, a, b)
+            }
+            #[allow(unreachable_patterns)]
+            _ => Affine::irregular(),
+        }
+    }
+
+    fn special(&mut self, s: SpecialReg) -> Affine {
+        match s {
+            SpecialReg::Tid(d) => Affine::var(Var::Tid(d)),
+            SpecialReg::LaneId => Affine::var(Var::Lane),
+            SpecialReg::Ctaid(d) => Affine::var(Var::Ctaid(d)),
+            SpecialReg::Ntid(d) => Affine::constant(Env::dim(self.env.block, d)),
+            SpecialReg::Nctaid(d) => Affine::constant(Env::dim(self.env.grid, d)),
+            other => self.uniform(format!("special:{}", other.name())),
+        }
+    }
+
+    fn mul(&mut self, a: Affine, b: Affine) -> Affine {
+        if a.irregular || b.irregular {
+            return Affine::irregular();
+        }
+        if let Some(k) = a.as_constant() {
+            return b.scale(k);
+        }
+        if let Some(k) = b.as_constant() {
+            return a.scale(k);
+        }
+        // Both non-constant: the product is uniform if both are; a thread-varying value
+        // times an unknown uniform one is "strided, stride unknown"; anything else is
+        // beyond an affine form.
+        match (a.is_warp_uniform(), b.is_warp_uniform()) {
+            (true, true) => {
+                let key = format!("prod:{}", self.uniforms.len());
+                self.uniform(key)
+            }
+            (false, true) | (true, false) => {
+                let varying = if a.is_warp_uniform() { b } else { a };
+                // Every thread-varying variable now has an unknown coefficient; uniform
+                // terms times an unknown value are an unknown uniform offset, which does
+                // not change the pattern across the warp.
+                let mut res = Affine::constant(0);
+                res.unknown = varying.unknown;
+                res.unknown.extend(varying.terms.keys().copied().filter(|v| v.varies_in_warp()));
+                res
+            }
+            (false, false) => Affine::irregular(),
+        }
+    }
+
+    fn binop(&mut self, op: BinOp, a: Affine, b: Affine) -> Affine {
+        match op {
+            BinOp::Add => a.add(&b, 1),
+            BinOp::Sub => a.add(&b, -1),
+            BinOp::Mul => self.mul(a, b),
+            BinOp::Shl => match b.as_constant() {
+                Some(k) if (0..63).contains(&k) => a.scale(1i64 << k),
+                _ => self.opaque(a, b),
+            },
+            BinOp::Div | BinOp::CeilDiv | BinOp::Shr => {
+                let k = match op {
+                    BinOp::Shr => b.as_constant().filter(|k| (0..63).contains(k)).map(|k| 1i64 << k),
+                    _ => b.as_constant(),
+                };
+                match (a.as_constant(), k) {
+                    (Some(x), Some(k)) if k != 0 => Affine::constant(x.div_euclid(k)),
+                    // `tid.x / 32` (or `>> 5`): the warp index, uniform within a warp when
+                    // the block's x dimension is a multiple of 32.
+                    (None, Some(k)) if k > 0 && k % 32 == 0 && self.only_tid_x(&a) && self.env.block[0] % 32 == 0 => {
+                        let key = format!("warp-index:{}", self.uniforms.len());
+                        self.uniform(key)
+                    }
+                    _ => self.opaque(a, b),
+                }
+            }
+            BinOp::Rem | BinOp::And => {
+                // `tid.x % 32` or `tid.x & 31` is the lane: affine within one warp.
+                let k = match op {
+                    BinOp::And => b.as_constant().filter(|m| *m == 31).map(|_| 32),
+                    _ => b.as_constant(),
+                };
+                match (a.as_constant(), k) {
+                    (Some(x), Some(k)) if k != 0 => Affine::constant(x.rem_euclid(k)),
+                    (None, Some(32)) if self.only_tid_x(&a) && a.coeff(Var::Tid(Dim::X)) == 1 => Affine::var(Var::Lane),
+                    _ => self.opaque(a, b),
+                }
+            }
+            _ => self.opaque(a, b),
+        }
+    }
+
+    fn only_tid_x(&self, a: &Affine) -> bool {
+        !a.irregular && a.terms.keys().all(|v| matches!(v, Var::Tid(Dim::X)))
+    }
+
+    /// A non-linear combination: uniform stays uniform (unknown), varying becomes irregular.
+    fn opaque(&mut self, a: Affine, b: Affine) -> Affine {
+        if a.is_warp_uniform() && b.is_warp_uniform() {
+            let key = format!("opaque:{}", self.uniforms.len());
+            self.uniform(key)
+        } else {
+            Affine::irregular()
+        }
+    }
+
+    /// The affine form of an operand.
+    pub fn operand(&mut self, op: &Operand) -> Affine {
+        match op {
+            Operand::Reg(r) => self.reg(*r),
+            Operand::Imm(v) => Affine::constant(*v),
+            Operand::Symbol(s) => self.uniform(format!("sym:{s}")),
+            _ => Affine::irregular(),
+        }
+    }
+
+    /// The affine form of a register's value.
+    pub fn reg(&mut self, r: RegId) -> Affine {
+        if let Some(a) = self.memo.get(&r) {
+            return a.clone();
+        }
+        if self.depth > MAX_DEPTH {
+            return Affine::irregular();
+        }
+        self.depth += 1;
+        let res = self.reg_uncached(r);
+        self.depth -= 1;
+        self.memo.insert(r, res.clone());
+        res
+    }
+
+    fn reg_uncached(&mut self, r: RegId) -> Affine {
+        if let Some(s) = self.func.register(r).and_then(|reg| reg.special) {
+            return self.special(s);
+        }
+        if let Some((loop_id, init, step)) = self.ivs.get(&r).cloned() {
+            // iv = init + iteration · step.
+            let init = match init {
+                Some(e) => self.from_expr(&e),
+                None => {
+                    // The entry value is computed in the function: find its definition
+                    // outside the loop.
+                    self.def_outside_loop(r, loop_id)
+                }
+            };
+            let step = self.from_expr(&step);
+            let iter = self.mul(Affine::var(Var::Iter(loop_id)), step);
+            return init.add(&iter, 1);
+        }
+        match self.func.defs_of(r) {
+            [] => self.uniform(format!("undef:{r}")),
+            [one] => self.instr_value(*one),
+            many => {
+                let many: Vec<InstrId> = many.to_vec();
+                if let Some(res) = self.pointer_induction(r, &many) {
+                    return res;
+                }
+                // Several definitions (an `if`/`else` assignment, or a loop variable updated
+                // non-linearly such as `s >>= 1`). Optimistically assume the register is one
+                // unknown uniform value: if every definition is then warp-uniform the
+                // assumption is consistent (a fixed point); otherwise undo and give up.
+                let before: std::collections::HashSet<RegId> = self.memo.keys().copied().collect();
+                let placeholder = self.uniform(format!("phi:{r}"));
+                self.memo.insert(r, placeholder.clone());
+                let vals: Vec<Affine> = many.iter().map(|d| self.instr_value(*d)).collect();
+                let self_free = |v: &Affine| !v.terms.contains_key(&placeholder_var(&placeholder));
+                if vals.iter().all(|v| *v == vals[0]) && self_free(&vals[0]) {
+                    vals[0].clone()
+                } else if vals.iter().all(Affine::is_warp_uniform) {
+                    placeholder
+                } else {
+                    self.memo.retain(|k, _| before.contains(k));
+                    Affine::irregular()
+                }
+            }
+        }
+    }
+
+    /// Recognises `r` as an induction variable that the IR's detector did not see: one
+    /// definition before a loop and, inside it, updates of the form `r = r + delta`
+    /// through temporaries (nvcc's unrolled pointer walks: `t = r + s; ...; r = t + s`).
+    fn pointer_induction(&mut self, r: RegId, defs: &[InstrId]) -> Option<Affine> {
+        let func = self.func;
+        let block_of = |d: InstrId| func.instr(d).map(|i| i.block);
+        // The innermost loop holding an update and not holding the initial definition.
+        let loop_id = func.loops_of(block_of(*defs.last()?)?).into_iter().find(|l| {
+            let lp = &func.loops[*l as usize];
+            let inside = defs.iter().filter(|d| block_of(**d).is_some_and(|b| lp.contains(b))).count();
+            inside >= 1 && defs.len() - inside == 1
+        })?;
+        let lp = &func.loops[loop_id as usize];
+        let (inside, outside): (Vec<InstrId>, Vec<InstrId>) =
+            defs.iter().partition(|d| block_of(**d).is_some_and(|b| lp.contains(b)));
+        // Evaluate the updates with `r` as a symbol, then forget everything computed on
+        // that provisional basis.
+        let before: std::collections::HashSet<RegId> = self.memo.keys().copied().collect();
+        self.memo.insert(r, Affine::var(Var::SelfRef(r)));
+        let mut delta: Option<Affine> = None;
+        let mut ok = true;
+        for d in &inside {
+            let v = self.instr_value(*d);
+            if v.irregular || v.coeff(Var::SelfRef(r)) != 1 {
+                ok = false;
+                break;
+            }
+            let mut dv = v.clone();
+            dv.terms.remove(&Var::SelfRef(r));
+            if !dv.is_warp_uniform() || delta.as_ref().is_some_and(|prev| *prev != dv) {
+                ok = false;
+                break;
+            }
+            delta = Some(dv);
+        }
+        self.memo.retain(|k, _| before.contains(k));
+        if !ok || inside.len() != 1 {
+            // Several different updates per iteration (or none usable): not a simple
+            // induction variable.
+            return None;
+        }
+        let init = self.instr_value(outside[0]);
+        let delta = delta?;
+        let iter = self.mul(Affine::var(Var::Iter(loop_id)), delta);
+        Some(init.add(&iter, 1))
+    }
+
+    fn def_outside_loop(&mut self, r: RegId, loop_id: u32) -> Affine {
+        let Some(lp) = self.func.loops.get(loop_id as usize) else { return Affine::irregular() };
+        let outside: Vec<InstrId> = self
+            .func
+            .defs_of(r)
+            .iter()
+            .copied()
+            .filter(|d| self.func.instr(*d).is_some_and(|i| !lp.contains(i.block)))
+            .collect();
+        match outside.as_slice() {
+            [one] => self.instr_value(*one),
+            _ => Affine::irregular(),
+        }
+    }
+
+    /// The value an instruction writes to its (first) destination.
+    fn instr_value(&mut self, id: InstrId) -> Affine {
+        let Some(instr) = self.func.instr(id) else { return Affine::irregular() };
+        let ops: Vec<Operand> = self.func.operands_of(instr).to_vec();
+        let base = instr.base().to_string();
+        let src = |i: usize| ops.get(i).cloned();
+        match (base.as_str(), instr.class) {
+            ("mov" | "cvt" | "cvta", _) => match src(1) {
+                Some(op) => self.operand(&op),
+                None => Affine::irregular(),
+            },
+            ("ld", InstrClass::Load(Space::Param)) => match src(1) {
+                Some(Operand::Addr { base: ptx_ir::ir::AddrBase::Symbol(sym), .. }) => {
+                    match self.func.param_index(&sym).and_then(|i| self.env.args.get(&i).copied()) {
+                        Some(v) => Affine::constant(v),
+                        None => self.uniform(format!("param:{sym}")),
+                    }
+                }
+                _ => self.uniform(format!("ldparam:{id}")),
+            },
+            // Loads from constant memory and uniform addresses give warp-uniform values;
+            // other loads give data.
+            ("ld" | "ldu", InstrClass::Load(Space::Const)) => self.uniform(format!("ldconst:{id}")),
+            ("add", _) | ("sub", _) => {
+                let (a, b) = (src(1), src(2));
+                match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let (a, b) = (self.operand(&a), self.operand(&b));
+                        self.binop(if base == "add" { BinOp::Add } else { BinOp::Sub }, a, b)
+                    }
+                    _ => Affine::irregular(),
+                }
+            }
+            ("mul" | "mul24", _) if !instr.has_modifier("hi") && !is_float(instr.ty()) => match (src(1), src(2)) {
+                (Some(a), Some(b)) => {
+                    let (a, b) = (self.operand(&a), self.operand(&b));
+                    self.mul(a, b)
+                }
+                _ => Affine::irregular(),
+            },
+            ("mad" | "mad24", _) if !instr.has_modifier("hi") && !is_float(instr.ty()) => match (src(1), src(2), src(3)) {
+                (Some(a), Some(b), Some(c)) => {
+                    let (a, b, c) = (self.operand(&a), self.operand(&b), self.operand(&c));
+                    let p = self.mul(a, b);
+                    p.add(&c, 1)
+                }
+                _ => Affine::irregular(),
+            },
+            ("shl" | "shr" | "and" | "rem" | "div", _) if !is_float(instr.ty()) => match (src(1), src(2)) {
+                (Some(a), Some(b)) => {
+                    let (a, b) = (self.operand(&a), self.operand(&b));
+                    let op = match base.as_str() {
+                        "shl" => BinOp::Shl,
+                        "shr" => BinOp::Shr,
+                        "and" => BinOp::And,
+                        "rem" => BinOp::Rem,
+                        _ => BinOp::Div,
+                    };
+                    self.binop(op, a, b)
+                }
+                _ => Affine::irregular(),
+            },
+            ("neg", _) => match src(1) {
+                Some(a) => self.operand(&a).scale(-1),
+                None => Affine::irregular(),
+            },
+            ("selp" | "min" | "max" | "or" | "xor" | "not" | "bfe" | "prmt", _) => {
+                let vals: Vec<Affine> = ops.iter().skip(1).map(|o| self.operand(o)).collect();
+                if vals.iter().all(Affine::is_warp_uniform) {
+                    self.uniform(format!("op:{id}"))
+                } else {
+                    Affine::irregular()
+                }
+            }
+            _ => {
+                // Arithmetic on values whose form we track, but not linearly (float math,
+                // loaded data, shuffles): uniform only if all inputs are.
+                let srcs: Vec<RegId> = self.func.srcs(instr).to_vec();
+                let is_load = instr.class.is_memory() || matches!(instr.class, InstrClass::WarpLevel);
+                if !is_load && srcs.iter().all(|s| self.reg(*s).is_warp_uniform()) {
+                    self.uniform(format!("val:{id}"))
+                } else {
+                    Affine::irregular()
+                }
+            }
+        }
+    }
+}
+
+/// The single variable of a placeholder form.
+fn placeholder_var(a: &Affine) -> Var {
+    a.terms.keys().next().copied().unwrap_or(Var::Uniform(u32::MAX))
+}
+
+fn is_float(ty: Option<&str>) -> bool {
+    matches!(ty, Some("f32" | "f64" | "f16" | "bf16" | "f16x2" | "bf16x2"))
+}
+
+/// Evaluates an expression's leaves against the launch and the supplied arguments; used
+/// for trip counts.
+pub fn eval_expr(e: &Expr, env: &Env<'_>, thread_average: bool) -> Option<f64> {
+    e.eval(&|leaf| match leaf {
+        Leaf::Param { index, .. } => env.args.get(&index).map(|v| *v as f64),
+        Leaf::Special(SpecialReg::Ntid(d)) => Some(Env::dim(env.block, d) as f64),
+        Leaf::Special(SpecialReg::Nctaid(d)) => Some(Env::dim(env.grid, d) as f64),
+        // A per-thread trip count (a grid-stride loop starting at the thread's global
+        // index): the average thread has the middle index.
+        Leaf::Special(SpecialReg::Tid(d)) if thread_average => Some((Env::dim(env.block, d) - 1) as f64 / 2.0),
+        Leaf::Special(SpecialReg::Ctaid(d)) if thread_average => Some((Env::dim(env.grid, d) - 1) as f64 / 2.0),
+        Leaf::Special(SpecialReg::LaneId) if thread_average => Some(15.5),
+        _ => None,
+    })
+}

@@ -1,0 +1,529 @@
+//! Building a [`KernelProfile`] from the IR of one kernel, a launch configuration and a
+//! target GPU.
+//!
+//! The steps, each documented in `docs/profile.md`:
+//! 1. Loop trip counts: constant, resolved from the supplied arguments and the launch
+//!    configuration, or the stated default (an assumption is recorded).
+//! 2. Expected executions per thread of each basic block: the product of the trip counts
+//!    of the loops around it. Both sides of every branch are counted, as the seeds do for
+//!    divergent branches (seed 002 §3.1, seed 004 §4.2: "all paths are assumed to be
+//!    executed"): a warp whose threads disagree runs both.
+//! 3. Dynamic per-thread counts by class, with device-function calls inlined.
+//! 4. Every global, shared, local, generic and texture access classified from its affine
+//!    address ([`crate::affine`], [`crate::access`]).
+//! 5. Divergent branches: those whose predicate depends on the thread index.
+//! 6. Resources from `ptxas -v` when given, else estimated (liveness), marked as such.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use ptx_ir::ir::{AddrBase, BlockId, Function, InstrId, Module, Operand, RegId, SpecialReg};
+use ptx_ir::trip::TripCount;
+use ptx_ir::{InstrClass, Space};
+
+use crate::access;
+use crate::affine::{Affine, AffineAnalysis, Env, eval_expr};
+use crate::model::*;
+
+/// Knobs of the static analysis, each with a documented default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileOptions {
+    /// Trip count assumed for a loop whose count is unknown (data-dependent or from an
+    /// argument nobody supplied).
+    pub default_trip_count: f64,
+    /// Sectors per warp request assumed for a data-dependent global access: 32 (one per
+    /// lane) is the worst case for 4-byte elements.
+    pub irregular_sectors: f64,
+}
+
+impl Default for ProfileOptions {
+    fn default() -> ProfileOptions {
+        ProfileOptions { default_trip_count: 16.0, irregular_sectors: 32.0 }
+    }
+}
+
+/// What [`build`] needs besides the module.
+#[derive(Debug, Clone)]
+pub struct ProfileInput<'a> {
+    pub module: &'a Module,
+    /// The kernel's PTX name (`.entry` name).
+    pub kernel: &'a str,
+    pub gpu_id: &'a str,
+    /// (major, minor) of the target GPU.
+    pub compute_capability: (u32, u32),
+    pub launch: LaunchConfig,
+    /// From `ptxas -v` (or given); `None` → estimated.
+    pub resources: Option<Resources>,
+    /// The kernel's parameter names in the CUDA source, in order, when known: lets
+    /// `--arg n=...` name a parameter as the programmer wrote it.
+    pub source_param_names: &'a [String],
+    pub demangled: Option<String>,
+    pub options: &'a ProfileOptions,
+}
+
+/// Builds the profile of one kernel. `None` when the module has no such kernel body.
+pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
+    let module = input.module;
+    let func = module.function(input.kernel).filter(|f| f.has_body)?;
+    let mut assumptions = Vec::new();
+    let launch = input.launch.clone();
+    assumptions.push(describe_launch(&launch));
+
+    let args = resolve_args(func, &launch.args, input.source_param_names, &mut assumptions);
+    let env = Env { block: launch.block, grid: launch.grid, args: &args };
+
+    // 1–2. Trip counts and block frequencies.
+    let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, &mut assumptions);
+    let freq = block_frequencies(func, &trip_of_loop);
+
+    // 3. Counts.
+    let mut counts = InstructionCounts::default();
+    let mut visiting = HashSet::new();
+    accumulate_counts(module, func, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut assumptions);
+    counts.static_ = func.class_counts();
+    for c in &func.calls {
+        if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
+            for (k, v) in callee.class_counts() {
+                *counts.static_.entry(k).or_insert(0) += v;
+            }
+        }
+    }
+
+    // 4. Memory accesses.
+    let mut affine = AffineAnalysis::new(func, &env);
+    let banks = if input.compute_capability.0 <= 1 { 16 } else { 32 };
+    let mut memory_accesses = Vec::new();
+    let mut n_irregular = 0;
+    for (id, instr) in func.instrs.iter().enumerate() {
+        let (kind, space) = match instr.class {
+            InstrClass::Load(s) => (AccessKind::Load, s),
+            InstrClass::Store(s) => (AccessKind::Store, s),
+            InstrClass::Atomic(s) => (AccessKind::Atomic, s),
+            _ => continue,
+        };
+        if matches!(space, Space::Param | Space::Const) {
+            continue;
+        }
+        let executions = freq.get(instr.block as usize).copied().unwrap_or(0.0);
+        let addr = address_of(func, id as InstrId, &mut affine);
+        let bytes = instr.access_bytes().max(1);
+        let c = match space {
+            Space::Shared => access::classify_shared(&addr, launch.block, bytes, banks),
+            _ => access::classify_global(&addr, launch.block, bytes, input.options.irregular_sectors),
+        };
+        if c.class == AccessClass::Irregular {
+            n_irregular += 1;
+        }
+        let (source_file, source_line) = source_of(module, func, id as InstrId);
+        memory_accesses.push(MemoryAccess {
+            space,
+            kind,
+            class: c.class,
+            stride_bytes: c.stride_bytes,
+            bytes_per_thread: bytes,
+            vector_width: instr.vector_width(),
+            transactions_per_request: c.sectors,
+            bank_conflict_ways: (space == Space::Shared).then_some(c.bank_conflict_ways),
+            executions,
+            spill: (space == Space::Local).then_some(false),
+            ptx_line: instr.ptx_line,
+            source_file,
+            source_line,
+        });
+    }
+    if n_irregular > 0 {
+        assumptions.push(format!(
+            "{n_irregular} data-dependent memory access(es): global ones assumed worst case ({} sectors per request)",
+            input.options.irregular_sectors
+        ));
+    }
+
+    // 5. Divergence.
+    let varying = thread_varying(func, &mut affine);
+    let exit_branches: HashSet<InstrId> = func.loops.iter().filter_map(|l| l.exit_test.as_ref().map(|t| t.branch)).collect();
+    let mut divergent_branches = Vec::new();
+    for (id, instr) in func.instrs.iter().enumerate() {
+        let Some(guard) = instr.guard else { continue };
+        if !instr.is_branch() || !varying.contains(&guard.reg) {
+            continue;
+        }
+        let depth = func.loop_depth(instr.block);
+        // A loop's own exit test is "in the loop" only if an outer loop surrounds it.
+        let in_loop = if exit_branches.contains(&(id as InstrId)) { depth > 1 } else { depth > 0 };
+        let (source_file, source_line) = source_of(module, func, id as InstrId);
+        divergent_branches.push(BranchInfo { ptx_line: instr.ptx_line, source_file, source_line, in_loop });
+    }
+
+    // 6. Resources.
+    let resources = match input.resources.clone() {
+        Some(r) => r,
+        None => {
+            let regs = estimate_registers(func);
+            assumptions.push(format!(
+                "registers estimated from PTX liveness ({regs} per thread; ptxas was not run): an estimate"
+            ));
+            Resources {
+                registers_per_thread: regs,
+                static_smem_bytes: u32::try_from(func.static_smem_bytes).unwrap_or(u32::MAX),
+                local_bytes_per_thread: u32::try_from(func.local_bytes).unwrap_or(u32::MAX),
+                spill_store_bytes: 0,
+                spill_load_bytes: 0,
+                stack_frame_bytes: u32::try_from(func.local_bytes).unwrap_or(u32::MAX),
+                barriers: u32::from(func.instrs.iter().any(|i| i.class == InstrClass::Barrier)),
+                source: ResourceSource::Estimate,
+            }
+        }
+    };
+
+    let blocks = block_profiles(func, &freq);
+
+    Some(KernelProfile {
+        kernel: func.name.clone(),
+        demangled: input.demangled.clone(),
+        gpu: input.gpu_id.to_string(),
+        launch,
+        resources,
+        counts,
+        memory_accesses,
+        loops: loops_info,
+        divergent_branches,
+        blocks,
+        assumptions,
+    })
+}
+
+fn describe_launch(launch: &LaunchConfig) -> String {
+    let src = match launch.source {
+        LaunchSource::Setting => "from the settings",
+        LaunchSource::Annotation => "from a `// warpsight:` annotation",
+        LaunchSource::CallSite => "from the launch site",
+        LaunchSource::Default => "the default (no launch configuration was found)",
+    };
+    let [gx, gy, gz] = launch.grid;
+    let [bx, by, bz] = launch.block;
+    format!("launch grid=({gx},{gy},{gz}) block=({bx},{by},{bz}) dynamic_smem={} B: {src}", launch.dynamic_smem)
+}
+
+/// Maps the supplied argument values onto parameter indices. A value may name its
+/// parameter by source name, PTX name, `param_N` or `N`.
+fn resolve_args(
+    func: &Function,
+    args: &BTreeMap<String, i64>,
+    source_names: &[String],
+    assumptions: &mut Vec<String>,
+) -> HashMap<u32, i64> {
+    let mut res = HashMap::new();
+    for (idx, p) in func.params.iter().enumerate() {
+        let idx_s = idx.to_string();
+        let short = format!("param_{idx}");
+        let keys = [source_names.get(idx).map(String::as_str), Some(p.name.as_str()), Some(short.as_str()), Some(idx_s.as_str())];
+        if let Some(v) = keys.iter().flatten().find_map(|k| args.get(*k)) {
+            res.insert(idx as u32, *v);
+        }
+    }
+    let known: HashSet<String> = func
+        .params
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| [p.name.clone(), format!("param_{i}"), i.to_string()])
+        .chain(source_names.iter().cloned())
+        .collect();
+    for k in args.keys() {
+        if !known.contains(k) {
+            assumptions.push(format!("argument `{k}` matches no parameter of `{}`: ignored", func.name));
+        }
+    }
+    res
+}
+
+/// Resolves every loop's trip count; returns the profile's loop list and, per loop id, the
+/// count used.
+fn loops(
+    module: &Module,
+    func: &Function,
+    env: &Env<'_>,
+    options: &ProfileOptions,
+    assumptions: &mut Vec<String>,
+) -> (Vec<LoopInfo>, Vec<f64>) {
+    let mut infos = Vec::new();
+    let mut used = Vec::new();
+    for lp in &func.loops {
+        let (source_file, source_line) = match lp.loc {
+            Some(loc) if loc.line > 0 => (module.file(loc.file).map(str::to_string), Some(loc.line)),
+            _ => (None, None),
+        };
+        let place = match source_line {
+            Some(l) => format!("line {l}"),
+            None => format!("PTX line {}", lp.ptx_line),
+        };
+        let (trip_count, trip_count_expr, assumed) = match &lp.trip_count {
+            TripCount::Constant(c) => (Some(*c as f64), None, *c as f64),
+            TripCount::Symbolic { expr, formula, launch, .. } => {
+                let per_thread = launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId));
+                match eval_expr(formula, env, true) {
+                    Some(v) => {
+                        let v = v.max(0.0);
+                        if per_thread {
+                            assumptions.push(format!(
+                                "loop at {place}: per-thread trip count `{expr}`, averaged over the threads ({v:.1})"
+                            ));
+                        }
+                        (Some(v), Some(expr.clone()), v)
+                    }
+                    None => {
+                        assumptions.push(format!(
+                            "loop at {place}: trip count `{expr}` depends on values not supplied (use --arg NAME=VALUE): assumed {}",
+                            options.default_trip_count
+                        ));
+                        (None, Some(expr.clone()), options.default_trip_count)
+                    }
+                }
+            }
+            TripCount::Unknown => {
+                let why = lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into());
+                assumptions.push(format!("loop at {place}: trip count unknown ({why}): assumed {}", options.default_trip_count));
+                (None, None, options.default_trip_count)
+            }
+        };
+        used.push(assumed);
+        infos.push(LoopInfo { ptx_line: lp.ptx_line, source_file, source_line, depth: lp.depth, trip_count, trip_count_expr, assumed_trip_count: assumed });
+    }
+    (infos, used)
+}
+
+/// Expected executions per thread of each block.
+fn block_frequencies(func: &Function, trip_of_loop: &[f64]) -> Vec<f64> {
+    func.blocks
+        .iter()
+        .enumerate()
+        .map(|(b, block)| {
+            if !block.reachable {
+                return 0.0;
+            }
+            func.loops_of(b as BlockId).iter().map(|l| trip_of_loop.get(*l as usize).copied().unwrap_or(1.0)).product()
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn accumulate_counts(
+    module: &Module,
+    func: &Function,
+    freq: &[f64],
+    scale: f64,
+    counts: &mut InstructionCounts,
+    visiting: &mut HashSet<String>,
+    options: &ProfileOptions,
+    depth: u32,
+    assumptions: &mut Vec<String>,
+) {
+    visiting.insert(func.name.clone());
+    for instr in &func.instrs {
+        let n = freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale;
+        if n == 0.0 {
+            continue;
+        }
+        *counts.dynamic.entry(instr.class).or_insert(0.0) += n;
+        match instr.class {
+            InstrClass::Barrier => counts.barriers += n,
+            InstrClass::Fence => counts.fences += n,
+            InstrClass::Atomic(_) => counts.atomics += n,
+            _ => {}
+        }
+    }
+    for call in &func.calls {
+        let Some(instr) = func.instr(call.instr) else { continue };
+        let n = freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale;
+        let callee = call.callee.as_deref().and_then(|name| module.function(name)).filter(|f| f.has_body);
+        match callee {
+            Some(callee) if depth < 8 && !visiting.contains(&callee.name) => {
+                // The callee's loops see no argument values: their unknown counts take the
+                // default.
+                let env_args = HashMap::new();
+                let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
+                let mut sink = Vec::new();
+                let (_, trips) = loops(module, callee, &env, options, &mut sink);
+                let cfreq = block_frequencies(callee, &trips);
+                accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, assumptions);
+            }
+            Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),
+            None => {
+                let what = call.callee.clone().unwrap_or_else(|| "an indirect target".into());
+                assumptions.push(format!("call to {what}: its body is not in this module and is not counted"));
+            }
+        }
+    }
+    visiting.remove(&func.name);
+}
+
+/// The affine address of a memory instruction.
+fn address_of(func: &Function, id: InstrId, affine: &mut AffineAnalysis<'_, '_>) -> Affine {
+    let Some(instr) = func.instr(id) else { return Affine::irregular() };
+    for op in func.operands_of(instr) {
+        if let Operand::Addr { base, offset } = op {
+            let base = match base {
+                AddrBase::Reg(r) => affine.reg(*r),
+                // A named variable: its own base is aligned; only the offset matters for
+                // coalescing and banks.
+                AddrBase::Symbol(_) | AddrBase::Absolute => Affine::constant(0),
+            };
+            let mut res = base;
+            res.constant = res.constant.wrapping_add(*offset);
+            return res;
+        }
+    }
+    Affine::irregular()
+}
+
+fn source_of(module: &Module, func: &Function, id: InstrId) -> (Option<String>, Option<u32>) {
+    match func.instr(id).and_then(|i| func.loc(i)) {
+        Some(loc) if loc.line > 0 => (module.file(loc.file).map(str::to_string), Some(loc.line)),
+        _ => (None, None),
+    }
+}
+
+/// Registers whose value can differ between the threads of a warp.
+fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashSet<RegId> {
+    let mut varying: HashSet<RegId> = func
+        .registers
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.special, Some(SpecialReg::Tid(_) | SpecialReg::LaneId)))
+        .map(|(i, _)| i as RegId)
+        .collect();
+    // Values that differ per thread by nature, whatever their inputs.
+    for (id, instr) in func.instrs.iter().enumerate() {
+        let per_thread = match instr.class {
+            InstrClass::Atomic(_) => true,
+            InstrClass::Load(Space::Param | Space::Const) => false,
+            InstrClass::Load(_) => !address_of(func, id as InstrId, affine).is_warp_uniform(),
+            InstrClass::WarpLevel => matches!(instr.base(), "shfl" | "match"),
+            _ => false,
+        };
+        if per_thread {
+            varying.extend(func.dsts(instr).iter().copied());
+        }
+    }
+    // Propagate through data flow to a fixed point (monotone: sets only grow).
+    loop {
+        let mut changed = false;
+        for instr in &func.instrs {
+            if matches!(instr.class, InstrClass::WarpLevel) && matches!(instr.base(), "vote" | "redux" | "activemask") {
+                continue; // Warp-wide results are the same in every lane.
+            }
+            if instr.class.is_memory() {
+                continue; // Handled above from the address.
+            }
+            let srcs = func.srcs(instr);
+            // The guard only decides whether the instruction runs; a predicated `mov` in a
+            // uniform `if` still writes a uniform value.
+            let data_srcs: &[RegId] = match instr.guard {
+                Some(g) => {
+                    let n = srcs.len();
+                    if n > 0 && srcs[n - 1] == g.reg { &srcs[..n - 1] } else { srcs }
+                }
+                None => srcs,
+            };
+            if data_srcs.iter().any(|s| varying.contains(s)) {
+                for d in func.dsts(instr) {
+                    changed |= varying.insert(*d);
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    varying
+}
+
+/// Per basic block, the instructions and their in-block dependences (for list scheduling).
+fn block_profiles(func: &Function, freq: &[f64]) -> Vec<BlockProfile> {
+    let mut res = Vec::new();
+    for (b, block) in func.blocks.iter().enumerate() {
+        if !block.reachable {
+            continue;
+        }
+        let mut last_def: HashMap<RegId, u32> = HashMap::new();
+        let mut instructions = Vec::new();
+        for (pos, id) in (block.instrs.start..block.instrs.end).enumerate() {
+            let Some(instr) = func.instr(id) else { continue };
+            let mut deps: Vec<u32> = func.srcs(instr).iter().filter_map(|s| last_def.get(s).copied()).collect();
+            deps.sort_unstable();
+            deps.dedup();
+            for d in func.dsts(instr) {
+                last_def.insert(*d, pos as u32);
+            }
+            instructions.push(InstrNode { class: instr.class, opcode: instr.opcode.to_string(), deps });
+        }
+        res.push(BlockProfile {
+            id: b as u32,
+            executions: freq.get(b).copied().unwrap_or(0.0),
+            instructions,
+            successors: block.succs.iter().copied().collect(),
+        });
+    }
+    res
+}
+
+/// Register pressure from liveness: the most 32-bit registers live at once (64-bit values
+/// count twice; predicates live in their own file and do not count). ptxas allocates
+/// differently (rematerialisation, scheduling); this is an estimate and says so.
+fn estimate_registers(func: &Function) -> u32 {
+    let width = |r: RegId| -> u32 {
+        match func.register(r).and_then(|reg| if reg.special.is_some() { None } else { reg.ty.as_deref() }) {
+            Some("pred") => 0,
+            Some(t) if t.ends_with("64") => 2,
+            Some(t) if t.ends_with("128") => 4,
+            Some(_) => 1,
+            None => 0,
+        }
+    };
+    let n = func.blocks.len();
+    let mut live_in: Vec<HashSet<RegId>> = vec![HashSet::new(); n];
+    let mut changed = true;
+    let mut rounds = 0;
+    while changed && rounds < 50 {
+        changed = false;
+        rounds += 1;
+        for b in (0..n).rev() {
+            let mut live: HashSet<RegId> = HashSet::new();
+            for s in &func.blocks[b].succs {
+                if let Some(li) = live_in.get(*s as usize) {
+                    live.extend(li.iter().copied());
+                }
+            }
+            for id in (func.blocks[b].instrs.start..func.blocks[b].instrs.end).rev() {
+                let Some(instr) = func.instr(id) else { continue };
+                for d in func.dsts(instr) {
+                    live.remove(d);
+                }
+                live.extend(func.srcs(instr).iter().copied());
+            }
+            if live != live_in[b] {
+                live_in[b] = live;
+                changed = true;
+            }
+        }
+    }
+    let mut peak = 0u32;
+    for b in 0..n {
+        let mut live: HashSet<RegId> = HashSet::new();
+        for s in &func.blocks[b].succs {
+            if let Some(li) = live_in.get(*s as usize) {
+                live.extend(li.iter().copied());
+            }
+        }
+        for id in (func.blocks[b].instrs.start..func.blocks[b].instrs.end).rev() {
+            let Some(instr) = func.instr(id) else { continue };
+            peak = peak.max(live.iter().map(|r| width(*r)).sum());
+            for d in func.dsts(instr) {
+                live.remove(d);
+            }
+            live.extend(func.srcs(instr).iter().copied());
+        }
+        peak = peak.max(live.iter().map(|r| width(*r)).sum());
+    }
+    // ptxas reserves a few registers (the stack pointer and addressing temporaries); CUDA
+    // kernels never use fewer than about 8 in practice.
+    (peak + 2).clamp(8, 255)
+}
