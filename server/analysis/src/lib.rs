@@ -4,7 +4,16 @@
 //! Architecture invariant: no IO and no LSP types here. Positions are byte spans into the
 //! analysed PTX text, plus source `(file, line)` pairs where `.loc` gives them.
 
+pub mod launch;
+pub mod report;
+
+use std::collections::{BTreeMap, HashMap};
+
+use kernel_profile::{KernelProfile, LaunchConfig, LaunchSource, ProfileOptions, Resources};
 use ptx::Span;
+use ptx_ir::InstrClass;
+
+pub use launch::PartialLaunch;
 
 /// The severity of a finding or syntax diagnostic, before any per-code user override.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,25 +32,108 @@ pub struct SyntaxDiagnostic {
     pub severity: Severity,
 }
 
-/// One kernel (`.entry`) of the analysed module.
+/// Settings that apply to the whole analysis (from the CLI flags or the editor).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Target GPU ids or aliases; the first is the primary target.
+    pub gpus: Vec<String>,
+    /// An explicit launch configuration (highest priority).
+    pub launch: PartialLaunch,
+    /// Kernel argument values (`--arg n=1024`), by source name, PTX name or `param_N`.
+    pub args: BTreeMap<String, i64>,
+    pub profile: ProfileOptions,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            gpus: vec![DEFAULT_GPU.to_string()],
+            launch: PartialLaunch::default(),
+            args: BTreeMap::new(),
+            profile: ProfileOptions::default(),
+        }
+    }
+}
+
+/// The GPU analysed when none is configured.
+pub const DEFAULT_GPU: &str = "a100-sxm4-80gb";
+
+/// What the CUDA front end knows of one kernel (all optional: a plain `.ptx` file has none
+/// of it).
+#[derive(Debug, Clone, Default)]
+pub struct KernelContext {
+    pub demangled: Option<String>,
+    /// Parameter names as written in the CUDA source, in order.
+    pub param_names: Vec<String>,
+    /// The launch found at a call site (`kernel<<<grid, block, smem>>>(args)`).
+    pub call_site: Option<PartialLaunch>,
+    /// The launch from a `// warpsight:` annotation in the CUDA source.
+    pub annotation: Option<PartialLaunch>,
+    /// From `ptxas -v` for the architecture of the PTX.
+    pub resources: Option<Resources>,
+}
+
+/// Extra knowledge about the module from outside the PTX text.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// Keyed by the `.entry` name.
+    pub kernels: HashMap<String, KernelContext>,
+}
+
+/// One kernel analysed for one GPU.
+#[derive(Debug, Clone)]
+pub struct TargetAnalysis {
+    pub gpu: gpu_spec::Gpu,
+    /// The occupancy calculation, or why it could not be done.
+    pub occupancy: Result<gpu_spec::Occupancy, String>,
+    pub waves: Option<gpu_spec::occupancy::Waves>,
+    pub profile: KernelProfile,
+}
+
+/// One loop of a kernel, as the IR sees it (before the launch is applied).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Kernel {
+pub struct LoopSummary {
+    pub ptx_line: u32,
+    pub depth: u32,
+}
+
+/// One kernel (`.entry`) of the analysed module.
+#[derive(Debug, Clone)]
+pub struct KernelAnalysis {
     pub name: String,
+    pub demangled: Option<String>,
     pub name_span: Span,
     pub span: Span,
+    pub ptx_line: u32,
+    /// Static instruction counts by class (the kernel and the device functions it calls).
+    pub static_mix: BTreeMap<InstrClass, u64>,
+    /// `.reg` declarations by type (`b32` → 66).
+    pub declared_registers: BTreeMap<String, u32>,
+    pub static_smem_bytes: u64,
+    pub local_bytes: u64,
+    pub launch: LaunchConfig,
+    /// Annotation problems for this kernel, for diagnostics.
+    pub launch_errors: Vec<String>,
+    /// One entry per configured GPU that exists in the database.
+    pub targets: Vec<TargetAnalysis>,
 }
 
 /// Everything known about one PTX text.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct FileAnalysis {
     pub syntax: Vec<SyntaxDiagnostic>,
-    pub kernels: Vec<Kernel>,
+    /// The PTX `.target` architecture (`sm_80`).
+    pub target: Option<String>,
+    pub version: Option<(u32, u32)>,
+    pub kernels: Vec<KernelAnalysis>,
+    /// Configured GPU ids that are not in the database (with the closest known ids).
+    pub unknown_gpus: Vec<(String, Vec<String>)>,
 }
 
-/// Analyses one PTX module.
-pub fn analyze_ptx(text: &str) -> FileAnalysis {
+/// Analyses one PTX module with the given settings and context.
+pub fn analyze(text: &str, settings: &Settings, context: &Context) -> FileAnalysis {
     let parse = ptx::parse(text);
-    let syntax = parse
+    let mut syntax: Vec<SyntaxDiagnostic> = parse
         .errors
         .iter()
         .map(|e| SyntaxDiagnostic {
@@ -53,11 +145,112 @@ pub fn analyze_ptx(text: &str) -> FileAnalysis {
             },
         })
         .collect();
-    let kernels = parse
-        .module
-        .functions()
-        .filter(|f| f.kind == ptx::FunctionKind::Entry)
-        .map(|f| Kernel { name: f.name.to_string(), name_span: f.name_span, span: f.span })
+    let module = ptx_ir::lower(&parse.module, text);
+    for d in &module.diagnostics {
+        syntax.push(SyntaxDiagnostic {
+            span: d.span,
+            message: d.message.clone(),
+            severity: match d.severity {
+                ptx_ir::Severity::Error => Severity::Error,
+                ptx_ir::Severity::Warning => Severity::Warning,
+                ptx_ir::Severity::Info => Severity::Information,
+            },
+        });
+    }
+
+    let db = gpu_spec::Database::builtin();
+    let mut gpus = Vec::new();
+    let mut unknown_gpus = Vec::new();
+    for id in &settings.gpus {
+        match db.gpu(id) {
+            Ok(g) => gpus.push(g.clone()),
+            Err(_) => unknown_gpus.push((id.clone(), db.closest(id, 3))),
+        }
+    }
+
+    let annotations = launch::annotations(text);
+    let kernels = module
+        .kernels()
+        .map(|func| {
+            // A PTX annotation belongs to the first kernel after it.
+            let ptx_annotation = annotations
+                .iter()
+                .filter(|a| (a.offset as u32) < func.span.start)
+                .filter(|a| {
+                    !module.kernels().any(|k| k.span.start > a.offset as u32 && k.span.start < func.span.start)
+                })
+                .last();
+            let cx = context.kernels.get(&func.name).cloned().unwrap_or_default();
+            analyze_kernel(&module, func, ptx_annotation, &cx, settings, &gpus)
+        })
         .collect();
-    FileAnalysis { syntax, kernels }
+    FileAnalysis { syntax, target: module.target.clone(), version: module.version, kernels, unknown_gpus }
+}
+
+fn analyze_kernel(
+    module: &ptx_ir::Module,
+    func: &ptx_ir::Function,
+    ptx_annotation: Option<&launch::Annotation>,
+    cx: &KernelContext,
+    settings: &Settings,
+    gpus: &[gpu_spec::Gpu],
+) -> KernelAnalysis {
+    let empty = PartialLaunch::default();
+    let annotation = cx.annotation.as_ref().or(ptx_annotation.map(|a| &a.launch)).unwrap_or(&empty);
+    let call_site = cx.call_site.as_ref().unwrap_or(&empty);
+    let launch = launch::resolve(
+        &[(LaunchSource::Setting, &settings.launch), (LaunchSource::Annotation, annotation), (LaunchSource::CallSite, call_site)],
+        &settings.args,
+    );
+    let mut static_mix = func.class_counts();
+    for c in &func.calls {
+        if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
+            for (k, v) in callee.class_counts() {
+                *static_mix.entry(k).or_insert(0) += v;
+            }
+        }
+    }
+    let demangled = cx.demangled.clone();
+    let targets = gpus
+        .iter()
+        .filter_map(|gpu| {
+            let input = kernel_profile::ProfileInput {
+                module,
+                kernel: &func.name,
+                gpu_id: &gpu.id,
+                compute_capability: (gpu.cc.major, gpu.cc.minor),
+                launch: launch.clone(),
+                resources: cx.resources.clone(),
+                source_param_names: &cx.param_names,
+                demangled: demangled.clone(),
+                options: &settings.profile,
+            };
+            let profile = kernel_profile::build(&input)?;
+            let threads = u32::try_from(launch.threads_per_block()).unwrap_or(u32::MAX);
+            let occupancy = gpu
+                .occupancy(threads, profile.resources.registers_per_thread, profile.resources.static_smem_bytes, launch.dynamic_smem)
+                .map_err(|e| e.to_string());
+            let waves = occupancy.as_ref().ok().map(|o| gpu_spec::occupancy::waves(launch.blocks(), o.blocks_per_sm, gpu.sm_count));
+            Some(TargetAnalysis { gpu: gpu.clone(), occupancy, waves, profile })
+        })
+        .collect();
+    KernelAnalysis {
+        name: func.name.clone(),
+        demangled,
+        name_span: func.name_span,
+        span: func.span,
+        ptx_line: func.ptx_line,
+        static_mix,
+        declared_registers: func.reg_decls.clone(),
+        static_smem_bytes: func.static_smem_bytes,
+        local_bytes: func.local_bytes,
+        launch,
+        launch_errors: ptx_annotation.map(|a| a.errors.clone()).unwrap_or_default(),
+        targets,
+    }
+}
+
+/// Analyses one PTX module with default settings and no context.
+pub fn analyze_ptx(text: &str) -> FileAnalysis {
+    analyze(text, &Settings::default(), &Context::default())
 }

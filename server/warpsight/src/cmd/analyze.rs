@@ -1,16 +1,205 @@
-//! `warpsight analyze PATH...` (being written; see issue 2).
+//! `warpsight analyze PATH... [--format table|json]`: per kernel, the instruction mix, the
+//! loops and their trip counts, resources, the launch, occupancy per GPU (docs/cli.md).
 
+use std::io::Write;
 use std::path::PathBuf;
 
+use anyhow::Context as _;
+use serde_json::{Value, json};
+
 use crate::cmd::Exit;
+use crate::input::{self, LaunchArgs, SourceKind};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Files or directories (searched for .ptx and .cu files).
+    /// Files or directories (searched recursively for .ptx, .cu and .cuh files).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<Exit> {
-    anyhow::bail!("`warpsight analyze` is not available yet")
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let files = input::collect_files(&args.paths);
+    let mut exit = Exit::Success;
+    let mut reports = Vec::new();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for file in files {
+        let file = match file {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("error: {e}");
+                exit = Exit::Usage;
+                continue;
+            }
+        };
+        match input::load(&file, &args.launch) {
+            Ok(loaded) => {
+                if loaded.has_errors() && exit == Exit::Success {
+                    exit = Exit::InputErrors;
+                }
+                match args.format {
+                    Format::Json => reports.push(loaded.json()),
+                    Format::Table => print_table(&mut out, &loaded).context("writing to stdout")?,
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                exit = Exit::Usage;
+            }
+        }
+    }
+    if args.format == Format::Json {
+        let doc = json!({ "warpsight": env!("CARGO_PKG_VERSION"), "files": reports });
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        writeln!(out)?;
+    }
+    Ok(exit)
+}
+
+fn dims(d: [u32; 3]) -> String {
+    match d {
+        [x, 1, 1] => x.to_string(),
+        [x, y, 1] => format!("{x}×{y}"),
+        [x, y, z] => format!("{x}×{y}×{z}"),
+    }
+}
+
+fn print_table(out: &mut impl Write, loaded: &input::Loaded) -> std::io::Result<()> {
+    let a = &loaded.analysis;
+    let target = a.target.as_deref().unwrap_or("?");
+    let version = a.version.map(|(x, y)| format!("PTX {x}.{y}")).unwrap_or_default();
+    writeln!(out, "{}  ({target}, {version})", loaded.display_path)?;
+    for note in &loaded.notes {
+        writeln!(out, "  note: {note}")?;
+    }
+    let index = ptx::LineIndex::new(&loaded.ptx);
+    for d in &a.syntax {
+        let lc = index.line_col(d.span.start);
+        writeln!(out, "  {:?} at PTX line {}:{}: {}", d.severity, lc.line + 1, lc.col + 1, d.message)?;
+    }
+    for d in &loaded.compiler_errors {
+        writeln!(out, "  {d}")?;
+    }
+    for (id, close) in &a.unknown_gpus {
+        writeln!(out, "  unknown GPU `{id}` (closest: {})", close.join(", "))?;
+    }
+    if a.kernels.is_empty() {
+        writeln!(out, "  no kernels")?;
+    }
+    for k in &a.kernels {
+        let title = k.demangled.as_deref().unwrap_or(&k.name);
+        writeln!(out, "\n  kernel {title}")?;
+        if k.demangled.is_some() {
+            writeln!(out, "    ptx name     {}", k.name)?;
+        }
+        let l = &k.launch;
+        let src = serde_json::to_value(l.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        writeln!(out, "    launch       grid {}, block {}, dynamic smem {} B  ({src})", dims(l.grid), dims(l.block), l.dynamic_smem)?;
+        if !l.args.is_empty() {
+            let args: Vec<String> = l.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            writeln!(out, "    arguments    {}", args.join(" "))?;
+        }
+        let declared: Vec<String> = k.declared_registers.iter().map(|(t, n)| format!("{n} .{t}")).collect();
+        writeln!(out, "    registers    declared {}", if declared.is_empty() { "none".into() } else { declared.join(", ") })?;
+        if let Some(t) = k.targets.first() {
+            let r = &t.profile.resources;
+            let how = serde_json::to_value(r.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            writeln!(out, "                 {} per thread ({how})", r.registers_per_thread)?;
+            writeln!(out, "    shared mem   {} B static, {} B dynamic per block", r.static_smem_bytes, l.dynamic_smem)?;
+            if r.spill_store_bytes + r.spill_load_bytes > 0 {
+                writeln!(out, "    spills       {} B stores, {} B loads", r.spill_store_bytes, r.spill_load_bytes)?;
+            }
+        }
+        // Instruction mix.
+        let profile = k.targets.first().map(|t| &t.profile);
+        writeln!(out, "    instruction mix       static   dynamic/thread")?;
+        let mut classes: Vec<_> = k.static_mix.keys().copied().collect();
+        if let Some(p) = profile {
+            for c in p.counts.dynamic.keys() {
+                if !classes.contains(c) {
+                    classes.push(*c);
+                }
+            }
+        }
+        classes.sort();
+        for c in &classes {
+            let st = k.static_mix.get(c).copied().unwrap_or(0);
+            let dy = profile.and_then(|p| p.counts.dynamic.get(c)).map(|v| format!("{v:>12.1}")).unwrap_or_else(|| format!("{:>12}", "-"));
+            writeln!(out, "      {:<18}{st:>8}  {dy}", c.name())?;
+        }
+        let total_static: u64 = k.static_mix.values().sum();
+        let total_dyn = profile.map(|p| format!("{:>12.1}", p.counts.total_dynamic())).unwrap_or_default();
+        writeln!(out, "      {:<18}{total_static:>8}  {total_dyn}", "total")?;
+        if let Some(p) = profile {
+            if p.loops.is_empty() {
+                writeln!(out, "    loops        none")?;
+            }
+            for lp in &p.loops {
+                let at = match lp.source_line {
+                    Some(line) => format!("line {line}"),
+                    None => format!("PTX line {}", lp.ptx_line),
+                };
+                let count = match (lp.trip_count, &lp.trip_count_expr) {
+                    (Some(n), Some(e)) => format!("{n} (= {e})"),
+                    (Some(n), None) => format!("{n}"),
+                    (None, Some(e)) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
+                    (None, None) => format!("unknown: assumed {}", lp.assumed_trip_count),
+                };
+                writeln!(out, "    loop         {at} (depth {}): trip count {count}", lp.depth)?;
+            }
+        }
+        for t in &k.targets {
+            match &t.occupancy {
+                Ok(o) => {
+                    let waves = t.waves.as_ref().map(|w| format!(", {} wave(s), last {:.0}% full", w.waves, w.last_wave_fill * 100.0)).unwrap_or_default();
+                    let lim = o.limiters.names().join("+");
+                    writeln!(
+                        out,
+                        "    {:<14} occupancy {:.0}% ({} blocks/SM, {}/{} warps; limited by {lim}){waves}",
+                        t.gpu.id,
+                        o.occupancy * 100.0,
+                        o.blocks_per_sm,
+                        o.warps_per_sm,
+                        o.max_warps_per_sm
+                    )?;
+                    if let Some(r) = &o.reason {
+                        writeln!(out, "                   cannot launch: {r}")?;
+                    }
+                }
+                Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
+            }
+        }
+        if let Some(p) = profile {
+            for a in p.assumptions.iter().skip(1) {
+                writeln!(out, "    assumption   {a}")?;
+            }
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Used by `input` for the JSON of one loaded file.
+pub(crate) fn file_json(loaded: &input::Loaded) -> Value {
+    let kind = match loaded.kind {
+        SourceKind::Ptx => "ptx",
+        SourceKind::Cuda => "cu",
+    };
+    let mut v = analysis::report::file_json(&loaded.display_path, kind, &loaded.ptx, &loaded.analysis);
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("notes".into(), json!(loaded.notes));
+        obj.insert("compiler_diagnostics".into(), json!(loaded.compiler_errors));
+    }
+    v
 }

@@ -1,0 +1,192 @@
+//! The launch configuration of a kernel, from the documented order of sources
+//! (`docs/profile.md` § Launch configuration): explicit settings, then a
+//! `// warpsight:` annotation, then a launch site found in the CUDA source, then defaults.
+//!
+//! Annotation syntax (one line comment, in a `.cu` or `.ptx` file, before the kernel it
+//! describes): `// warpsight: grid=4096 block=256 smem=0 n=1048576`. `grid` and `block`
+//! take `X`, `XxY`, `XxYxZ` or `X,Y,Z`; `smem` is dynamic shared memory in bytes; every
+//! other `name=value` is a kernel argument value.
+
+use std::collections::BTreeMap;
+
+use kernel_profile::{LaunchConfig, LaunchSource};
+
+/// The default launch when nothing says otherwise: 256 threads per block (the block size
+/// NVIDIA's Best Practices Guide §"Thread and Block Heuristics" names as a good start) and
+/// 1024 blocks (enough for several waves on every GPU in the database).
+pub const DEFAULT_BLOCK: [u32; 3] = [256, 1, 1];
+pub const DEFAULT_GRID: [u32; 3] = [1024, 1, 1];
+
+/// A partially known launch: what one source says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartialLaunch {
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub dynamic_smem: Option<u32>,
+    pub args: BTreeMap<String, i64>,
+}
+
+impl PartialLaunch {
+    pub fn is_empty(&self) -> bool {
+        self.grid.is_none() && self.block.is_none() && self.dynamic_smem.is_none() && self.args.is_empty()
+    }
+}
+
+/// An annotation comment found in a text, with the byte offset of its line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Annotation {
+    pub offset: usize,
+    pub launch: PartialLaunch,
+    /// Items that could not be read (`grid=abc`), for a diagnostic.
+    pub errors: Vec<String>,
+}
+
+/// Parses `X`, `XxY`, `XxYxZ`, `X,Y,Z` into three dimensions (missing ones are 1).
+pub fn parse_dims(s: &str) -> Option<[u32; 3]> {
+    let mut d = [1u32; 3];
+    let parts: Vec<&str> = s.split(['x', 'X', ',', '*']).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return None;
+    }
+    for (i, p) in parts.iter().enumerate() {
+        d[i] = p.trim().parse::<u32>().ok().filter(|v| *v > 0)?;
+    }
+    Some(d)
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim().replace('_', "");
+    if let Some(hex) = s.strip_prefix("0x") {
+        return i64::from_str_radix(hex, 16).ok();
+    }
+    if let Some((base, exp)) = s.split_once("<<") {
+        return base.trim().parse::<i64>().ok()?.checked_shl(exp.trim().parse().ok()?);
+    }
+    s.parse().ok()
+}
+
+/// Every `// warpsight:` annotation of a text.
+pub fn annotations(text: &str) -> Vec<Annotation> {
+    let mut res = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let Some(pos) = line.find("warpsight:") else { continue };
+        let before = line[..pos].trim_end();
+        if !before.ends_with("//") && !before.ends_with("/*") && !before.ends_with('*') {
+            continue;
+        }
+        let body = line[pos + "warpsight:".len()..].trim().trim_end_matches("*/");
+        let mut launch = PartialLaunch::default();
+        let mut errors = Vec::new();
+        for item in body.split_whitespace() {
+            let Some((k, v)) = item.split_once('=') else {
+                errors.push(format!("`{item}` is not NAME=VALUE"));
+                continue;
+            };
+            match k {
+                "grid" => match parse_dims(v) {
+                    Some(d) => launch.grid = Some(d),
+                    None => errors.push(format!("grid `{v}`: expected X, XxY or XxYxZ")),
+                },
+                "block" => match parse_dims(v) {
+                    Some(d) => launch.block = Some(d),
+                    None => errors.push(format!("block `{v}`: expected X, XxY or XxYxZ")),
+                },
+                "smem" | "dynamic_smem" => match parse_int(v).and_then(|n| u32::try_from(n).ok()) {
+                    Some(n) => launch.dynamic_smem = Some(n),
+                    None => errors.push(format!("smem `{v}`: expected bytes")),
+                },
+                _ => match parse_int(v) {
+                    Some(n) => {
+                        launch.args.insert(k.to_string(), n);
+                    }
+                    None => errors.push(format!("argument `{k}={v}`: expected an integer")),
+                },
+            }
+        }
+        res.push(Annotation { offset: start, launch, errors });
+    }
+    res
+}
+
+/// Combines the sources in priority order. Each field comes from the first source that
+/// has it; the result's `source` names the source of the block size (what occupancy and
+/// every model depend on most), or of the grid when the block is defaulted.
+pub fn resolve(sources: &[(LaunchSource, &PartialLaunch)], extra_args: &BTreeMap<String, i64>) -> LaunchConfig {
+    let mut grid = None;
+    let mut block = None;
+    let mut smem = None;
+    let mut source = LaunchSource::Default;
+    let mut args = BTreeMap::new();
+    for (src, p) in sources {
+        if block.is_none() {
+            if let Some(b) = p.block {
+                block = Some(b);
+                source = *src;
+            }
+        }
+        if grid.is_none() {
+            if let Some(g) = p.grid {
+                grid = Some(g);
+                if source == LaunchSource::Default {
+                    source = *src;
+                }
+            }
+        }
+        if smem.is_none() {
+            smem = p.dynamic_smem;
+        }
+        for (k, v) in &p.args {
+            args.entry(k.clone()).or_insert(*v);
+        }
+    }
+    for (k, v) in extra_args {
+        args.insert(k.clone(), *v);
+    }
+    LaunchConfig {
+        grid: grid.unwrap_or(DEFAULT_GRID),
+        block: block.unwrap_or(DEFAULT_BLOCK),
+        dynamic_smem: smem.unwrap_or(0),
+        args,
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotation_syntax() {
+        let text = "x\n// warpsight: grid=64x64 block=16,16 smem=1024 N=1<<10 m=0x10\n__global__ void f();\n";
+        let a = annotations(text);
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].offset, 2);
+        assert_eq!(a[0].launch.grid, Some([64, 64, 1]));
+        assert_eq!(a[0].launch.block, Some([16, 16, 1]));
+        assert_eq!(a[0].launch.dynamic_smem, Some(1024));
+        assert_eq!(a[0].launch.args.get("N"), Some(&1024));
+        assert_eq!(a[0].launch.args.get("m"), Some(&16));
+        assert!(a[0].errors.is_empty());
+        let bad = annotations("// warpsight: grid=abc block=0 k\n");
+        assert_eq!(bad[0].errors.len(), 3, "{:?}", bad[0].errors);
+        assert!(annotations("printf(\"warpsight: no\");").is_empty());
+    }
+
+    #[test]
+    fn settings_win_over_annotations_over_call_sites_over_defaults() {
+        let setting = PartialLaunch { block: Some([128, 1, 1]), ..Default::default() };
+        let ann = PartialLaunch { grid: Some([10, 1, 1]), block: Some([64, 1, 1]), args: [("n".into(), 5)].into(), ..Default::default() };
+        let site = PartialLaunch { grid: Some([20, 1, 1]), dynamic_smem: Some(512), ..Default::default() };
+        let l = resolve(&[(LaunchSource::Setting, &setting), (LaunchSource::Annotation, &ann), (LaunchSource::CallSite, &site)], &BTreeMap::new());
+        assert_eq!((l.block, l.grid, l.dynamic_smem, l.source), ([128, 1, 1], [10, 1, 1], 512, LaunchSource::Setting));
+        assert_eq!(l.args.get("n"), Some(&5));
+        let l = resolve(&[(LaunchSource::CallSite, &site)], &[("n".into(), 7)].into());
+        assert_eq!((l.block, l.grid, l.source), (DEFAULT_BLOCK, [20, 1, 1], LaunchSource::CallSite));
+        assert_eq!(l.args.get("n"), Some(&7));
+        let l = resolve(&[], &BTreeMap::new());
+        assert_eq!((l.block, l.grid, l.source), (DEFAULT_BLOCK, DEFAULT_GRID, LaunchSource::Default));
+    }
+}

@@ -1,0 +1,114 @@
+//! The JSON form of an analysis: the documented output of `warpsight analyze --format
+//! json` (docs/cli.md) and of the `warpsight/kernelReport` LSP request.
+//!
+//! Why JSON is built here, below the front ends: the CLI and the language server must
+//! print the same report with the same keys, so there is one builder. Keys are stable;
+//! additions are allowed, renames are not (docs/cli.md § Stability).
+
+use serde_json::{Map, Value, json};
+
+use crate::{FileAnalysis, KernelAnalysis, TargetAnalysis};
+
+/// The per-file object of `analyze --format json`.
+pub fn file_json(path: &str, kind: &str, text: &str, analysis: &FileAnalysis) -> Value {
+    let index = ptx::LineIndex::new(text);
+    let errors: Vec<Value> = analysis
+        .syntax
+        .iter()
+        .map(|d| {
+            let lc = index.line_col(d.span.start);
+            json!({
+                "line": lc.line + 1,
+                "column": lc.col + 1,
+                "severity": format!("{:?}", d.severity).to_lowercase(),
+                "message": d.message,
+            })
+        })
+        .collect();
+    json!({
+        "path": path,
+        "kind": kind,
+        "target": analysis.target,
+        "ptx_version": analysis.version.map(|(a, b)| format!("{a}.{b}")),
+        "errors": errors,
+        "unknown_gpus": analysis.unknown_gpus.iter().map(|(id, close)| json!({"id": id, "closest": close})).collect::<Vec<_>>(),
+        "kernels": analysis.kernels.iter().map(kernel_json).collect::<Vec<_>>(),
+    })
+}
+
+fn class_map<V: Into<Value> + Copy>(m: &std::collections::BTreeMap<ptx_ir::InstrClass, V>) -> Value {
+    Value::Object(m.iter().map(|(k, v)| (k.name(), (*v).into())).collect::<Map<String, Value>>())
+}
+
+/// The per-kernel object.
+pub fn kernel_json(k: &KernelAnalysis) -> Value {
+    // Launch-dependent, GPU-independent facts come from the primary target's profile.
+    let primary = k.targets.first();
+    let profile = primary.map(|t| &t.profile);
+    let dynamic = profile.map(|p| class_map(&p.counts.dynamic)).unwrap_or(Value::Null);
+    let mut gpus = Map::new();
+    for t in &k.targets {
+        gpus.insert(t.gpu.id.clone(), target_json(k, t));
+    }
+    json!({
+        "name": k.name,
+        "demangled": k.demangled,
+        "ptx_line": k.ptx_line,
+        "registers": {
+            "declared": k.declared_registers,
+            "per_thread": profile.map(|p| p.resources.registers_per_thread),
+            "source": profile.map(|p| serde_json::to_value(p.resources.source).unwrap_or(Value::Null)),
+            "spill_store_bytes": profile.map(|p| p.resources.spill_store_bytes),
+            "spill_load_bytes": profile.map(|p| p.resources.spill_load_bytes),
+        },
+        "shared_memory": {
+            "static_bytes": profile.map(|p| u64::from(p.resources.static_smem_bytes)).unwrap_or(k.static_smem_bytes),
+            "dynamic_bytes": k.launch.dynamic_smem,
+        },
+        "local_bytes": k.local_bytes,
+        "instruction_mix": {
+            "static": class_map(&k.static_mix),
+            "dynamic_per_thread": dynamic,
+            "static_total": k.static_mix.values().sum::<u64>(),
+            "dynamic_total_per_thread": profile.map(|p| p.counts.total_dynamic()),
+        },
+        "loops": profile.map(|p| serde_json::to_value(&p.loops).unwrap_or(Value::Null)),
+        "launch": {
+            "grid": k.launch.grid,
+            "block": k.launch.block,
+            "dynamic_smem": k.launch.dynamic_smem,
+            "source": serde_json::to_value(k.launch.source).unwrap_or(Value::Null),
+            "args": k.launch.args,
+        },
+        "memory_accesses": profile.map(|p| serde_json::to_value(&p.memory_accesses).unwrap_or(Value::Null)),
+        "divergent_branches": profile.map(|p| serde_json::to_value(&p.divergent_branches).unwrap_or(Value::Null)),
+        "assumptions": profile.map(|p| p.assumptions.clone()).unwrap_or_default(),
+        "gpus": gpus,
+    })
+}
+
+fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
+    let occupancy = match &t.occupancy {
+        Ok(o) => json!({
+            "blocks_per_sm": o.blocks_per_sm,
+            "warps_per_sm": o.warps_per_sm,
+            "max_warps_per_sm": o.max_warps_per_sm,
+            "occupancy": o.occupancy,
+            "limiters": o.limiters.names(),
+            "reason": o.reason,
+        }),
+        Err(e) => json!({ "error": e }),
+    };
+    json!({
+        "gpu": t.gpu.id,
+        "name": t.gpu.name,
+        "compute_capability": format!("{}.{}", t.gpu.cc.major, t.gpu.cc.minor),
+        "occupancy": occupancy,
+        "waves": t.waves.as_ref().map(|w| json!({
+            "waves": w.waves,
+            "blocks_per_wave": w.blocks_per_wave,
+            "last_wave_blocks": w.last_wave_blocks,
+            "last_wave_fill": w.last_wave_fill,
+        })),
+    })
+}
