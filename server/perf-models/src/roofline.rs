@@ -1,0 +1,208 @@
+//! `roofline`: the physical floor under every other model.
+//!
+//! **What it estimates.** A lower bound on kernel time: the kernel cannot finish before
+//! its DRAM traffic has crossed the memory interface at peak bandwidth, nor before its
+//! arithmetic has gone through the SMs' functional units at peak rate:
+//!
+//! `T_floor = max(bytes / bandwidth, max over unit classes of ops / peak rate)`
+//!
+//! This is the roofline model of Williams, Waterman and Patterson ("Roofline: an
+//! insightful visual performance model for multicore architectures", CACM 52(4), 2009),
+//! P = min(π, I·β), turned around into a time, in the form NVIDIA's Nsight Compute
+//! "GPU Speed Of Light" roofline uses (achieved work over peak work per unit).
+//!
+//! **Inputs.** Compute: per-thread dynamic counts of FP32, FP64, FP16 and tensor
+//! instructions × threads, at the per-SM lane counts × SMs × clock (an FMA is one
+//! lane-operation, so FLOP/s and operation rates cancel); FP16 runs packed at twice the
+//! FP32 rate; a tensor instruction is charged the FLOPs of the smallest common `mma` shape
+//! (m16n8k8, 2048 FLOPs per warp) at the dense FP16 tensor rate. Every executed
+//! instruction must issue, so this term is a true floor given the counts.
+//!
+//! Memory: bytes are 32-byte sectors per warp request (`transactions_per_request`) ×
+//! warps. What must cross the DRAM interface at least once is the kernel's *distinct*
+//! footprint, which a static profile does not know (a tiled GEMM re-reads each input many
+//! times from L1/L2; a 3-point stencil's three loads overlap). So the floor counts, per
+//! warp, each store instruction's first execution (outputs are normally written once per
+//! thread) plus the single largest load instruction's first execution (at least one
+//! input stream must be read), and ignores `uniform` accesses (one address for all warps,
+//! served from cache). That holds whenever an access's address depends on the global
+//! thread index; a kernel in which every block reads the same tile can still be flagged
+//! falsely, so a floor violation is a warning, not a verdict. The full *requested*
+//! traffic (every execution of every access) is reported in the breakdown for reference.
+//!
+//! Any model predicting below this floor is flagged by [`below_floor`].
+
+use std::collections::BTreeMap;
+
+use kernel_profile::{AccessClass, AccessKind, InstrClass, KernelProfile, MemoryAccess, Space};
+
+use crate::gpu::GpuParams;
+use crate::prediction::{Bound, Confidence, Prediction};
+
+/// Bytes of one DRAM sector (the unit of `transactions_per_request`).
+pub const SECTOR_BYTES: f64 = 32.0;
+
+/// FLOPs of one warp-wide `mma.m16n8k8` (2·16·8·8), the smallest common tensor shape.
+pub const TENSOR_FLOPS_PER_WARP_INSTR: f64 = 2048.0;
+
+/// Options of the floor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FloorConfig {
+    /// Fraction of the floor bytes assumed served by L2 without reaching DRAM (0 = none;
+    /// raise it for kernels known to re-read data written by a previous kernel).
+    pub l2_reuse_discount: f64,
+}
+
+/// Bytes one warp *requests* from the memory system over the whole kernel: Σ over
+/// global, local, generic and texture accesses of executions × sectors per request × 32 B
+/// (`uniform` accesses count one sector).
+pub fn dram_bytes_per_warp(profile: &KernelProfile) -> f64 {
+    offchip(profile)
+        .map(|a| {
+            let sectors = if a.class == AccessClass::Uniform {
+                1.0
+            } else {
+                a.transactions_per_request.max(0.0)
+            };
+            a.executions.max(0.0) * sectors * SECTOR_BYTES
+        })
+        .sum()
+}
+
+/// Bytes one warp must move at least once (see the module doc): each non-uniform store's
+/// first execution plus the largest non-uniform load's first execution.
+pub fn floor_bytes_per_warp(profile: &KernelProfile) -> f64 {
+    let first = |a: &MemoryAccess| {
+        a.executions.clamp(0.0, 1.0) * a.transactions_per_request.max(0.0) * SECTOR_BYTES
+    };
+    let stores: f64 = offchip(profile)
+        .filter(|a| a.class != AccessClass::Uniform && a.kind != AccessKind::Load)
+        .map(first)
+        .sum();
+    let load = offchip(profile)
+        .filter(|a| a.class != AccessClass::Uniform && a.kind == AccessKind::Load)
+        .map(first)
+        .fold(0.0, f64::max);
+    stores + load
+}
+
+fn offchip(profile: &KernelProfile) -> impl Iterator<Item = &MemoryAccess> {
+    profile.memory_accesses.iter().filter(|a| {
+        matches!(
+            a.space,
+            Space::Global | Space::Local | Space::Generic | Space::Texture
+        )
+    })
+}
+
+/// The floor's two terms in microseconds: (memory, compute, the compute class that binds).
+pub fn floor_terms(
+    profile: &KernelProfile,
+    gpu: &GpuParams,
+    cfg: &FloorConfig,
+) -> Option<(f64, f64, &'static str)> {
+    let threads = profile.launch.total_threads() as f64;
+    let warps = (profile.launch.threads_per_block().div_ceil(32) * profile.launch.blocks()) as f64;
+    if threads <= 0.0 || gpu.clock_hz() <= 0.0 || gpu.mem_bandwidth_gbs <= 0.0 {
+        return None;
+    }
+    let bytes =
+        floor_bytes_per_warp(profile) * warps * (1.0 - cfg.l2_reuse_discount.clamp(0.0, 1.0));
+    let mem_us = bytes / (gpu.mem_bandwidth_gbs * 1e9) * 1e6;
+    let sm_hz = f64::from(gpu.sm_count) * gpu.clock_hz();
+    let d = &profile.counts.dynamic;
+    let n = |c: InstrClass| d.get(&c).copied().unwrap_or(0.0);
+    let rate = |lanes: f64| {
+        if lanes > 0.0 {
+            lanes * sm_hz
+        } else {
+            f64::INFINITY
+        }
+    };
+    let mut terms: Vec<(&'static str, f64)> = vec![
+        (
+            "fp32",
+            n(InstrClass::Fp32) * threads / rate(f64::from(gpu.units.fp32)),
+        ),
+        (
+            "fp64",
+            n(InstrClass::Fp64) * threads / rate(f64::from(gpu.units.fp64)),
+        ),
+        (
+            "fp16",
+            n(InstrClass::Fp16) * threads / rate(2.0 * f64::from(gpu.units.fp32)),
+        ),
+    ];
+    if gpu.tensor_fp16_flops_per_clock_per_sm > 0.0 {
+        let flops = n(InstrClass::Tensor) * warps * TENSOR_FLOPS_PER_WARP_INSTR;
+        terms.push((
+            "tensor",
+            flops / (gpu.tensor_fp16_flops_per_clock_per_sm * sm_hz),
+        ));
+    }
+    let (class, secs) = terms
+        .into_iter()
+        .filter(|(_, t)| t.is_finite())
+        .fold(("none", 0.0), |acc, it| if it.1 > acc.1 { it } else { acc });
+    Some((mem_us, secs * 1e6, class))
+}
+
+/// The roofline floor as a [`Prediction`].
+pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> Option<Prediction> {
+    let (mem_us, comp_us, class) = floor_terms(profile, gpu, cfg)?;
+    let time_us = mem_us.max(comp_us);
+    let bound = if mem_us >= comp_us {
+        Bound::Memory
+    } else {
+        Bound::Compute
+    };
+    let warps = (profile.launch.threads_per_block().div_ceil(32) * profile.launch.blocks()) as f64;
+    let mut breakdown = BTreeMap::new();
+    breakdown.insert(
+        "requested_bytes".to_string(),
+        dram_bytes_per_warp(profile) * warps,
+    );
+    breakdown.insert(
+        "floor_bytes".to_string(),
+        floor_bytes_per_warp(profile) * warps,
+    );
+    breakdown.insert("memory_us".to_string(), mem_us);
+    breakdown.insert("compute_us".to_string(), comp_us);
+    let explanation = match bound {
+        Bound::Memory => format!(
+            "floor: moving the kernel's memory traffic at the peak {} GB/s takes {mem_us:.2} µs, more than its arithmetic ({comp_us:.2} µs)",
+            gpu.mem_bandwidth_gbs
+        ),
+        _ => format!(
+            "floor: the {class} arithmetic at peak rate takes {comp_us:.2} µs, more than its memory traffic ({mem_us:.2} µs)"
+        ),
+    };
+    let mut assumptions = vec![
+        "roofline floor (Williams et al. 2009): peak bandwidth and peak lane rates, perfect overlap".to_string(),
+        "floor bytes = per warp, every store's and the largest load's first execution in 32-byte sectors (distinct footprint)".to_string(),
+    ];
+    if cfg.l2_reuse_discount > 0.0 {
+        assumptions.push(format!(
+            "{:.0} % of requested bytes assumed served by L2",
+            cfg.l2_reuse_discount * 100.0
+        ));
+    }
+    assumptions.extend(gpu.provenance.iter().cloned());
+    Some(Prediction {
+        model: "roofline",
+        time_us,
+        breakdown,
+        bound,
+        confidence: Confidence::High,
+        assumptions,
+        explanation,
+        mwp: None,
+        cwp: None,
+    })
+}
+
+/// Whether `pred` claims a time below the physical floor (by more than 0.5 %, to keep
+/// rounding from flagging models that sit exactly on the roof).
+pub fn below_floor(pred: &Prediction, floor: &Prediction) -> bool {
+    pred.time_us.is_finite() && floor.time_us.is_finite() && pred.time_us < floor.time_us * 0.995
+}

@@ -1,0 +1,769 @@
+//! `scheduling`: Alavani's static execution-time model v2 (seed 004, thesis §4.4; CCPE
+//! 2021): resource-reservation list scheduling of each basic block's dependence graph.
+//!
+//! **What it estimates.** `t_kernel = d_kernel / v_gpu + l_overhead + gm_penalty +
+//! sm_penalty + cm_penalty` (Eqs. 4.8–4.9), where `d_kernel` comes from three nested
+//! algorithms:
+//! - Algorithm 6 ([`schedule_block`]): topological list scheduling of a block's data-flow
+//!   graph against a reservation table of the SM's resources (SP, DPU, SFU, LSU). An
+//!   instruction run by nTW threads on a resource with R instances takes
+//!   `L + L_pipeline · (⌈nTW/R⌉ − 1)` cycles and holds *all* instances of its resource.
+//! - Algorithm 7 ([`schedule_cfg`]): the longest path through the CFG (back edges
+//!   removed), blocks in loops multiplied by their trip count.
+//! - Algorithm 8 ([`schedule_kernel`]): waves of resident threads on the busiest SM, each
+//!   scheduled with nTW = the threads of that wave.
+//!
+//! Then the penalties of §4.4.5: launch overhead (linear, §3.5), global and shared memory
+//! (Eqs. 4.10, 4.11 with the exponential throughput models of Table 4.5) and L2 misses
+//! (Eq. 4.12).
+//!
+//! **Bugs fixed rather than copied** (spec 004 §6.3–§6.5, §12.2; each marked `FIX(n)`
+//! where it is fixed):
+//! 1. Algorithm 6 returns `Sch(v)+d` of the last node in topological order; we return the
+//!    makespan, max over nodes (FIX(1), [`schedule_block`]).
+//! 2. Algorithm 7 returns the delay of the last block in topological order; we return the
+//!    longest path to any block (FIX(2), [`schedule_cfg`]). Its single `nLoop` becomes
+//!    each block's own expected execution count (nested loops compound).
+//! 3. Algorithm 8: threads per SM use whole blocks, ⌈nB/nSM⌉·nT_b (the thesis' own
+//!    round-robin observation, §4.4.3), FIX(3); the `maxB` condition compares blocks, and
+//!    the register and shared limits are per SM and floored to whole blocks, all through the
+//!    occupancy calculator, FIX(4); the loop runs `while remaining > 0` (the `≥ 0` of the
+//!    listing adds a wave, contradicting the worked example of §5.4.5), subtracts the
+//!    *limited* threads per SM, and schedules the last wave with its remainder only,
+//!    FIX(5).
+//!
+//! 6. Eqs. 4.10–4.11 count every global (shared) access nSM × waves times over; we
+//!    count each once, FIX(6) ([`penalties`]).
+//!
+//! **Units** (the thesis mixes them, spec 004 §6.1, §12.3): cycles for the schedule and
+//! the cache penalty, converted with the SM clock; µs for the launch overhead (its fit is
+//! in µs); the Table 4.5 throughputs read as MB/s (= bytes per µs: they saturate at 79, 70,
+//! 87 and 47 GB/s, plausible for these boards), so `access_size / TP` is µs per access.
+//!
+//! **Worked example.** Fig. 4.6 (vectorAdd on the K20) is reproduced exactly up to the last
+//! node, which lands 1 cycle earlier than printed (654 vs 655): with the listing's
+//! reservation of d cycles from `Sch(v)`, M2 starts when M1's 322 cycles end at 332; the
+//! printed 655 needs M2 to start at 333. See `docs/models/scheduling.md`.
+//!
+//! **Source.** Seed 004 §4.4 (Algorithms 6–8, Eqs. 4.8–4.12), Tables 3.1–3.3, 4.5, 4.6.
+
+pub mod tables;
+
+use std::collections::BTreeMap;
+
+use kernel_profile::{InstrClass, KernelProfile, Space};
+
+use crate::gpu::GpuParams;
+use crate::prediction::{Bound, Confidence, Prediction};
+use tables::{ExpThroughput, LatencyColumn, LatencyKey};
+
+/// The per-SM resource types of the thesis' GPU model (§4.1): SP, DPU, SFU, LSU, plus
+/// `Misc` for control instructions, which the thesis does not map (our choice: they use
+/// the issue slots of the warp schedulers, 32 lanes each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Resource {
+    Sp,
+    Dpu,
+    Sfu,
+    Lsu,
+    Misc,
+}
+
+/// R[x]: instances of each resource per SM.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmResources {
+    pub sp: u32,
+    pub dpu: u32,
+    pub sfu: u32,
+    pub lsu: u32,
+    pub misc: u32,
+}
+
+impl SmResources {
+    pub fn count(&self, r: Resource) -> u32 {
+        match r {
+            Resource::Sp => self.sp,
+            Resource::Dpu => self.dpu,
+            Resource::Sfu => self.sfu,
+            Resource::Lsu => self.lsu,
+            Resource::Misc => self.misc,
+        }
+    }
+
+    pub fn from_gpu(gpu: &GpuParams) -> SmResources {
+        SmResources {
+            sp: gpu.units.fp32,
+            dpu: gpu.units.fp64,
+            sfu: gpu.units.sfu,
+            lsu: gpu.units.ldst,
+            misc: gpu.units.warp_schedulers * 32,
+        }
+    }
+}
+
+/// L_pipeline: "we assume the latency of v is 1 when it is perfectly pipelined" (§4.4.3).
+pub const L_PIPELINE: f64 = 1.0;
+
+/// One node of a block's data-flow graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedNode {
+    pub resource: Resource,
+    /// L(v) in cycles.
+    pub latency: f64,
+    /// Indices of the nodes this one depends on (RAW), within the block.
+    pub deps: Vec<usize>,
+}
+
+/// The schedule of one block (Algorithm 6).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSchedule {
+    /// Sch(v) per node (indices as given).
+    pub start: Vec<f64>,
+    /// d(v) = L(v) + L_pipeline·(⌈nTW/R⌉ − 1) per node.
+    pub duration: Vec<f64>,
+    /// The topological order used.
+    pub order: Vec<usize>,
+    /// max over nodes of Sch(v) + d(v): what we return.
+    pub makespan: f64,
+    /// Sch(v) + d(v) of the last node in topological order: what the listing returns.
+    pub as_printed: f64,
+}
+
+/// Batches of an instruction run by `ntw` threads on `r` instances: ⌈nTW/R⌉ (≥ 1).
+fn batches(ntw: u64, r: u32) -> f64 {
+    if r == 0 {
+        ntw.max(1) as f64
+    } else {
+        ntw.max(1).div_ceil(u64::from(r)) as f64
+    }
+}
+
+/// Algorithm 6, SCHEDULEBLOCK. Returns `None` if the graph has a cycle or a dependence
+/// outside the block.
+pub fn schedule_block(nodes: &[SchedNode], res: &SmResources, ntw: u64) -> Option<BlockSchedule> {
+    let n = nodes.len();
+    let order = toposort(n, |v| nodes[v].deps.iter().copied())?;
+    let duration: Vec<f64> = nodes
+        .iter()
+        .map(|v| v.latency + L_PIPELINE * (batches(ntw, res.count(v.resource)) - 1.0))
+        .collect();
+    let mut start = vec![0.0; n];
+    // Reservation table, one sorted list of busy [start, end) intervals per resource: an
+    // instruction holds every instance of its resource for its whole duration.
+    let mut rsv: BTreeMap<Resource, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut makespan: f64 = 0.0;
+    let mut as_printed = 0.0;
+    for &v in &order {
+        // Step 6: t = max over edges (u → v) of Sch(u) + L(u) + L_pipeline·(⌈nTW/R[u]⌉−1).
+        let t = nodes[v]
+            .deps
+            .iter()
+            .map(|&u| start[u] + duration[u])
+            .fold(0.0, f64::max);
+        let d = duration[v];
+        // Steps 8–9: the smallest t1 ≥ t with the resource free for d cycles.
+        let busy = rsv.entry(nodes[v].resource).or_default();
+        let mut t1 = t;
+        for &(s, e) in busy.iter() {
+            if e <= t1 {
+                continue;
+            }
+            if s >= t1 + d {
+                break;
+            }
+            t1 = e;
+        }
+        let pos = busy.partition_point(|&(s, _)| s < t1);
+        busy.insert(pos, (t1, t1 + d));
+        start[v] = t1;
+        // FIX(1): the listing's `delay ← Sch(v) + d` keeps only the last node's finish.
+        makespan = makespan.max(t1 + d);
+        as_printed = t1 + d;
+    }
+    Some(BlockSchedule {
+        start,
+        duration,
+        order,
+        makespan,
+        as_printed,
+    })
+}
+
+/// Kahn's algorithm, smallest index first among ready nodes, so program order (which is
+/// a topological order of RAW dependences) is preserved. `None` on a cycle or a bad index.
+fn toposort<I: Iterator<Item = usize>>(n: usize, preds: impl Fn(usize) -> I) -> Option<Vec<usize>> {
+    let mut indeg = vec![0usize; n];
+    let mut succs = vec![Vec::new(); n];
+    for (v, deg) in indeg.iter_mut().enumerate() {
+        for u in preds(v) {
+            if u >= n {
+                return None;
+            }
+            *deg += 1;
+            succs[u].push(v);
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&v| indeg[v] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(v) = ready.pop_first() {
+        order.push(v);
+        for &w in &succs[v] {
+            indeg[w] -= 1;
+            if indeg[w] == 0 {
+                ready.insert(w);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
+/// One basic block for Algorithm 7.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CfgBlock {
+    pub nodes: Vec<SchedNode>,
+    /// Successor blocks (indices into the block list).
+    pub successors: Vec<usize>,
+    /// How many times a warp runs the block (1 outside loops, the trip count inside).
+    pub multiplier: f64,
+    /// Global and shared memory instructions in the block (for nGM, nShM).
+    pub n_global: f64,
+    pub n_shared: f64,
+}
+
+/// The result of Algorithm 7.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CfgSchedule {
+    /// Longest-path delay of the CFG in cycles.
+    pub delay: f64,
+    /// Per block: its own schedule's makespan (one execution).
+    pub block_makespan: Vec<f64>,
+    /// CFG edges (from, to) treated as back edges and removed.
+    pub back_edges: Vec<(usize, usize)>,
+    /// Σ over blocks of global (shared) instructions × multiplier: per-wave nGM (nShM).
+    pub n_global: f64,
+    pub n_shared: f64,
+}
+
+/// Algorithm 7, SCHEDULECFG, with entry block 0.
+pub fn schedule_cfg(blocks: &[CfgBlock], res: &SmResources, ntw: u64) -> Option<CfgSchedule> {
+    let n = blocks.len();
+    if n == 0 {
+        return None;
+    }
+    let back_edges = back_edges(blocks);
+    let is_back = |u: usize, v: usize| back_edges.contains(&(u, v));
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (u, b) in blocks.iter().enumerate() {
+        for &v in &b.successors {
+            if v < n && !is_back(u, v) {
+                preds[v].push(u);
+            }
+        }
+    }
+    let order = toposort(n, |v| preds[v].iter().copied())?;
+    let mut delay = vec![0.0; n];
+    let mut block_makespan = vec![0.0; n];
+    let mut longest: f64 = 0.0;
+    for &g in &order {
+        // Step 5: d = max over CFG edges (G_p → G) of delay[G_p]: the longest path.
+        let d = preds[g].iter().map(|&p| delay[p]).fold(0.0, f64::max);
+        let s = schedule_block(&blocks[g].nodes, res, ntw)?;
+        block_makespan[g] = s.makespan;
+        // Steps 7–8: the thesis multiplies blocks with a back edge by one user nLoop; we
+        // use each block's own execution count, so nested loops compound.
+        let d_g = s.makespan * blocks[g].multiplier.max(0.0);
+        delay[g] = d + d_g;
+        // FIX(2): the listing returns delay[G] of the last block in topological order.
+        longest = longest.max(delay[g]);
+    }
+    let n_global = blocks
+        .iter()
+        .map(|b| b.n_global * b.multiplier.max(0.0))
+        .sum();
+    let n_shared = blocks
+        .iter()
+        .map(|b| b.n_shared * b.multiplier.max(0.0))
+        .sum();
+    Some(CfgSchedule {
+        delay: longest,
+        block_makespan,
+        back_edges,
+        n_global,
+        n_shared,
+    })
+}
+
+/// Back edges of a DFS from block 0 (edges to a block on the DFS stack); the thesis
+/// requires them to be removed before the topological sort (spec 004 §12.1).
+fn back_edges(blocks: &[CfgBlock]) -> Vec<(usize, usize)> {
+    let n = blocks.len();
+    let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
+    let mut res = Vec::new();
+    for root in 0..n {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+        state[root] = 1;
+        while let Some(&mut (u, ref mut i)) = stack.last_mut() {
+            if let Some(&v) = blocks[u].successors.get(*i) {
+                *i += 1;
+                if v >= n {
+                    continue;
+                }
+                match state[v] {
+                    0 => {
+                        state[v] = 1;
+                        stack.push((v, 0));
+                    }
+                    1 => res.push((u, v)),
+                    _ => {}
+                }
+            } else {
+                state[u] = 2;
+                stack.pop();
+            }
+        }
+    }
+    res
+}
+
+/// The launch as Algorithm 8 sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Launch {
+    /// nB: blocks.
+    pub blocks: u64,
+    /// nT_b: threads per block.
+    pub threads_per_block: u64,
+    /// Resident blocks per SM after the register, shared-memory, warp and block limits
+    /// (the occupancy calculator; FIX(4)).
+    pub resident_blocks_per_sm: u64,
+    /// nTh_sm^M: maximum threads per SM.
+    pub max_threads_per_sm: u64,
+}
+
+/// The result of Algorithm 8.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelSchedule {
+    /// d_kernel in cycles.
+    pub d_kernel: f64,
+    pub waves: u64,
+    /// Threads per SM in a full wave, and in the last wave.
+    pub threads_per_wave: u64,
+    pub threads_last_wave: u64,
+    /// nGM, nShM: global (shared) instructions per SM over all waves.
+    pub n_gm: f64,
+    pub n_shm: f64,
+    /// The full-wave CFG schedule (for explanations).
+    pub cfg: CfgSchedule,
+}
+
+/// Algorithm 8, SCHEDULEKERNEL.
+pub fn schedule_kernel(
+    blocks: &[CfgBlock],
+    res: &SmResources,
+    sm_count: u32,
+    launch: &Launch,
+) -> Option<KernelSchedule> {
+    if sm_count == 0
+        || launch.blocks == 0
+        || launch.threads_per_block == 0
+        || launch.resident_blocks_per_sm == 0
+    {
+        return None;
+    }
+    // FIX(3): whole blocks on the busiest SM (round-robin, §4.4.3).
+    let sched = launch.blocks.div_ceil(u64::from(sm_count)) * launch.threads_per_block;
+    // FIX(4): the resident limit in whole blocks, capped by nTh_sm^M.
+    let per_wave = (launch.resident_blocks_per_sm * launch.threads_per_block)
+        .min(launch.max_threads_per_sm.max(1));
+    let per_wave = per_wave.max(
+        launch
+            .threads_per_block
+            .min(launch.max_threads_per_sm.max(1)),
+    );
+    // FIX(5): `while remaining > 0`, subtracting the limited per-wave count, with the last
+    // wave scheduled for its remainder only.
+    let full = sched / per_wave;
+    let rest = sched % per_wave;
+    let waves = full + u64::from(rest > 0);
+    let full_cfg = schedule_cfg(blocks, res, per_wave)?;
+    let mut d_kernel = full as f64 * full_cfg.delay;
+    let mut n_gm = full as f64 * full_cfg.n_global;
+    let mut n_shm = full as f64 * full_cfg.n_shared;
+    if rest > 0 {
+        let last = schedule_cfg(blocks, res, rest)?;
+        d_kernel += last.delay;
+        n_gm += last.n_global;
+        n_shm += last.n_shared;
+    }
+    Some(KernelSchedule {
+        d_kernel,
+        waves,
+        threads_per_wave: per_wave,
+        threads_last_wave: if rest > 0 { rest } else { per_wave },
+        n_gm,
+        n_shm,
+        cfg: full_cfg,
+    })
+}
+
+/// The wave count of Algorithm 8 *as printed* (`while nTh_sched ≥ 0`, subtracting
+/// nTh_sm^M), kept to document FIX(5): it counts one wave too many whenever the threads
+/// divide evenly.
+pub fn printed_wave_count(threads_to_schedule: u64, max_threads_per_sm: u64) -> u64 {
+    if max_threads_per_sm == 0 {
+        return 0;
+    }
+    threads_to_schedule / max_threads_per_sm + 1
+}
+
+/// A GPU's calibration for the thesis' model: latencies, penalty models.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlavaniGpu {
+    pub params: GpuParams,
+    pub resources: SmResources,
+    /// Table 3.2 column, or one derived from the GPU's generic latencies.
+    pub latencies: LatencyColumn,
+    /// Whether `latencies` is a measured Table 3.2 column.
+    pub measured_latencies: bool,
+    /// Table 3.3 (K20 only); `None` → `params.dram_latency_cycles`.
+    pub global_latency_k20_model: bool,
+    /// §3.5 launch overhead (a, b): a·nB·nT_b + b µs; `None` → the K20's, as an estimate.
+    pub launch_overhead: Option<(f64, f64)>,
+    /// Table 4.5 models; `None` → bandwidth-based substitute.
+    pub tp_global: Option<ExpThroughput>,
+    pub tp_shared: Option<ExpThroughput>,
+}
+
+impl AlavaniGpu {
+    /// The thesis' calibration when `gpu` is one of its GPUs, else a generic one derived
+    /// from the GPU's latencies (every derived number is reported as an assumption).
+    pub fn for_gpu(gpu: &GpuParams) -> AlavaniGpu {
+        let resources = SmResources::from_gpu(gpu);
+        let column = match gpu.id.as_str() {
+            "tesla-k20" => Some(tables::K20),
+            "quadro-k4200" => Some(tables::K4200),
+            "tesla-m60" => Some(tables::M60),
+            "gtx-1050" => Some(tables::GTX1050),
+            "tesla-v100" | "v100-sxm2-16gb" | "v100-sxm2-32gb" | "v100-pcie-16gb"
+            | "v100-pcie-32gb" => Some(tables::V100),
+            _ => None,
+        };
+        let tp = tables::TABLE_4_5.iter().find(|(id, _, _)| *id == gpu.id);
+        AlavaniGpu {
+            resources,
+            measured_latencies: column.is_some(),
+            latencies: column.unwrap_or_else(|| generic_column(gpu)),
+            global_latency_k20_model: gpu.id == "tesla-k20",
+            launch_overhead: (gpu.id == "tesla-k20").then_some(tables::K20_LAUNCH_OVERHEAD),
+            tp_global: tp.map(|it| it.1),
+            tp_shared: tp.map(|it| it.2),
+            params: gpu.clone(),
+        }
+    }
+
+    /// L(v) for a Table 3.2 row, the global latency at this launch, or misc.
+    pub fn latency(&self, key: LatencyKey, threads_total: f64) -> f64 {
+        match key {
+            LatencyKey::Global => {
+                if self.global_latency_k20_model {
+                    tables::k20_global_latency(threads_total)
+                } else {
+                    self.params.dram_latency_cycles
+                }
+            }
+            LatencyKey::Misc => 10.0,
+            k => {
+                tables::column_latency(&self.latencies, k).unwrap_or(self.params.alu_latency_cycles)
+            }
+        }
+    }
+}
+
+/// A Table 3.2-shaped column for a GPU the thesis did not measure (estimates): simple ALU
+/// rows at the GPU's ALU latency, `mads`/`mul` at twice it, divisions and square root at
+/// the K20's ratio to its ALU latency (a software sequence of ~100 ALU operations), `cvt`
+/// and `setp` at the K20's ratios, `mov` 2 cycles, shared at the GPU's shared latency.
+fn generic_column(gpu: &GpuParams) -> LatencyColumn {
+    let a = gpu.alu_latency_cycles;
+    let k = |key: LatencyKey| tables::column_latency(&tables::K20, key).unwrap_or(9.0) / 9.0 * a;
+    let mut col = [a; 16];
+    for (i, key) in tables::TABLE_3_2_ROWS.iter().enumerate() {
+        col[i] = match key {
+            LatencyKey::Mads | LatencyKey::Mul => 2.0 * a,
+            LatencyKey::Divf
+            | LatencyKey::Divs
+            | LatencyKey::Sqrt
+            | LatencyKey::Cvt
+            | LatencyKey::Setp => k(*key),
+            LatencyKey::Mov => 2.0,
+            LatencyKey::Shared => gpu.shared_latency_cycles,
+            _ => a,
+        };
+    }
+    col
+}
+
+/// R_map: which resource executes an instruction (spec 004 §12.1: only `add → SP` and
+/// `ld → LSU` are illustrated; the rest is our mapping).
+pub fn resource_of(class: InstrClass, key: LatencyKey) -> Resource {
+    match class {
+        // Constant-bank operands (see `tables::latency_key`): no LSU work.
+        InstrClass::Load(Space::Param | Space::Const) => Resource::Misc,
+        InstrClass::Load(_) | InstrClass::Store(_) | InstrClass::Atomic(_) => Resource::Lsu,
+        InstrClass::Fp64 => Resource::Dpu,
+        InstrClass::Sfu => Resource::Sfu,
+        InstrClass::Branch
+        | InstrClass::Barrier
+        | InstrClass::Fence
+        | InstrClass::Call
+        | InstrClass::Return
+        | InstrClass::Other => Resource::Misc,
+        _ if matches!(key, LatencyKey::Divf | LatencyKey::Sqrt) => Resource::Sfu,
+        _ => Resource::Sp,
+    }
+}
+
+/// The penalties of §4.4.5 for a scheduled kernel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Penalties {
+    pub launch_overhead_us: f64,
+    pub gm_penalty_us: f64,
+    pub sm_penalty_us: f64,
+    pub cm_penalty_cycles: f64,
+}
+
+/// Eqs. 4.10–4.12 and §3.5. `access_gm_bytes` / `access_sm_bytes`: bytes per memory
+/// instruction per thread (the thesis gives no value; spec 004 §6.9).
+pub fn penalties(
+    gpu: &AlavaniGpu,
+    launch: &Launch,
+    k: &KernelSchedule,
+    global_latency: f64,
+    access_gm_bytes: f64,
+    access_sm_bytes: f64,
+) -> Penalties {
+    let threads = (launch.blocks * launch.threads_per_block) as f64;
+    let lsu = f64::from(gpu.resources.lsu.max(1));
+    let sm = f64::from(gpu.params.sm_count.max(1));
+    let (a, b) = gpu.launch_overhead.unwrap_or(tables::K20_LAUNCH_OVERHEAD);
+    let launch_overhead_us = a * threads + b;
+    // Per-thread (loop-multiplied) global and shared instructions of one wave.
+    let gm_thread = k.cfg.n_global;
+    let sm_thread = k.cfg.n_shared;
+    // Eq. 4.10: (nB·nT_b / R[LSU]) × (accessGm_sz / TP(gm)) × nGM. FIX(6): as printed it
+    // charges the LSU batches of the *whole GPU* to one SM and multiplies by an nGM that
+    // already counts every wave of every thread, so each access is counted nSM × waves
+    // times over (1M-element vectorAdd on the K20 would pay 3.2 ms). We divide by nSM as
+    // Eq. 4.11 does and multiply by the per-thread count; TP is evaluated at the per-SM
+    // count including waves, as the thesis' dataset does (spec 004 §16).
+    let gm_penalty_us = match gpu.tp_global.and_then(|tp| tp.at(k.n_gm)) {
+        Some(tp) => threads / (lsu * sm) * (access_gm_bytes / tp) * gm_thread,
+        // Substitute for GPUs without a Table 4.5 fit: the global traffic at peak
+        // bandwidth (bytes / (GB/s) → µs).
+        None => threads * gm_thread * access_gm_bytes / (gpu.params.mem_bandwidth_gbs * 1e3),
+    };
+    // Eq. 4.11: (nB·nT_b / (R[LSU]·nSM)) × (access_sm_sz / TP(sm)) × nShM, with the
+    // per-thread count for the same reason (FIX(6)).
+    let sm_penalty_us = match gpu.tp_shared.and_then(|tp| tp.at(k.n_shm)) {
+        Some(tp) => threads / (lsu * sm) * (access_sm_bytes / tp) * sm_thread,
+        None => 0.0,
+    };
+    // Eq. 4.12: (nT_b·nB·nGM) / (waves·L2_sz / access_sz) × L(gm).
+    let l2_accesses = k.waves.max(1) as f64 * gpu.params.l2_bytes as f64 / access_gm_bytes.max(1.0);
+    let cm_penalty_cycles = if l2_accesses > 0.0 {
+        threads * k.n_gm / l2_accesses * global_latency
+    } else {
+        0.0
+    };
+    Penalties {
+        launch_overhead_us,
+        gm_penalty_us,
+        sm_penalty_us,
+        cm_penalty_cycles,
+    }
+}
+
+/// Builds the CFG blocks of a profile with this GPU's latencies.
+pub fn cfg_from_profile(profile: &KernelProfile, gpu: &AlavaniGpu) -> Option<Vec<CfgBlock>> {
+    if profile.blocks.is_empty() {
+        return None;
+    }
+    let threads_total = profile.launch.total_threads() as f64;
+    let index: BTreeMap<u32, usize> = profile
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.id, i))
+        .collect();
+    let mut res = Vec::with_capacity(profile.blocks.len());
+    for b in &profile.blocks {
+        let mut nodes = Vec::with_capacity(b.instructions.len());
+        let mut n_global = 0.0;
+        let mut n_shared = 0.0;
+        for ins in &b.instructions {
+            let key = tables::latency_key(&ins.opcode, ins.class);
+            match ins.class.space() {
+                Some(Space::Shared) => n_shared += 1.0,
+                Some(Space::Param | Space::Const) | None => {}
+                Some(_) => n_global += 1.0,
+            }
+            nodes.push(SchedNode {
+                resource: resource_of(ins.class, key),
+                latency: gpu.latency(key, threads_total),
+                deps: ins
+                    .deps
+                    .iter()
+                    .filter_map(|&d| usize::try_from(d).ok())
+                    .collect(),
+            });
+        }
+        res.push(CfgBlock {
+            nodes,
+            successors: b
+                .successors
+                .iter()
+                .filter_map(|s| index.get(s).copied())
+                .collect(),
+            // Under the thesis' assumption that every branch is taken by at least one
+            // thread of every warp (§4.4.1), a block expected to run a fraction of a time
+            // per thread still runs once per warp.
+            multiplier: if b.executions >= 1.0 {
+                b.executions
+            } else {
+                1.0
+            },
+            n_global,
+            n_shared,
+        });
+    }
+    Some(res)
+}
+
+/// Adapter: the thesis' model on a static profile.
+pub fn predict(profile: &KernelProfile, gpu_params: &GpuParams) -> Option<Prediction> {
+    let gpu = AlavaniGpu::for_gpu(gpu_params);
+    let blocks = cfg_from_profile(profile, &gpu)?;
+    let tpb = profile.launch.threads_per_block();
+    let smem = profile
+        .resources
+        .static_smem_bytes
+        .saturating_add(profile.launch.dynamic_smem);
+    let resident = gpu_params.resident_blocks_per_sm(
+        u32::try_from(tpb).ok()?,
+        profile.resources.registers_per_thread,
+        smem,
+    );
+    let launch = Launch {
+        blocks: profile.launch.blocks(),
+        threads_per_block: tpb,
+        resident_blocks_per_sm: u64::from(resident),
+        max_threads_per_sm: u64::from(gpu_params.limits.max_threads_per_sm),
+    };
+    let k = schedule_kernel(&blocks, &gpu.resources, gpu_params.sm_count, &launch)?;
+    let global_latency = gpu.latency(LatencyKey::Global, profile.launch.total_threads() as f64);
+    let avg_bytes = |shared: bool| {
+        let (n, b) = profile
+            .memory_accesses
+            .iter()
+            .filter(|a| (a.space == Space::Shared) == shared)
+            .fold((0.0, 0.0), |(n, b), a| {
+                (
+                    n + a.executions,
+                    b + a.executions * f64::from(a.bytes_per_thread),
+                )
+            });
+        if n > 0.0 { b / n } else { 4.0 }
+    };
+    let p = penalties(
+        &gpu,
+        &launch,
+        &k,
+        global_latency,
+        avg_bytes(false),
+        avg_bytes(true),
+    );
+    let sched_us = gpu_params.cycles_to_us(k.d_kernel);
+    let cm_us = gpu_params.cycles_to_us(p.cm_penalty_cycles);
+    let time_us = sched_us + p.launch_overhead_us + p.gm_penalty_us + p.sm_penalty_us + cm_us;
+    if !time_us.is_finite() {
+        return None;
+    }
+    let mut breakdown = BTreeMap::new();
+    breakdown.insert("schedule_cycles".to_string(), k.d_kernel);
+    breakdown.insert("schedule_us".to_string(), sched_us);
+    breakdown.insert("waves".to_string(), k.waves as f64);
+    breakdown.insert("launch_overhead_us".to_string(), p.launch_overhead_us);
+    breakdown.insert("gm_penalty_us".to_string(), p.gm_penalty_us);
+    breakdown.insert("sm_penalty_us".to_string(), p.sm_penalty_us);
+    breakdown.insert("cm_penalty_us".to_string(), cm_us);
+    breakdown.insert("n_gm".to_string(), k.n_gm);
+    breakdown.insert("n_shm".to_string(), k.n_shm);
+    let mem = p.gm_penalty_us + p.sm_penalty_us + cm_us;
+    let bound = if mem > sched_us {
+        Bound::Memory
+    } else {
+        Bound::Latency
+    };
+    let mut assumptions = vec![
+        format!(
+            "list-scheduled against {} SP / {} DPU / {} SFU / {} LSU per SM; {} wave(s) of {} threads per SM",
+            gpu.resources.sp, gpu.resources.dpu, gpu.resources.sfu, gpu.resources.lsu, k.waves, k.threads_per_wave
+        ),
+        "longest CFG path; every branch assumed taken by some thread of every warp (seed 004 §4.4.1)".to_string(),
+    ];
+    if gpu.measured_latencies {
+        assumptions.push(format!(
+            "instruction latencies: seed 004 Table 3.2 ({})",
+            gpu_params.id
+        ));
+    } else {
+        assumptions.push("instruction latencies estimated from the GPU's ALU/shared latencies (not measured by seed 004)".to_string());
+    }
+    if gpu.global_latency_k20_model {
+        assumptions.push(format!(
+            "global latency {global_latency:.0} cycles from seed 004 Table 3.3 at {} threads",
+            launch.blocks * tpb
+        ));
+    } else {
+        assumptions.push(format!(
+            "global latency {global_latency:.0} cycles (the GPU's DRAM latency; no Table 3.3 model)"
+        ));
+    }
+    if gpu.launch_overhead.is_none() {
+        assumptions
+            .push("launch overhead: the K20's fit (seed 004 §3.5) used as an estimate".to_string());
+    }
+    if gpu.tp_global.is_none() {
+        assumptions.push(
+            "global penalty: global traffic at peak bandwidth, substituting for a Table 4.5 fit"
+                .to_string(),
+        );
+    }
+    assumptions.push(
+        "Table 4.5 throughputs read as MB/s; penalties in µs (the thesis gives no units)"
+            .to_string(),
+    );
+    assumptions.extend(gpu_params.provenance.iter().cloned());
+    let explanation = format!(
+        "list schedule of the longest path: {:.0} cycles over {} wave(s) ({sched_us:.2} µs), plus {:.2} µs launch overhead and {mem:.2} µs memory penalties",
+        k.d_kernel, k.waves, p.launch_overhead_us
+    );
+    let calibrated = gpu.measured_latencies && gpu.tp_global.is_some();
+    Some(Prediction {
+        model: "scheduling",
+        time_us,
+        breakdown,
+        bound,
+        confidence: if calibrated {
+            Confidence::Medium
+        } else {
+            Confidence::Low
+        },
+        assumptions,
+        explanation,
+        mwp: None,
+        cwp: None,
+    })
+}
