@@ -42,6 +42,8 @@ pub struct Settings {
     /// Kernel argument values (`--arg n=1024`), by source name, PTX name or `param_N`.
     pub args: BTreeMap<String, i64>,
     pub profile: ProfileOptions,
+    /// Calibration of the execution-time models (docs/models.md).
+    pub models: perf_models::ModelConfig,
 }
 
 impl Default for Settings {
@@ -51,6 +53,7 @@ impl Default for Settings {
             launch: PartialLaunch::default(),
             args: BTreeMap::new(),
             profile: ProfileOptions::default(),
+            models: perf_models::ModelConfig::uncalibrated(),
         }
     }
 }
@@ -88,6 +91,9 @@ pub struct TargetAnalysis {
     pub occupancy: Result<gpu_spec::Occupancy, String>,
     pub waves: Option<gpu_spec::occupancy::Waves>,
     pub profile: KernelProfile,
+    /// Every applicable execution-time model and the headline (`None` for an empty
+    /// launch).
+    pub models: Option<perf_models::Report>,
 }
 
 /// One loop of a kernel, as the IR sees it (before the launch is applied).
@@ -231,7 +237,8 @@ fn analyze_kernel(
                 .occupancy(threads, profile.resources.registers_per_thread, profile.resources.static_smem_bytes, launch.dynamic_smem)
                 .map_err(|e| e.to_string());
             let waves = occupancy.as_ref().ok().map(|o| gpu_spec::occupancy::waves(launch.blocks(), o.blocks_per_sm, gpu.sm_count));
-            Some(TargetAnalysis { gpu: gpu.clone(), occupancy, waves, profile })
+            let models = perf_models::run_all_for_gpu(&profile, gpu, &settings.models);
+            Some(TargetAnalysis { gpu: gpu.clone(), occupancy, waves, profile, models })
         })
         .collect();
     KernelAnalysis {

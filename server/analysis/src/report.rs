@@ -99,6 +99,26 @@ fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
         }),
         Err(e) => json!({ "error": e }),
     };
+    let (predictions, headline) = match &t.models {
+        Some(r) => {
+            let mut preds = Map::new();
+            for p in &r.predictions {
+                preds.insert(p.model.to_string(), prediction_json(p, r.floor_violations.contains(&p.model)));
+            }
+            let not_applicable: Map<String, Value> = r.not_applicable.iter().map(|(m, why)| (m.to_string(), json!(why))).collect();
+            (
+                json!(preds),
+                json!({
+                    "model": r.headline.model,
+                    "time_us": r.headline.time_us,
+                    "bound": r.headline.bound.name(),
+                    "rule": r.headline.rule,
+                    "not_applicable": not_applicable,
+                }),
+            )
+        }
+        None => (json!({}), Value::Null),
+    };
     json!({
         "gpu": t.gpu.id,
         "name": t.gpu.name,
@@ -110,5 +130,24 @@ fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
             "last_wave_blocks": w.last_wave_blocks,
             "last_wave_fill": w.last_wave_fill,
         })),
+        "predictions": predictions,
+        "headline": headline,
     })
+}
+
+fn prediction_json(p: &perf_models::Prediction, below_floor: bool) -> Value {
+    let mut v = json!({
+        "time_us": p.time_us,
+        "bound": p.bound.name(),
+        "confidence": p.confidence.name(),
+        "explanation": p.explanation,
+        "breakdown": p.breakdown,
+        "assumptions": p.assumptions,
+        "below_roofline_floor": below_floor,
+    });
+    if let (Some(obj), Some(mwp), Some(cwp)) = (v.as_object_mut(), p.mwp, p.cwp) {
+        obj.insert("mwp".into(), json!(mwp));
+        obj.insert("cwp".into(), json!(cwp));
+    }
+    v
 }
