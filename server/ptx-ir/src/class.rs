@@ -138,7 +138,10 @@ impl InstrClass {
     }
 
     pub fn is_memory(self) -> bool {
-        matches!(self, InstrClass::Load(_) | InstrClass::Store(_) | InstrClass::Atomic(_))
+        matches!(
+            self,
+            InstrClass::Load(_) | InstrClass::Store(_) | InstrClass::Atomic(_)
+        )
     }
 
     pub fn space(self) -> Option<Space> {
@@ -187,13 +190,28 @@ mod tests {
     #[test]
     fn names_round_trip() {
         let mut all = vec![
-            InstrClass::IntAlu, InstrClass::Fp32, InstrClass::Fp64, InstrClass::Fp16,
-            InstrClass::Sfu, InstrClass::Tensor, InstrClass::Conversion, InstrClass::Move,
-            InstrClass::Barrier, InstrClass::Fence, InstrClass::WarpLevel, InstrClass::Branch,
-            InstrClass::Call, InstrClass::Return, InstrClass::Other,
+            InstrClass::IntAlu,
+            InstrClass::Fp32,
+            InstrClass::Fp64,
+            InstrClass::Fp16,
+            InstrClass::Sfu,
+            InstrClass::Tensor,
+            InstrClass::Conversion,
+            InstrClass::Move,
+            InstrClass::Barrier,
+            InstrClass::Fence,
+            InstrClass::WarpLevel,
+            InstrClass::Branch,
+            InstrClass::Call,
+            InstrClass::Return,
+            InstrClass::Other,
         ];
         for s in Space::ALL {
-            all.extend([InstrClass::Load(s), InstrClass::Store(s), InstrClass::Atomic(s)]);
+            all.extend([
+                InstrClass::Load(s),
+                InstrClass::Store(s),
+                InstrClass::Atomic(s),
+            ]);
         }
         for c in all {
             assert_eq!(InstrClass::from_name(&c.name()), Some(c), "{c:?}");

@@ -1,0 +1,799 @@
+//! Induction variables, exit tests and trip counts of the counted loops nvcc emits.
+//!
+//! nvcc (NVVM) emits loops in rotated, bottom-tested form: a guard before the loop skips it
+//! when it would run zero times, and the latch ends in `add i, i, step; setp.CMP p, i, B;
+//! @p bra HEADER`. Unrolled loops (`#pragma unroll 4`, or automatic unrolling of
+//! parameter-bounded loops) become a main loop counting a register down by the unroll
+//! factor to zero (`setp.ne ... 0`) followed by a remainder loop over `n & 3`. Grid-stride
+//! loops step by `%ntid.x * %nctaid.x`. All of these are recognised here from the def-use
+//! chains alone:
+//!
+//! 1. A *basic induction variable* is a register written exactly once inside the loop, by
+//!    `add r, r, s` / `sub r, r, s` (or `mov r, t` with `add t, r, s`), with `s`
+//!    loop-invariant. Its initial value is what the definitions outside the loop that can
+//!    reach the header compute.
+//! 2. The *exit test* is the single exiting block's guarded `bra`, whose predicate comes
+//!    from a `setp` comparing an induction variable (possibly `iv + step`) with a
+//!    loop-invariant bound.
+//! 3. The trip count (header executions per entry) follows from init `I`, step `S`, bound
+//!    `B` and how many steps ahead of the iteration's entry value the compared value is
+//!    (`m`): for "continue while `v < B`", `n = ceil((B - I) / S) - m + 1`, which is the
+//!    familiar `ceil((B - I) / S)` for the do-while form (`m = 1`).
+//!
+//! Values are followed through `mov cvt add sub mul mad shl shr and or neg min max div rem`
+//! and `ld.param` (which gives a parameter leaf). Anything else (a load from memory, a
+//! value defined differently on two paths) makes the value unknown, and so the trip count
+//! `Unknown` with a note saying why.
+
+use crate::class::InstrClass;
+use crate::ir::*;
+use crate::trip::{BinOp, Expr, MAX_EXPR_NODES, TripCount, ceil_div};
+
+/// Depth limit for following def-use chains.
+const MAX_DEPTH: u32 = 12;
+
+struct LoopCx<'f> {
+    f: &'f Function,
+    in_loop: Vec<bool>,
+    /// Blocks outside the loop from which the header can be reached without entering the
+    /// loop: the definitions in them are the ones that can flow into the loop.
+    feeds: Vec<bool>,
+}
+
+pub(crate) fn analyze_loop(func: &mut Function, li: LoopId) {
+    let (ivs, test, trip, note) = {
+        let f: &Function = func;
+        let Some(l) = f.loops.get(li as usize) else {
+            return;
+        };
+        let cx = LoopCx::new(f, l);
+        let ivs = cx.induction_vars(l);
+        let (test, trip, note) = match cx.exit_test(l, &ivs) {
+            Ok((test, iv_init, kind, step)) => match trip_count(&test, iv_init, kind, &step) {
+                Ok(tc) => (Some(test), tc, None),
+                Err(why) => (Some(test), TripCount::Unknown, Some(why)),
+            },
+            Err(why) => (None, TripCount::Unknown, Some(why)),
+        };
+        (ivs, test, trip, note)
+    };
+    if let Some(l) = func.loops.get_mut(li as usize) {
+        l.induction_vars = ivs;
+        l.exit_test = test;
+        l.trip_count = trip;
+        l.trip_note = note;
+    }
+}
+
+fn cmp_op(m: &str) -> Option<(CmpOp, bool)> {
+    // (operator, unsigned?) ; unsigned spellings are `lo ls hi hs` (PTX ISA §9.7.7.1).
+    Some(match m {
+        "eq" => (CmpOp::Eq, false),
+        "ne" => (CmpOp::Ne, false),
+        "lt" => (CmpOp::Lt, false),
+        "le" => (CmpOp::Le, false),
+        "gt" => (CmpOp::Gt, false),
+        "ge" => (CmpOp::Ge, false),
+        "lo" => (CmpOp::Lt, true),
+        "ls" => (CmpOp::Le, true),
+        "hi" => (CmpOp::Gt, true),
+        "hs" => (CmpOp::Ge, true),
+        _ => return None,
+    })
+}
+
+fn negate(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Ge,
+        CmpOp::Ge => CmpOp::Lt,
+        CmpOp::Le => CmpOp::Gt,
+        CmpOp::Gt => CmpOp::Le,
+        CmpOp::Eq => CmpOp::Ne,
+        CmpOp::Ne => CmpOp::Eq,
+    }
+}
+
+/// `a OP b` ⇔ `b swap(OP) a`.
+fn swap(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Ge => CmpOp::Le,
+        CmpOp::Eq => CmpOp::Eq,
+        CmpOp::Ne => CmpOp::Ne,
+    }
+}
+
+impl<'f> LoopCx<'f> {
+    fn new(f: &'f Function, l: &Loop) -> Self {
+        let n = f.blocks.len();
+        let mut in_loop = vec![false; n];
+        for &b in &l.blocks {
+            in_loop[b as usize] = true;
+        }
+        let mut feeds = vec![false; n];
+        let mut stack: Vec<BlockId> = f.blocks[l.header as usize]
+            .preds
+            .iter()
+            .copied()
+            .filter(|&p| !in_loop[p as usize])
+            .collect();
+        while let Some(b) = stack.pop() {
+            if std::mem::replace(&mut feeds[b as usize], true) {
+                continue;
+            }
+            for &p in &f.blocks[b as usize].preds {
+                if !in_loop[p as usize] && !feeds[p as usize] {
+                    stack.push(p);
+                }
+            }
+        }
+        LoopCx { f, in_loop, feeds }
+    }
+
+    fn instr(&self, id: InstrId) -> Option<&'f Instr> {
+        self.f.instrs.get(id as usize)
+    }
+
+    fn defs_in_loop(&self, reg: RegId) -> impl Iterator<Item = InstrId> + '_ {
+        self.f.defs_of(reg).iter().copied().filter(|&d| {
+            self.instr(d)
+                .is_some_and(|i| self.in_loop[i.block as usize])
+        })
+    }
+
+    fn is_invariant(&self, reg: RegId) -> bool {
+        self.defs_in_loop(reg).next().is_none()
+    }
+
+    /// The value of `reg` on entry to the loop: what its definitions outside the loop
+    /// that can reach the header compute, when they all agree. A definition followed by
+    /// another one of the same register in the same block is dead and skipped.
+    fn value_outside(&self, reg: RegId, depth: u32) -> Option<Expr> {
+        if let Some(special) = self.f.register(reg).and_then(|r| r.special) {
+            return Some(Expr::Special(special));
+        }
+        if depth == 0 {
+            return None;
+        }
+        let defs = self.f.defs_of(reg);
+        let mut res: Option<Expr> = None;
+        for (k, &d) in defs.iter().enumerate() {
+            let instr = self.instr(d)?;
+            if !self.feeds[instr.block as usize] {
+                continue;
+            }
+            let killed = defs[k + 1..]
+                .iter()
+                .any(|&later| self.instr(later).is_some_and(|it| it.block == instr.block));
+            if killed {
+                continue;
+            }
+            // A guarded definition may or may not happen: its value is not "the" value.
+            if instr.guard.is_some() {
+                return None;
+            }
+            let v = self.instr_value(instr, depth - 1)?;
+            match &res {
+                None => res = Some(v),
+                Some(prev) if *prev == v => {}
+                Some(_) => return None,
+            }
+        }
+        res.filter(|e| e.size() <= MAX_EXPR_NODES)
+    }
+
+    fn operand_value(&self, op: &Operand, depth: u32) -> Option<Expr> {
+        match op {
+            Operand::Imm(v) => Some(Expr::Const(*v)),
+            Operand::Reg(r) => self.value_outside(*r, depth),
+            // `WARP_SZ` is the only symbolic constant PTX predefines (PTX ISA §10.29).
+            Operand::Symbol(s) if &**s == "WARP_SZ" => Some(Expr::Const(32)),
+            _ => None,
+        }
+    }
+
+    /// The value an instruction writes to its (single) destination.
+    fn instr_value(&self, instr: &Instr, depth: u32) -> Option<Expr> {
+        let ops = self.f.operands_of(instr);
+        let v = |k: usize| ops.get(k).and_then(|op| self.operand_value(op, depth));
+        let int = !matches!(
+            instr.class,
+            InstrClass::Fp32 | InstrClass::Fp64 | InstrClass::Fp16 | InstrClass::Sfu
+        );
+        let res = match instr.base() {
+            // `cvta` converts between generic and state-space addresses of the same object;
+            // for counting and offsets it is the identity.
+            "mov" | "cvt" | "cvta" => {
+                if instr.base() == "cvt" && instr.ty().is_none_or(|t| t.starts_with('f')) {
+                    return None;
+                }
+                v(1)?
+            }
+            "ld" if instr.has_modifier("param") => match ops.get(1)? {
+                Operand::Addr {
+                    base: AddrBase::Symbol(s),
+                    offset: 0,
+                } => {
+                    let index = self.f.param_index(s)?;
+                    Expr::Param {
+                        index,
+                        name: s.to_string(),
+                    }
+                }
+                _ => return None,
+            },
+            "add" if int => Expr::bin(BinOp::Add, v(1)?, v(2)?),
+            "sub" if int => Expr::bin(BinOp::Sub, v(1)?, v(2)?),
+            "mul" if int && !instr.has_modifier("hi") => Expr::bin(BinOp::Mul, v(1)?, v(2)?),
+            "mad" if int && !instr.has_modifier("hi") => {
+                Expr::bin(BinOp::Add, Expr::bin(BinOp::Mul, v(1)?, v(2)?), v(3)?)
+            }
+            "shl" => match v(2)? {
+                Expr::Const(k) if (0..63).contains(&k) => {
+                    Expr::bin(BinOp::Mul, v(1)?, Expr::Const(1i64 << k))
+                }
+                other => Expr::bin(BinOp::Shl, v(1)?, other),
+            },
+            "shr" => Expr::bin(BinOp::Shr, v(1)?, v(2)?),
+            "and" => Expr::bin(BinOp::And, v(1)?, v(2)?),
+            "or" => Expr::bin(BinOp::Or, v(1)?, v(2)?),
+            "xor" => Expr::bin(BinOp::Xor, v(1)?, v(2)?),
+            "neg" if int => Expr::negated(v(1)?),
+            "min" if int => Expr::bin(BinOp::Min, v(1)?, v(2)?),
+            "max" if int => Expr::bin(BinOp::Max, v(1)?, v(2)?),
+            "div" if int => Expr::bin(BinOp::Div, v(1)?, v(2)?),
+            "rem" if int => Expr::bin(BinOp::Rem, v(1)?, v(2)?),
+            _ => return None,
+        };
+        (res.size() <= MAX_EXPR_NODES).then_some(res)
+    }
+
+    /// The kind and loop-invariant step of an update `add r, r, s` / `add r, s, r` /
+    /// `sub r, r, s`, or the constant shift of `shr r, r, k` / `shl r, r, k` /
+    /// `mul.lo r, r, 2^k` / `add r, r, r`.
+    fn step_of(&self, update: &Instr, reg: RegId) -> Option<(IvKind, Expr)> {
+        let ops = self.f.operands_of(update);
+        let invariant = |op: &Operand| match op {
+            Operand::Imm(v) => Some(Expr::Const(*v)),
+            Operand::Reg(r) if self.is_invariant(*r) => self.value_outside(*r, MAX_DEPTH),
+            _ => None,
+        };
+        if update.class != InstrClass::IntAlu || ops.len() != 3 {
+            return None;
+        }
+        let is_reg = |op: &Operand| op.reg() == Some(reg);
+        let shift = |op: &Operand| op.imm().filter(|k| (1..32).contains(k)).map(Expr::Const);
+        match (update.base(), &ops[1], &ops[2]) {
+            ("add", a, b) if is_reg(a) && is_reg(b) => Some((IvKind::Shl, Expr::Const(1))),
+            ("add", a, other) if is_reg(a) => invariant(other).map(|s| (IvKind::Add, s)),
+            ("add", other, b) if is_reg(b) => invariant(other).map(|s| (IvKind::Add, s)),
+            ("sub", a, other) if is_reg(a) => {
+                invariant(other).map(|s| (IvKind::Add, Expr::negated(s)))
+            }
+            // A signed shift halves toward minus infinity; for the positive counters these
+            // loops use it is the same as the unsigned one.
+            ("shr", a, k) if is_reg(a) => shift(k).map(|k| (IvKind::Shr, k)),
+            ("shl", a, k) if is_reg(a) => shift(k).map(|k| (IvKind::Shl, k)),
+            ("mul", a, Operand::Imm(v)) if is_reg(a) && !update.has_modifier("hi") => {
+                let v = *v;
+                (v > 1 && v.count_ones() == 1)
+                    .then(|| (IvKind::Shl, Expr::Const(i64::from(v.trailing_zeros()))))
+            }
+            _ => None,
+        }
+    }
+
+    /// Recognises `reg` as a basic induction variable: (kind, step, update instruction).
+    fn as_iv(&self, reg: RegId) -> Option<(IvKind, Expr, InstrId)> {
+        let mut defs = self.defs_in_loop(reg);
+        let d = defs.next()?;
+        if defs.next().is_some() {
+            return None;
+        }
+        let instr = self.instr(d)?;
+        if instr.guard.is_some() {
+            return None;
+        }
+        if let Some((kind, step)) = self.step_of(instr, reg) {
+            return Some((kind, step, d));
+        }
+        // `add t, r, s; mov r, t`.
+        if instr.base() == "mov" {
+            let t = self.f.operands_of(instr).get(1)?.reg()?;
+            let mut tdefs = self.defs_in_loop(t);
+            let td = tdefs.next()?;
+            if tdefs.next().is_some() {
+                return None;
+            }
+            let (kind, step) = self.step_of(self.instr(td)?, reg)?;
+            return Some((kind, step, d));
+        }
+        None
+    }
+
+    fn induction_vars(&self, l: &Loop) -> Vec<InductionVar> {
+        let mut seen = std::collections::HashSet::new();
+        let mut res = Vec::new();
+        for &b in &l.blocks {
+            let blk = &self.f.blocks[b as usize];
+            for i in blk.instrs.clone() {
+                let Some(instr) = self.instr(i) else { continue };
+                for &r in self.f.dsts(instr) {
+                    if !seen.insert(r) {
+                        continue;
+                    }
+                    if let Some((kind, step, update)) = self.as_iv(r) {
+                        res.push(InductionVar {
+                            reg: r,
+                            init: self.value_outside(r, MAX_DEPTH),
+                            kind,
+                            step,
+                            update,
+                        });
+                    }
+                }
+            }
+        }
+        res
+    }
+
+    /// 1 when `update` runs before `reader` within an iteration (the reader sees the new
+    /// value), 0 when after; `None` when the order is not fixed.
+    fn runs_before(&self, update: InstrId, reader: InstrId) -> Option<u8> {
+        let (u, r) = (self.instr(update)?, self.instr(reader)?);
+        if u.block == r.block {
+            Some(u8::from(update < reader))
+        } else if self.f.dominates(u.block, r.block) {
+            Some(1)
+        } else if self.f.dominates(r.block, u.block) {
+            Some(0)
+        } else {
+            None
+        }
+    }
+
+    /// Finds the exit test and the induction variable it compares.
+    fn exit_test(
+        &self,
+        l: &Loop,
+        ivs: &[InductionVar],
+    ) -> Result<(ExitTest, Option<Expr>, IvKind, Expr), String> {
+        let [exiting] = l.exiting.as_slice() else {
+            return Err(format!(
+                "the loop has {} exits (a `break` or data-dependent exit)",
+                l.exiting.len()
+            ));
+        };
+        if !l
+            .latches
+            .iter()
+            .all(|&latch| self.f.dominates(*exiting, latch))
+        {
+            return Err("the exit test does not run on every iteration".into());
+        }
+        let blk = &self.f.blocks[*exiting as usize];
+        let branch_id = blk.terminator().ok_or("the exiting block is empty")?;
+        let branch = self.instr(branch_id).ok_or("bad instruction id")?;
+        let guard = match (branch.base(), branch.guard) {
+            ("bra", Some(g)) => g,
+            _ => return Err("the loop does not exit through a conditional branch".into()),
+        };
+        let taken_in_loop = blk.target.is_some_and(|t| self.in_loop[t as usize]);
+        // Continue iff the predicate equals `want`.
+        let flip = guard.negated ^ !taken_in_loop;
+
+        let setp_id = blk
+            .instrs
+            .clone()
+            .rev()
+            .find(|&i| {
+                self.instr(i)
+                    .is_some_and(|it| self.f.dsts(it).contains(&guard.reg))
+            })
+            .or_else(|| {
+                let mut d = self.defs_in_loop(guard.reg);
+                let first = d.next();
+                if d.next().is_some() { None } else { first }
+            })
+            .ok_or("the branch predicate is not computed in the loop")?;
+        let setp = self.instr(setp_id).ok_or("bad instruction id")?;
+        let ops = self.f.operands_of(setp);
+        if setp.base() != "setp" || ops.len() != 3 || setp.guard.is_some() {
+            return Err(format!("the exit predicate comes from `{}`", setp.opcode));
+        }
+        if setp.class != InstrClass::IntAlu {
+            return Err("the exit test compares floating-point values".into());
+        }
+        let (mut op, _unsigned) = setp
+            .modifiers()
+            .find_map(cmp_op)
+            .ok_or_else(|| format!("unsupported comparison in `{}`", setp.opcode))?;
+        if flip {
+            op = negate(op);
+        }
+
+        // Which side is the induction variable (`iv`, or `iv + step` computed in the loop)?
+        let iv_side = |operand: &Operand| -> Option<(usize, u8)> {
+            let r = operand.reg()?;
+            if let Some(k) = ivs.iter().position(|iv| iv.reg == r) {
+                let m = self.runs_before(ivs[k].update, setp_id)?;
+                return Some((k, m));
+            }
+            // `add t, iv, step` feeding the compare.
+            let mut d = self.defs_in_loop(r);
+            let def = d.next()?;
+            if d.next().is_some() {
+                return None;
+            }
+            let t = self.instr(def)?;
+            let tops = self.f.operands_of(t);
+            if t.base() != "add" || tops.len() != 3 {
+                return None;
+            }
+            let k = ivs
+                .iter()
+                .position(|iv| iv.kind == IvKind::Add && tops[1].reg() == Some(iv.reg))?;
+            let same_step = match &tops[2] {
+                Operand::Imm(v) => ivs[k].step == Expr::Const(*v),
+                Operand::Reg(s) => {
+                    self.is_invariant(*s)
+                        && self.value_outside(*s, MAX_DEPTH).as_ref() == Some(&ivs[k].step)
+                }
+                _ => false,
+            };
+            if !same_step {
+                return None;
+            }
+            let m = self.runs_before(ivs[k].update, def)?;
+            Some((k, m + 1))
+        };
+        let (iv_k, m, bound_op) = if let Some((k, m)) = iv_side(&ops[1]) {
+            (k, m, &ops[2])
+        } else if let Some((k, m)) = iv_side(&ops[2]) {
+            op = swap(op);
+            (k, m, &ops[1])
+        } else {
+            return Err(
+                "the exit test compares no induction variable (data-dependent exit)".into(),
+            );
+        };
+        let bound = match bound_op {
+            Operand::Imm(v) => Expr::Const(*v),
+            Operand::Reg(r) if self.is_invariant(*r) => self
+                .value_outside(*r, MAX_DEPTH)
+                .ok_or("the loop bound is not a constant or a kernel parameter expression")?,
+            _ => return Err("the loop bound changes inside the loop".into()),
+        };
+        let iv = &ivs[iv_k];
+        Ok((
+            ExitTest {
+                compare: setp_id,
+                branch: branch_id,
+                iv: iv.reg,
+                op,
+                bound,
+                offset_steps: m,
+            },
+            iv.init.clone(),
+            iv.kind,
+            iv.step.clone(),
+        ))
+    }
+}
+
+/// Header executions per entry from the exit test: see the module docs for the formula.
+fn trip_count(
+    test: &ExitTest,
+    init: Option<Expr>,
+    kind: IvKind,
+    step: &Expr,
+) -> Result<TripCount, String> {
+    let init = init.ok_or("the induction variable's initial value is not known")?;
+    match kind {
+        IvKind::Add => {}
+        IvKind::Shr => return halving_trip_count(test, init, step),
+        IvKind::Shl => return doubling_trip_count(test, init, step),
+    }
+    let m = i64::from(test.offset_steps);
+    let bound = test.bound.clone();
+    // Normalise to "continue while dist > 0 steps remain": (distance, positive step).
+    let step_sign = match step.as_const() {
+        Some(0) => return Err("the induction variable does not change".into()),
+        Some(s) => Some(s > 0),
+        None => match step {
+            Expr::Neg(_) => Some(false),
+            // A symbolic step (the grid-stride `%ntid.x * %nctaid.x`, a parameter) is
+            // assumed positive: counting down by a runtime amount is not an nvcc idiom.
+            _ => Some(true),
+        },
+    };
+    let up = step_sign == Some(true);
+    let abs_step = if up {
+        step.clone()
+    } else {
+        Expr::negated(step.clone())
+    };
+    let (dist, exact) = match (test.op, up) {
+        (CmpOp::Lt, true) => (Expr::raw(BinOp::Sub, bound, init), false),
+        (CmpOp::Le, true) => (
+            Expr::raw(
+                BinOp::Sub,
+                Expr::bin(BinOp::Add, bound, Expr::Const(1)),
+                init,
+            ),
+            false,
+        ),
+        (CmpOp::Gt, false) => (Expr::raw(BinOp::Sub, init, bound), false),
+        (CmpOp::Ge, false) => (
+            Expr::raw(
+                BinOp::Sub,
+                init,
+                Expr::bin(BinOp::Sub, bound, Expr::Const(1)),
+            ),
+            false,
+        ),
+        (CmpOp::Ne, true) => (Expr::raw(BinOp::Sub, bound, init), true),
+        (CmpOp::Ne, false) => (Expr::raw(BinOp::Sub, init, bound), true),
+        _ => {
+            return Err(format!(
+                "the loop condition `{:?}` with a {} step does not count to a bound",
+                test.op,
+                if up { "positive" } else { "negative" }
+            ));
+        }
+    };
+    // Constant case, exactly.
+    if let (Some(d), Some(s)) = (const_of(&dist), abs_step.as_const()) {
+        let (d, s) = (i128::from(d), i128::from(s));
+        let q = if exact {
+            if d % s != 0 {
+                return Err("the `!=` exit test is never met exactly (wrap-around)".into());
+            }
+            d / s
+        } else {
+            ceil_div(d, s).ok_or("zero step")?
+        };
+        let n = q - i128::from(m) + 1;
+        if exact && n < 1 {
+            return Err("the `!=` exit test is passed before the loop starts".into());
+        }
+        return Ok(TripCount::Constant(n.max(1) as u64));
+    }
+    let base = Expr::raw(
+        if exact { BinOp::Div } else { BinOp::CeilDiv },
+        dist,
+        abs_step,
+    );
+    let formula = match m {
+        1 => base,
+        0 => Expr::raw(BinOp::Add, base, Expr::Const(1)),
+        _ => Expr::raw(BinOp::Sub, base, Expr::Const(m - 1)),
+    };
+    Ok(TripCount::from_formula(formula))
+}
+
+fn const_of(e: &Expr) -> Option<i64> {
+    let v = e.eval(&|_| None)?;
+    (v.fract() == 0.0 && v.abs() < 9.0e15).then_some(v as i64)
+}
+
+/// `for (s = I; s > B; s >>= k)` (B a constant >= 0; `!= 0` is `> 0` for the positive
+/// counters these loops use). The compared value at iteration `j` is
+/// `I >> (k * (j + m))`; it first drops to `B` or below after
+/// `s = floor(log2(I / (B + 1))) + 1` bits of shifting, so the header runs
+/// `ceil(s / k) - m + 1` times (checked against simulation in the tests below).
+fn halving_trip_count(test: &ExitTest, init: Expr, step: &Expr) -> Result<TripCount, String> {
+    let b = match (test.op, test.bound.as_const()) {
+        (CmpOp::Ne, Some(0)) => 0,
+        (CmpOp::Gt, Some(b)) if b >= 0 => b,
+        (CmpOp::Ge, Some(b)) if b >= 1 => b - 1,
+        _ => return Err("a halving loop whose bound is not a constant".into()),
+    };
+    let k = step.as_const().ok_or("non-constant shift")?;
+    let m = i64::from(test.offset_steps);
+    if let Some(i) = const_of(&init) {
+        // Constant: simulate (at most 64 shifts).
+        let mut n = 1u64;
+        let mut shift = k * m;
+        while shift < 64 && (i >> shift) > b {
+            n += 1;
+            shift += k;
+        }
+        return Ok(TripCount::Constant(n));
+    }
+    let scaled = if b == 0 {
+        init
+    } else {
+        Expr::raw(BinOp::Div, init, Expr::Const(b + 1))
+    };
+    let logs = Expr::FloorLog2(Box::new(scaled));
+    let formula = if k == 1 {
+        Expr::raw(BinOp::Add, logs, Expr::Const(2 - m))
+    } else {
+        let s = Expr::raw(BinOp::Add, logs, Expr::Const(1));
+        Expr::raw(
+            BinOp::Add,
+            Expr::raw(BinOp::CeilDiv, s, Expr::Const(k)),
+            Expr::Const(1 - m),
+        )
+    };
+    Ok(TripCount::from_formula(formula))
+}
+
+/// `for (d = I; d < B; d <<= k)` with `I` a constant power of two: the counter passes
+/// `B` after `ceil((ceil(log2(B)) - log2(I)) / k)` shifts.
+fn doubling_trip_count(test: &ExitTest, init: Expr, step: &Expr) -> Result<TripCount, String> {
+    let k = step.as_const().ok_or("non-constant shift")?;
+    let i = const_of(&init).ok_or("a doubling loop from a non-constant value")?;
+    if i < 1 || i.count_ones() != 1 {
+        return Err("a doubling loop from a value that is not a power of two".into());
+    }
+    let bound = match test.op {
+        CmpOp::Lt => test.bound.clone(),
+        CmpOp::Le => Expr::bin(BinOp::Add, test.bound.clone(), Expr::Const(1)),
+        _ => {
+            return Err(format!(
+                "a doubling loop with the condition `{:?}`",
+                test.op
+            ));
+        }
+    };
+    let log_i = i64::from(i.ilog2());
+    let m = i64::from(test.offset_steps);
+    if let Some(b) = const_of(&bound) {
+        if b <= i {
+            return Ok(TripCount::Constant(1));
+        }
+        let log_b = i64::from((b - 1).ilog2()) + 1; // ceil(log2(b)) for b >= 2
+        let q = ceil_div(i128::from(log_b - log_i), i128::from(k)).unwrap_or(0) as i64;
+        return Ok(TripCount::Constant((q - m + 1).max(1) as u64));
+    }
+    let dist = Expr::bin(
+        BinOp::Sub,
+        Expr::CeilLog2(Box::new(bound)),
+        Expr::Const(log_i),
+    );
+    let q = if k == 1 {
+        dist
+    } else {
+        Expr::raw(BinOp::CeilDiv, dist, Expr::Const(k))
+    };
+    let formula = match m {
+        1 => q,
+        0 => Expr::raw(BinOp::Add, q, Expr::Const(1)),
+        _ => Expr::raw(BinOp::Sub, q, Expr::Const(m - 1)),
+    };
+    Ok(TripCount::from_formula(formula))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_of(op: CmpOp, bound: Expr, m: u8) -> ExitTest {
+        ExitTest {
+            compare: 0,
+            branch: 0,
+            iv: 0,
+            op,
+            bound,
+            offset_steps: m,
+        }
+    }
+
+    /// Header executions of `v = I; loop { body; if !(v' OP B) break }` by brute force,
+    /// where `v'` is the value `m` updates ahead of the iteration's entry value.
+    fn simulate(i: i64, m: u32, update: impl Fn(i64) -> i64, cont: impl Fn(i64) -> bool) -> u64 {
+        let mut v = i;
+        for _ in 0..m {
+            v = update(v);
+        }
+        let mut n = 1;
+        while cont(v) && n < 10_000 {
+            v = update(v);
+            n += 1;
+        }
+        n
+    }
+
+    fn eval_with_x(tc: &TripCount, x: i64) -> Option<f64> {
+        tc.evaluate(&|_| Some(x as f64))
+    }
+
+    fn x() -> Expr {
+        Expr::Param {
+            index: 0,
+            name: "x".into(),
+        }
+    }
+
+    #[test]
+    fn halving_formula_matches_simulation() {
+        for k in 1..=3i64 {
+            for m in 0..=1u8 {
+                for b in 0..=5i64 {
+                    let t = test_of(CmpOp::Gt, Expr::Const(b), m);
+                    let sym = halving_trip_count(&t, x(), &Expr::Const(k)).expect("symbolic");
+                    for i in (b + 1)..300 {
+                        let want = simulate(i, u32::from(m), |v| v >> k, |v| v > b);
+                        let konst =
+                            halving_trip_count(&t, Expr::Const(i), &Expr::Const(k)).expect("c");
+                        assert_eq!(konst, TripCount::Constant(want), "I={i} B={b} k={k} m={m}");
+                        assert_eq!(
+                            eval_with_x(&sym, i),
+                            Some(want as f64),
+                            "I={i} B={b} k={k} m={m}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn doubling_formula_matches_simulation() {
+        for k in 1..=2i64 {
+            for m in 0..=1u8 {
+                for i in [1i64, 2, 4, 8] {
+                    let t = test_of(CmpOp::Lt, x(), m);
+                    let sym = doubling_trip_count(&t, Expr::Const(i), &Expr::Const(k)).expect("s");
+                    for b in (i + 1)..600 {
+                        let want = simulate(i, u32::from(m), |v| v << k, |v| v < b);
+                        let tc = test_of(CmpOp::Lt, Expr::Const(b), m);
+                        let konst =
+                            doubling_trip_count(&tc, Expr::Const(i), &Expr::Const(k)).expect("c");
+                        assert_eq!(konst, TripCount::Constant(want), "I={i} B={b} k={k} m={m}");
+                        assert_eq!(
+                            eval_with_x(&sym, b),
+                            Some(want as f64),
+                            "I={i} B={b} k={k} m={m}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn linear_formula_matches_simulation() {
+        for step in [1i64, 2, 3, 4, 7] {
+            for m in 0..=1u8 {
+                for (op, cont) in [
+                    (CmpOp::Lt, (|v: i64, b: i64| v < b) as fn(i64, i64) -> bool),
+                    (CmpOp::Le, |v, b| v <= b),
+                ] {
+                    let t = test_of(op, x(), m);
+                    let sym = trip_count(&t, Some(Expr::Const(0)), IvKind::Add, &Expr::Const(step))
+                        .expect("symbolic");
+                    for b in 1..100 {
+                        let want = simulate(0, u32::from(m), |v| v + step, |v| cont(v, b));
+                        assert_eq!(
+                            eval_with_x(&sym, b),
+                            Some(want as f64),
+                            "{op:?} B={b} s={step} m={m}"
+                        );
+                    }
+                }
+                // Counting down to zero with `!=`, as in nvcc's unrolled main loops.
+                let t = test_of(CmpOp::Ne, Expr::Const(0), m);
+                for i in 1..50 {
+                    let start = i * step + i64::from(m) * step;
+                    let got = trip_count(
+                        &t,
+                        Some(Expr::Const(start)),
+                        IvKind::Add,
+                        &Expr::Const(-step),
+                    );
+                    let want = simulate(start, u32::from(m), |v| v - step, |v| v != 0);
+                    assert_eq!(
+                        got,
+                        Ok(TripCount::Constant(want)),
+                        "I={start} s={step} m={m}"
+                    );
+                }
+            }
+        }
+    }
+}

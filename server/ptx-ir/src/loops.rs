@@ -1,0 +1,232 @@
+//! The CFG as a petgraph graph, dominators, and natural loops with their nesting.
+//!
+//! Dominators come from petgraph's `algo::dominators::simple_fast` (Cooper, Harvey and
+//! Kennedy, "A Simple, Fast Dominance Algorithm", 2001). A natural loop is the set of
+//! blocks that reach a back edge `latch → header` without passing through the header,
+//! where the header dominates the latch (Aho, Lam, Sethi and Ullman, "Compilers", 2nd ed.,
+//! §9.6.6); back edges to the same header form one loop. Retreating edges whose target
+//! does not dominate the source (irreducible control flow, which nvcc does not emit for
+//! structured CUDA code) are reported as an `Info` diagnostic and form no loop.
+
+use petgraph::algo::dominators::simple_fast;
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::ir::*;
+use crate::trip::TripCount;
+
+/// Builds the CFG graph, dominators, loops and trip counts of a lowered function.
+pub(crate) fn analyze(func: &mut Function, diags: &mut Vec<Diagnostic>) {
+    let n = func.blocks.len();
+    let mut cfg: DiGraph<(), ()> = DiGraph::with_capacity(n, n * 2);
+    for _ in 0..n {
+        cfg.add_node(());
+    }
+    for (b, blk) in func.blocks.iter().enumerate() {
+        for &s in &blk.succs {
+            cfg.add_edge(NodeIndex::new(b), NodeIndex::new(s as usize), ());
+        }
+    }
+    func.idom = vec![None; n];
+    func.dom_pre = vec![u32::MAX; n];
+    func.dom_post = vec![u32::MAX; n];
+    if n == 0 {
+        func.cfg = cfg;
+        return;
+    }
+
+    // Reachability from the entry.
+    let mut reachable = vec![false; n];
+    let mut stack = vec![0usize];
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut reachable[b], true) {
+            continue;
+        }
+        stack.extend(func.blocks[b].succs.iter().map(|&s| s as usize));
+    }
+    for (b, r) in reachable.iter().enumerate() {
+        func.blocks[b].reachable = *r;
+    }
+
+    let doms = simple_fast(&cfg, NodeIndex::new(0));
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (b, _) in reachable.iter().enumerate().skip(1).filter(|(_, r)| **r) {
+        if let Some(d) = doms.immediate_dominator(NodeIndex::new(b)) {
+            func.idom[b] = Some(d.index() as BlockId);
+            children[d.index()].push(b as u32);
+        }
+    }
+    // Pre/post numbering of the dominator tree (iterative, so deep trees cannot overflow
+    // the stack).
+    let mut counter = 0u32;
+    let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
+    func.dom_pre[0] = counter;
+    counter += 1;
+    while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+        if let Some(&child) = children[node as usize].get(*next) {
+            *next += 1;
+            func.dom_pre[child as usize] = counter;
+            counter += 1;
+            stack.push((child, 0));
+        } else {
+            func.dom_post[node as usize] = counter;
+            counter += 1;
+            stack.pop();
+        }
+    }
+    func.cfg = cfg;
+
+    find_loops(func, &reachable, diags);
+    for l in 0..func.loops.len() {
+        crate::induction::analyze_loop(func, l as LoopId);
+    }
+}
+
+fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnostic>) {
+    let n = func.blocks.len();
+    // Back edges grouped by header.
+    let mut latches_of: Vec<Vec<BlockId>> = vec![Vec::new(); n];
+    let mut irreducible = false;
+    for (b, blk) in func.blocks.iter().enumerate() {
+        if !reachable[b] {
+            continue;
+        }
+        for &s in &blk.succs {
+            if func.dominates(s, b as BlockId) {
+                latches_of[s as usize].push(b as BlockId);
+            } else if s as usize <= b && reachable[s as usize] && !func.dominates(b as BlockId, s) {
+                // A retreating edge in source order to a block that does not dominate it
+                // may be irreducible; confirm with a path check below only if cheap.
+                irreducible |= reaches(func, s, b as BlockId);
+            }
+        }
+    }
+    if irreducible {
+        diags.push(Diagnostic {
+            severity: Severity::Info,
+            message: format!(
+                "function `{}` may contain irreducible control flow: such cycles are not \
+                 treated as loops",
+                func.name
+            ),
+            span: func.name_span,
+            function: Some(func.name.clone()),
+        });
+    }
+
+    let mut loops: Vec<Loop> = Vec::new();
+    let mut in_body = vec![false; n];
+    for (h, latches) in latches_of.into_iter().enumerate() {
+        if latches.is_empty() {
+            continue;
+        }
+        let mut body = vec![h as BlockId];
+        in_body[h] = true;
+        let mut stack: Vec<BlockId> = latches.clone();
+        while let Some(b) = stack.pop() {
+            if in_body[b as usize] {
+                continue;
+            }
+            in_body[b as usize] = true;
+            body.push(b);
+            for &p in &func.blocks[b as usize].preds {
+                if reachable[p as usize] && !in_body[p as usize] {
+                    stack.push(p);
+                }
+            }
+        }
+        for &b in &body {
+            in_body[b as usize] = false;
+        }
+        body.sort_unstable();
+        let mut exiting = Vec::new();
+        for &b in &body {
+            if func.blocks[b as usize]
+                .succs
+                .iter()
+                .any(|s| body.binary_search(s).is_err())
+            {
+                exiting.push(b);
+            }
+        }
+        let outside_preds: Vec<BlockId> = func.blocks[h]
+            .preds
+            .iter()
+            .copied()
+            .filter(|p| body.binary_search(p).is_err())
+            .collect();
+        let latch_loc = latches
+            .iter()
+            .filter_map(|&l| func.blocks[l as usize].terminator())
+            .find_map(|t| {
+                func.instrs
+                    .get(t as usize)
+                    .and_then(|i| func.locs.get(i.loc as usize))
+            })
+            .copied();
+        let header_loc = func.blocks[h].instrs.clone().find_map(|i| {
+            func.instrs
+                .get(i as usize)
+                .and_then(|it| func.locs.get(it.loc as usize))
+                .copied()
+        });
+        loops.push(Loop {
+            header: h as BlockId,
+            latches,
+            blocks: body,
+            exiting,
+            preheader: match outside_preds.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            },
+            depth: 1,
+            parent: None,
+            children: Vec::new(),
+            induction_vars: Vec::new(),
+            exit_test: None,
+            trip_count: TripCount::Unknown,
+            trip_note: None,
+            loc: latch_loc.or(header_loc),
+            ptx_line: func.blocks[h].ptx_line,
+        });
+    }
+    // Outer loops first: a loop containing another has strictly more blocks.
+    loops.sort_by(|a, b| {
+        b.blocks
+            .len()
+            .cmp(&a.blocks.len())
+            .then(a.header.cmp(&b.header))
+    });
+    for i in 0..loops.len() {
+        let header = loops[i].header;
+        // The smallest enclosing loop is the last one (in outer-first order) before `i`
+        // that contains the header.
+        let parent = (0..i).rev().find(|&j| loops[j].contains(header));
+        loops[i].parent = parent.map(|p| p as LoopId);
+        if let Some(p) = parent {
+            loops[i].depth = loops[p].depth + 1;
+            loops[p].children.push(i as LoopId);
+        }
+    }
+    for (li, l) in loops.iter().enumerate() {
+        for &b in &l.blocks {
+            func.blocks[b as usize].innermost_loop = Some(li as LoopId);
+        }
+    }
+    func.loops = loops;
+}
+
+/// `true` when `to` is reachable from `from` (bounded walk).
+fn reaches(func: &Function, from: BlockId, to: BlockId) -> bool {
+    let mut seen = vec![false; func.blocks.len()];
+    let mut stack = vec![from];
+    while let Some(b) = stack.pop() {
+        if b == to {
+            return true;
+        }
+        if std::mem::replace(&mut seen[b as usize], true) {
+            continue;
+        }
+        stack.extend(func.blocks[b as usize].succs.iter().copied());
+    }
+    false
+}
