@@ -1,0 +1,197 @@
+//! The typed view of one GPU product: what the performance and power models read.
+//!
+//! A [`Gpu`] is fully resolved: the product's own facts (SM count, clocks, memory), the
+//! per-SM microarchitecture facts of its chip (unit counts, latencies; shared by every
+//! product with the same SM design) and the occupancy limits of its compute capability.
+//! Every number carries a source in [`Gpu::sources`], keyed by field name, so a hover can
+//! say where a number came from and whether it is an estimate.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::cc::{CcLimits, ComputeCapability};
+use crate::occupancy::{self, FuncAttrs, Occupancy, OccupancyError};
+
+/// Functional units and issue resources of one SM.
+///
+/// Unit counts are per SM (not per sub-partition). A count of 0 means the SM has no such
+/// unit (e.g. tensor cores before Volta); fractional throughputs (FP64 on consumer
+/// parts is 1/32 or 1/64 of FP32) are expressed as the equivalent unit count, e.g. 2 FP64
+/// units per SM on an RTX 3090 SM with 128 FP32 units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SmUnits {
+    /// FP32 lanes ("CUDA cores") per SM.
+    pub fp32_per_sm: u32,
+    /// FP64 lanes per SM (or the throughput-equivalent count).
+    pub fp64_per_sm: u32,
+    /// INT32 lanes per SM (shared with FP32 on archs where the same lanes do both).
+    pub int32_per_sm: u32,
+    /// Special function units per SM.
+    pub sfu_per_sm: u32,
+    /// Load/store units per SM.
+    pub ldst_per_sm: u32,
+    /// Tensor cores per SM (0 before Volta).
+    pub tensor_cores_per_sm: u32,
+    pub warp_schedulers_per_sm: u32,
+    /// Instruction dispatch units per SM (2 per scheduler on Kepler/Maxwell/Pascal,
+    /// 1 per scheduler from Volta on).
+    pub dispatch_units_per_sm: u32,
+}
+
+/// One GPU product with every fact the models need.
+///
+/// Units are part of every field name. Latencies are in SM clock cycles; bandwidth in
+/// GB/s (10^9 bytes per second); sizes in bytes unless the name says otherwise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gpu {
+    /// Lowercase slug, e.g. `a100-sxm4-80gb`.
+    pub id: String,
+    /// Marketing name, e.g. "NVIDIA A100 80GB SXM4".
+    pub name: String,
+    /// Other ids this GPU answers to (`a100`, `k20`, ...).
+    pub aliases: Vec<String>,
+    /// Architecture family, e.g. "Ampere".
+    pub architecture: String,
+    /// Chip, e.g. "GA100".
+    pub chip: String,
+    /// Key of the SM microarchitecture entry in `gpu-data/architectures.toml`.
+    pub sm_arch: String,
+    /// Form factor or market segment, e.g. "datacenter", "desktop", "embedded".
+    pub segment: String,
+    /// Release year.
+    pub year: u32,
+    pub cc: ComputeCapability,
+    /// Occupancy limits of [`Gpu::cc`].
+    pub limits: CcLimits,
+
+    /// Enabled streaming multiprocessors.
+    pub sm_count: u32,
+    pub base_clock_mhz: f64,
+    pub boost_clock_mhz: f64,
+    /// "GDDR5", "HBM3", ...
+    pub mem_type: String,
+    /// Device memory in bytes.
+    pub mem_bytes: u64,
+    pub mem_bus_width_bits: u32,
+    /// Effective data rate per pin in Gbit/s (e.g. 21 for 21 Gbps GDDR6X).
+    pub mem_data_rate_gbps: f64,
+    /// Peak DRAM bandwidth in GB/s.
+    pub mem_bandwidth_gbs: f64,
+    /// Combined L1 / shared-memory / texture storage per SM in bytes.
+    pub l1_shared_bytes_per_sm: u32,
+    /// L2 cache in bytes (whole chip as enabled on this product).
+    pub l2_bytes: u64,
+    /// Board power (TDP / TGP) in watts.
+    pub tdp_w: f64,
+    /// Idle power in watts (an estimate for most products; see `sources`).
+    pub idle_power_w: f64,
+
+    pub units: SmUnits,
+
+    /// Global-memory (DRAM) access latency in cycles (Hong & Kim's `Mem_LD`).
+    pub dram_latency_cycles: f64,
+    /// L2 hit latency in cycles.
+    pub l2_latency_cycles: f64,
+    /// L1 hit latency in cycles.
+    pub l1_latency_cycles: f64,
+    /// Shared-memory load latency in cycles (no bank conflict).
+    pub shared_latency_cycles: f64,
+    /// Cycles between consecutive memory transactions of a coalesced warp request
+    /// (Hong & Kim's `Departure_del_coal`).
+    pub departure_delay_coalesced_cycles: f64,
+    /// Cycles between consecutive transactions of an uncoalesced request
+    /// (Hong & Kim's `Departure_del_uncoal`).
+    pub departure_delay_uncoalesced_cycles: f64,
+    /// Departure delay between two L2 transactions (CGPredict's `dd_L2`).
+    pub l2_departure_delay_cycles: f64,
+    /// Departure delay between two DRAM transactions (CGPredict's `dd_dram`).
+    pub dram_departure_delay_cycles: f64,
+    /// Issue cycles per warp instruction of a class, keyed by the `ptx_ir::InstrClass::name`
+    /// of the class (`fp32`, `fp64`, `int_alu`, `sfu`, `load_global`, ...): the cycles one
+    /// SM needs per warp instruction at full throughput, i.e. warp size / units of that
+    /// class per SM (4 on GT200's 8-lane SM, Hong & Kim's `#Issue_cycles`; 32/192 on a
+    /// Kepler SM). Where a paper gives a value it is used instead of the derivation.
+    /// Classes not present: use [`Gpu::issue_cycles`].
+    pub issue_cycles: BTreeMap<String, f64>,
+    /// Dependent-issue latency in cycles per instruction class (`fp32`, `fp64`,
+    /// `int_alu`, `sfu`, ...) or per PTX operation as measured in seed 004 Table 3.2
+    /// (`addf`, `fma`, `divf`, `sqrt`, `mov`, ...). Only what a source gives.
+    pub instr_latency_cycles: BTreeMap<String, f64>,
+    /// Parameters one paper's model needs and no other, keyed `seedNNN.name`
+    /// (e.g. `seed002.dep_delay_128b_cycles`, `seed003.mem_ld_dram_cycles`,
+    /// `seed001.g_gm_cycles`). See `gpu-data/README.md` for the keys in use.
+    pub model_params: BTreeMap<String, f64>,
+
+    /// Source of every number, keyed by field name (`sm_count`, `units.fp32_per_sm`,
+    /// `issue_cycles.fp32`, `limits` ...). Values are citations, or start with
+    /// `estimate:` / `derived:` followed by how the number was obtained.
+    pub sources: BTreeMap<String, String>,
+}
+
+impl Gpu {
+    /// Peak FP32 throughput in GFLOP/s at the boost clock (an FMA counts as 2 FLOPs).
+    pub fn peak_fp32_gflops(&self) -> f64 {
+        2.0 * self.units.fp32_per_sm as f64 * self.sm_count as f64 * self.boost_clock_mhz / 1000.0
+    }
+
+    /// Peak FP64 throughput in GFLOP/s at the boost clock (FMA = 2 FLOPs).
+    pub fn peak_fp64_gflops(&self) -> f64 {
+        2.0 * self.units.fp64_per_sm as f64 * self.sm_count as f64 * self.boost_clock_mhz / 1000.0
+    }
+
+    /// Total FP32 lanes ("CUDA cores") on the chip.
+    pub fn cuda_cores(&self) -> u32 {
+        self.units.fp32_per_sm * self.sm_count
+    }
+
+    /// Boost clock in GHz.
+    pub fn boost_clock_ghz(&self) -> f64 {
+        self.boost_clock_mhz / 1000.0
+    }
+
+    /// DRAM bytes per SM clock cycle for the whole chip (bandwidth / boost clock).
+    pub fn dram_bytes_per_cycle(&self) -> f64 {
+        self.mem_bandwidth_gbs / self.boost_clock_ghz()
+    }
+
+    /// Machine balance: FP32 FLOPs per DRAM byte at peak (the roofline ridge point).
+    pub fn ridge_point_flops_per_byte(&self) -> f64 {
+        self.peak_fp32_gflops() / self.mem_bandwidth_gbs
+    }
+
+    /// Maximum resident warps per SM.
+    pub fn max_warps_per_sm(&self) -> u32 {
+        self.limits.max_warps_per_sm
+    }
+
+    /// Issue cycles per warp instruction of class `class` (a `ptx_ir::InstrClass::name`).
+    /// Falls back to the `fp32` entry for compute-like classes not listed and to 1 cycle
+    /// when nothing is known, which is the one-instruction-per-scheduler-per-cycle ideal.
+    pub fn issue_cycles(&self, class: &str) -> f64 {
+        self.issue_cycles
+            .get(class)
+            .or_else(|| self.issue_cycles.get("fp32"))
+            .copied()
+            .unwrap_or(1.0)
+    }
+
+    /// The source of field `field` (as keyed in [`Gpu::sources`]), if recorded.
+    pub fn source(&self, field: &str) -> Option<&str> {
+        self.sources.get(field).map(String::as_str)
+    }
+
+    /// NVIDIA's occupancy calculation for a kernel on this GPU with the calculator's
+    /// defaults (opt-in shared-memory limit, default carveout, one block barrier).
+    pub fn occupancy(
+        &self,
+        threads_per_block: u32,
+        regs_per_thread: u32,
+        static_smem_bytes: u32,
+        dynamic_smem_bytes: u32,
+    ) -> Result<Occupancy, OccupancyError> {
+        let props = occupancy::DeviceProps::from_limits(&self.limits, self.sm_count);
+        let attrs = FuncAttrs::new(regs_per_thread, static_smem_bytes, &props);
+        occupancy::calculate(&props, &attrs, &occupancy::DeviceState::default(), threads_per_block, dynamic_smem_bytes)
+    }
+}
