@@ -1,0 +1,50 @@
+// Matrix transpose through shared memory, with and without padding.
+//
+// Both kernels read and write global memory in coalesced rows. They differ only in the
+// shape of the shared tile: in transpose_tiled the column read tile[tx][ty] puts all 32
+// lanes of a warp in the same shared-memory bank (a 32-way bank conflict); the extra
+// column of transpose_padded (32x33) spreads them over 32 banks. Compare the two in
+// warpsight's output.
+#include <cuda_runtime.h>
+
+#define TILE 32
+
+__global__ void transpose_tiled(float *out, const float *in, int n)
+{
+    __shared__ float tile[TILE][TILE];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    out[y * n + x] = tile[threadIdx.x][threadIdx.y];
+}
+
+__global__ void transpose_padded(float *out, const float *in, int n)
+{
+    __shared__ float tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    out[y * n + x] = tile[threadIdx.x][threadIdx.y];
+}
+
+int main()
+{
+    const int n = 4096; // a multiple of TILE
+    float *in, *out;
+    cudaMalloc(&in, n * n * sizeof(float));
+    cudaMalloc(&out, n * n * sizeof(float));
+    dim3 block(TILE, TILE);
+    dim3 grid(n / TILE, n / TILE);
+    transpose_tiled<<<grid, block>>>(out, in, n);
+    transpose_padded<<<grid, block>>>(out, in, n);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+    return 0;
+}
