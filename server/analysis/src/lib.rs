@@ -4,6 +4,9 @@
 //! Architecture invariant: no IO and no LSP types here. Positions are byte spans into the
 //! analysed PTX text, plus source `(file, line)` pairs where `.loc` gives them.
 
+pub mod findings;
+pub mod fixes;
+pub mod hover;
 pub mod launch;
 pub mod report;
 
@@ -44,6 +47,9 @@ pub struct Settings {
     pub profile: ProfileOptions,
     /// Calibration of the execution-time models (docs/models.md).
     pub models: perf_models::ModelConfig,
+    /// Per-code severity overrides of the findings (docs/diagnostics.md): `None` turns a
+    /// code off.
+    pub severities: BTreeMap<String, Option<Severity>>,
 }
 
 impl Default for Settings {
@@ -54,6 +60,7 @@ impl Default for Settings {
             args: BTreeMap::new(),
             profile: ProfileOptions::default(),
             models: perf_models::ModelConfig::uncalibrated(),
+            severities: BTreeMap::new(),
         }
     }
 }
@@ -94,6 +101,25 @@ pub struct TargetAnalysis {
     /// Every applicable execution-time model and the headline (`None` for an empty
     /// launch).
     pub models: Option<perf_models::Report>,
+    /// Predicted average power while the kernel runs (seed 004's static-feature model).
+    pub power: Option<PowerSummary>,
+    /// Predicted energy per launch: power × headline time.
+    pub energy_uj: Option<f64>,
+}
+
+/// A power prediction with its per-feature contributions (TreeSHAP, in watts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerSummary {
+    pub watts: f64,
+    /// The model's expected value (what the contributions start from).
+    pub base_watts: f64,
+    /// Feature name → watts; `base_watts` plus the sum equals `watts`.
+    pub contributions: Vec<(String, f64)>,
+    /// `high`, `medium` or `low`.
+    pub confidence: String,
+    /// The GPU whose trained model was used.
+    pub model_gpu: String,
+    pub notes: Vec<String>,
 }
 
 /// One loop of a kernel, as the IR sees it (before the launch is applied).
@@ -122,6 +148,8 @@ pub struct KernelAnalysis {
     pub launch_errors: Vec<String>,
     /// One entry per configured GPU that exists in the database.
     pub targets: Vec<TargetAnalysis>,
+    /// Performance findings, with the user's severities applied (docs/diagnostics.md).
+    pub findings: Vec<findings::Finding>,
 }
 
 /// Everything known about one PTX text.
@@ -134,10 +162,77 @@ pub struct FileAnalysis {
     pub kernels: Vec<KernelAnalysis>,
     /// Configured GPU ids that are not in the database (with the closest known ids).
     pub unknown_gpus: Vec<(String, Vec<String>)>,
+    /// The lowered module (for instruction-level queries such as hovers).
+    pub module: ptx_ir::Module,
 }
 
 /// Analyses one PTX module with the given settings and context.
 pub fn analyze(text: &str, settings: &Settings, context: &Context) -> FileAnalysis {
+    analyze_memo(text, settings, context, None)
+}
+
+/// Per-kernel results kept between analyses of successive versions of one document, so
+/// that an edit inside one kernel re-runs only that kernel's profile and models
+/// (architecture invariant: an edit in one function does not invalidate another's
+/// results).
+#[derive(Debug, Default)]
+pub struct Memo {
+    entries: HashMap<u64, MemoEntry>,
+    /// How many kernels were analysed from scratch (not taken from the memo), ever.
+    pub kernel_runs: usize,
+}
+
+#[derive(Debug)]
+struct MemoEntry {
+    kernel: KernelAnalysis,
+    /// Where the kernel started when it was analysed (to shift positions on reuse).
+    start: u32,
+    line: u32,
+    /// Generation that last used it (entries unused by the latest analysis are dropped).
+    used: u64,
+}
+
+impl KernelAnalysis {
+    /// Moves every PTX position by the given deltas (the kernel's text is unchanged but
+    /// an edit above it moved it).
+    fn shift(&mut self, bytes: i64, lines: i64) {
+        let sb = |s: &mut Span| {
+            s.start = (i64::from(s.start) + bytes).max(0) as u32;
+            s.end = (i64::from(s.end) + bytes).max(0) as u32;
+        };
+        let sl = |l: &mut u32| *l = (i64::from(*l) + lines).max(0) as u32;
+        sb(&mut self.name_span);
+        sb(&mut self.span);
+        sl(&mut self.ptx_line);
+        for f in &mut self.findings {
+            sb(&mut f.ptx_span);
+            sl(&mut f.ptx_line);
+        }
+        for t in &mut self.targets {
+            for a in &mut t.profile.memory_accesses {
+                sl(&mut a.ptx_line);
+            }
+            for l in &mut t.profile.loops {
+                sl(&mut l.ptx_line);
+            }
+            for b in &mut t.profile.divergent_branches {
+                sl(&mut b.ptx_line);
+            }
+        }
+    }
+}
+
+fn hash_of(parts: &[&str]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in parts {
+        p.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// [`analyze`] with an optional memo of per-kernel results.
+pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo: Option<&mut Memo>) -> FileAnalysis {
     let parse = ptx::parse(text);
     let mut syntax: Vec<SyntaxDiagnostic> = parse
         .errors
@@ -175,7 +270,19 @@ pub fn analyze(text: &str, settings: &Settings, context: &Context) -> FileAnalys
     }
 
     let annotations = launch::annotations(text);
-    let kernels = module
+    // What every kernel's result depends on besides its own text and its callees': the
+    // module-level declarations (not their positions: moving text around must not
+    // invalidate results), and the settings.
+    let mut outside = format!("{:?}|{:?}|{:?}|{:?}|", module.target, module.target_flags, module.version, module.address_size);
+    for f in &module.files {
+        outside.push_str(&format!("{}={}|", f.index, f.path));
+    }
+    for v in &module.variables {
+        outside.push_str(&format!("{}:{:?}:{}:{:?}:{:?}:{:?}:{:?}|", v.name, v.space, v.ty, v.vector, v.array_dims, v.align, v.linkage));
+    }
+    let settings_key = format!("{settings:?}");
+    let generation = memo.as_ref().map_or(0, |m| m.kernel_runs as u64 + m.entries.len() as u64 + 1);
+    let kernels: Vec<KernelAnalysis> = module
         .kernels()
         .map(|func| {
             // A PTX annotation belongs to the first kernel after it.
@@ -187,10 +294,36 @@ pub fn analyze(text: &str, settings: &Settings, context: &Context) -> FileAnalys
                 })
                 .last();
             let cx = context.kernels.get(&func.name).cloned().unwrap_or_default();
-            analyze_kernel(&module, func, ptx_annotation, &cx, settings, &gpus)
+            let Some(memo) = memo.as_deref_mut() else {
+                return analyze_kernel(&module, func, ptx_annotation, &cx, settings, &gpus);
+            };
+            let body = text.get(func.span.start as usize..func.span.end as usize).unwrap_or("");
+            let callees: Vec<&str> = func
+                .calls
+                .iter()
+                .filter_map(|c| c.callee.as_deref().and_then(|n| module.function(n)))
+                .map(|f| text.get(f.span.start as usize..f.span.end as usize).unwrap_or(""))
+                .collect();
+            let callees = callees.join("\n");
+            let cx_key = format!("{cx:?}");
+            let ann_key = format!("{:?}", ptx_annotation.map(|a| &a.launch));
+            let key = hash_of(&[body, &outside, &callees, &settings_key, &cx_key, &ann_key]);
+            if let Some(e) = memo.entries.get_mut(&key) {
+                let mut k = e.kernel.clone();
+                k.shift(i64::from(func.span.start) - i64::from(e.start), i64::from(func.ptx_line) - i64::from(e.line));
+                e.used = generation;
+                return k;
+            }
+            memo.kernel_runs += 1;
+            let k = analyze_kernel(&module, func, ptx_annotation, &cx, settings, &gpus);
+            memo.entries.insert(key, MemoEntry { kernel: k.clone(), start: func.span.start, line: func.ptx_line, used: generation });
+            k
         })
         .collect();
-    FileAnalysis { syntax, target: module.target.clone(), version: module.version, kernels, unknown_gpus }
+    if let Some(m) = memo {
+        m.entries.retain(|_, e| e.used == generation);
+    }
+    FileAnalysis { syntax, target: module.target.clone(), version: module.version, kernels, unknown_gpus, module }
 }
 
 fn analyze_kernel(
@@ -238,10 +371,10 @@ fn analyze_kernel(
                 .map_err(|e| e.to_string());
             let waves = occupancy.as_ref().ok().map(|o| gpu_spec::occupancy::waves(launch.blocks(), o.blocks_per_sm, gpu.sm_count));
             let models = perf_models::run_all_for_gpu(&profile, gpu, &settings.models);
-            Some(TargetAnalysis { gpu: gpu.clone(), occupancy, waves, profile, models })
+            Some(TargetAnalysis { gpu: gpu.clone(), occupancy, waves, profile, models, power: None, energy_uj: None })
         })
         .collect();
-    KernelAnalysis {
+    let mut kernel = KernelAnalysis {
         name: func.name.clone(),
         demangled,
         name_span: func.name_span,
@@ -254,7 +387,10 @@ fn analyze_kernel(
         launch,
         launch_errors: ptx_annotation.map(|a| a.errors.clone()).unwrap_or_default(),
         targets,
-    }
+        findings: Vec::new(),
+    };
+    kernel.findings = findings::for_kernel(&kernel, module, &settings.severities);
+    kernel
 }
 
 /// Analyses one PTX module with default settings and no context.

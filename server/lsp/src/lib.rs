@@ -6,7 +6,10 @@
 //! order; analysis runs on a blocking pool against a text snapshot and comes back tagged
 //! with the document version, so nothing stale is ever published.
 
+mod config;
+pub mod cuda;
 mod document;
+mod features;
 mod server;
 mod state;
 mod to_proto;
@@ -21,7 +24,11 @@ where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
     O: tokio::io::AsyncWrite,
 {
-    let (service, socket) = tower_lsp_server::LspService::build(server::Backend::new).finish();
+    let (service, socket) = tower_lsp_server::LspService::build(server::Backend::new)
+        .custom_method("warpsight/kernelReport", server::Backend::kernel_report)
+        .custom_method("warpsight/whatIf", server::Backend::what_if)
+        .custom_method("warpsight/compareGpus", server::Backend::compare_gpus)
+        .finish();
     transport::serve_validated(input, output, service, socket).await;
 }
 

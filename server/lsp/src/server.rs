@@ -15,17 +15,24 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::document::{LineCol, PositionEncoding};
-use crate::state::{self, Msg};
+use crate::state::{self, Msg, Query};
 
 #[derive(Debug)]
 pub(crate) struct Backend {
     tx: mpsc::UnboundedSender<Msg>,
+    client: Client,
+    /// The settings as last sent by the client, for what-if requests.
+    settings: std::sync::Mutex<Value>,
 }
 
 impl Backend {
     pub(crate) fn new(client: Client) -> Backend {
-        let tx = state::spawn(client);
-        Backend { tx }
+        let tx = state::spawn(client.clone());
+        Backend { tx, client, settings: std::sync::Mutex::new(Value::Null) }
+    }
+
+    async fn query<T>(&self, uri: Uri, make: impl FnOnce(oneshot::Sender<T>) -> Query) -> Result<T> {
+        self.ask(|reply| Msg::Query { uri, query: make(reply) }).await
     }
 
     fn send(&self, msg: Msg) {
@@ -58,6 +65,9 @@ fn negotiate_encoding(params: &InitializeParams) -> PositionEncoding {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let encoding = negotiate_encoding(&params);
+        if let Some(o) = &params.initialization_options {
+            *self.settings.lock().unwrap_or_else(|e| e.into_inner()) = o.clone();
+        }
         self.send(Msg::Initialize {
             encoding,
             options: params.initialization_options.clone().unwrap_or(Value::Null),
@@ -74,6 +84,12 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                inlay_hint_provider: Some(OneOf::Left(true)),
+                code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec!["warpsight.openReport".into()],
+                    ..Default::default()
+                }),
                 ..Default::default()
             },
             server_info: Some(ServerInfo {
@@ -84,7 +100,28 @@ impl LanguageServer for Backend {
         })
     }
 
-    async fn initialized(&self, _: InitializedParams) {}
+    async fn initialized(&self, _: InitializedParams) {
+        // Watch the files whose change can change an analysis (dynamic registration;
+        // clients without it simply refuse, which is fine).
+        let watchers = ["**/*.cu", "**/*.cuh", "**/*.ptx", "**/compile_commands.json"]
+            .into_iter()
+            .map(|g| FileSystemWatcher { glob_pattern: GlobPattern::String(g.into()), kind: None })
+            .collect();
+        let options = DidChangeWatchedFilesRegistrationOptions { watchers };
+        let registration = Registration {
+            id: "warpsight-watched-files".into(),
+            method: "workspace/didChangeWatchedFiles".into(),
+            register_options: serde_json::to_value(options).ok(),
+        };
+        // Spawned, not awaited: a handler that waits for the client could hold up
+        // `shutdown`/`exit` if the client never answers.
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            if let Err(e) = client.register_capability(vec![registration]).await {
+                tracing::info!("client did not accept file watching: {e}");
+            }
+        });
+    }
 
     async fn shutdown(&self) -> Result<()> {
         self.ask(|reply| Msg::Shutdown { reply }).await
@@ -109,11 +146,134 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        {
+            let mut cur = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+            merge(&mut cur, &params.settings);
+        }
         self.send(Msg::Configuration { settings: params.settings });
+    }
+
+    async fn did_change_watched_files(&self, _: DidChangeWatchedFilesParams) {
+        self.send(Msg::FilesChanged);
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let p = params.text_document_position_params;
-        self.ask(|reply| Msg::Hover { uri: p.text_document.uri, position: line_col(p.position), reply }).await
+        self.query(p.text_document.uri, |reply| Query::Hover(line_col(p.position), reply)).await
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let range = (params.range.start.line, params.range.end.line);
+        self.query(params.text_document.uri, |reply| Query::InlayHints(range, reply)).await.map(Some)
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        self.query(params.text_document.uri, Query::CodeLens).await.map(Some)
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        match params.command.as_str() {
+            "warpsight.openReport" => {
+                let arg = params.arguments.first().cloned().unwrap_or(Value::Null);
+                self.kernel_report(arg).await.map(Some)
+            }
+            other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
+        }
+    }
+}
+
+/// Merges `update` into `base` (objects recursively; other values replace).
+fn merge(base: &mut Value, update: &Value) {
+    match (base, update) {
+        (Value::Object(b), Value::Object(u)) => {
+            for (k, v) in u {
+                merge(b.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (b, u) => *b = u.clone(),
+    }
+}
+
+fn uri_param(params: &Value) -> Result<Uri> {
+    let s = params.get("uri").and_then(Value::as_str).ok_or_else(|| Error::invalid_params("`uri` (a string) is required"))?;
+    s.parse::<Uri>().map_err(|_| Error::invalid_params(format!("`uri` is not a URI: {s}")))
+}
+
+fn kernel_param(params: &Value) -> Option<String> {
+    params.get("kernel").and_then(Value::as_str).map(str::to_string)
+}
+
+/// The custom requests of docs/lsp-extensions.md.
+impl Backend {
+    /// `warpsight/kernelReport { uri, kernel? }`: the full JSON report (as the CLI's).
+    pub(crate) async fn kernel_report(&self, params: Value) -> Result<Value> {
+        let uri = uri_param(&params)?;
+        let kernel = kernel_param(&params);
+        let res = self.query(uri, |reply| Query::Report(kernel, reply)).await?;
+        res.ok_or_else(|| Error::invalid_params("the document is not open (or not analysed yet)"))
+    }
+
+    /// `warpsight/whatIf { uri, kernel?, grid?, block?, dynamicSmem?, gpus?, args? }`: the
+    /// report with those settings changed (the document's own settings are untouched).
+    pub(crate) async fn what_if(&self, params: Value) -> Result<Value> {
+        let uri = uri_param(&params)?;
+        let kernel = kernel_param(&params);
+        let mut settings = self.settings.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut over = serde_json::Map::new();
+        let mut launch = serde_json::Map::new();
+        for (from, to) in [("grid", "grid"), ("block", "block"), ("dynamicSmem", "dynamicSmem")] {
+            if let Some(v) = params.get(from) {
+                launch.insert(to.into(), v.clone());
+            }
+        }
+        if !launch.is_empty() {
+            over.insert("launch".into(), Value::Object(launch));
+        }
+        for k in ["gpus", "args", "defaultTripCount"] {
+            if let Some(v) = params.get(k) {
+                over.insert(k.into(), v.clone());
+            }
+        }
+        if let Some(g) = params.get("gpu").and_then(Value::as_str) {
+            over.insert("gpus".into(), serde_json::json!([g]));
+        }
+        merge(&mut settings, &Value::Object(over));
+        let mut config = crate::config::Config::default();
+        config.update(&settings);
+        let res = self
+            .ask(|reply| Msg::WhatIf { uri, settings: Box::new(config.analysis), kernel, reply })
+            .await?;
+        res.ok_or_else(|| Error::invalid_params("the document is not open"))
+    }
+
+    /// `warpsight/compareGpus { uri, kernel?, gpus }`: per GPU, the occupancy, headline
+    /// time and bound, power and energy of each kernel.
+    pub(crate) async fn compare_gpus(&self, params: Value) -> Result<Value> {
+        let gpus = params.get("gpus").and_then(Value::as_array).filter(|g| !g.is_empty()).cloned();
+        let Some(gpus) = gpus else {
+            return Err(Error::invalid_params("`gpus` (a non-empty array of GPU ids) is required"));
+        };
+        let mut p = params.clone();
+        if let Some(obj) = p.as_object_mut() {
+            obj.insert("gpus".into(), Value::Array(gpus));
+        }
+        let report = self.what_if(p).await?;
+        let mut rows = Vec::new();
+        for k in report["kernels"].as_array().into_iter().flatten() {
+            for (gpu, t) in k["gpus"].as_object().into_iter().flatten() {
+                rows.push(serde_json::json!({
+                    "kernel": k["name"],
+                    "gpu": gpu,
+                    "name": t["name"],
+                    "occupancy": t["occupancy"]["occupancy"],
+                    "time_us": t["headline"]["time_us"],
+                    "bound": t["headline"]["bound"],
+                    "model": t["headline"]["model"],
+                    "watts": t["power"]["watts"],
+                    "energy_uj": t["energy_uj"],
+                }));
+            }
+        }
+        Ok(serde_json::json!({ "uri": report["path"], "unknown_gpus": report["unknown_gpus"], "rows": rows }))
     }
 }

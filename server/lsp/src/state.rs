@@ -4,25 +4,48 @@
 //! Analysis is debounced (a timer message per edit; only the one whose version is still
 //! current runs), runs on tokio's blocking pool against a text snapshot, and comes back as
 //! [`Msg::Analyzed`] tagged with the version it analysed: a result for an older version is
-//! dropped, so nothing stale is published.
+//! dropped, so nothing stale is published. A newer edit of a `.cu` file cancels the
+//! compile in flight.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{self as lsp, Uri};
 
+use crate::config::Config;
 use crate::document::{Document, LineCol, PositionEncoding};
-use crate::to_proto;
+use crate::features::{self, DocAnalysis};
 
 /// One content change of a `didChange`, already converted from LSP types.
 #[derive(Debug)]
 pub(crate) struct Change {
     pub(crate) range: Option<(LineCol, LineCol)>,
     pub(crate) text: String,
+}
+
+/// A request answered from the state.
+pub(crate) enum Query {
+    Hover(LineCol, oneshot::Sender<Option<lsp::Hover>>),
+    InlayHints((u32, u32), oneshot::Sender<Vec<lsp::InlayHint>>),
+    CodeLens(oneshot::Sender<Vec<lsp::CodeLens>>),
+    /// `warpsight/kernelReport`: the JSON report of one kernel (or all).
+    Report(Option<String>, oneshot::Sender<Option<Value>>),
+}
+
+impl std::fmt::Debug for Query {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Query::Hover(..) => "Hover",
+            Query::InlayHints(..) => "InlayHints",
+            Query::CodeLens(..) => "CodeLens",
+            Query::Report(..) => "Report",
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -32,50 +55,38 @@ pub(crate) enum Msg {
     Open { uri: Uri, text: String, version: i32, language_id: String },
     Change { uri: Uri, version: i32, changes: Vec<Change> },
     Close { uri: Uri },
+    /// A watched file changed on disk (`.cu .cuh .ptx compile_commands.json`).
+    FilesChanged,
     /// The debounce delay of an edit has passed.
     AnalysisDue { uri: Uri, version: i32 },
     /// A finished analysis of `version` of `uri`.
-    Analyzed { uri: Uri, version: i32, result: Arc<analysis::FileAnalysis> },
-    Hover { uri: Uri, position: LineCol, reply: oneshot::Sender<Option<lsp::Hover>> },
+    Analyzed { uri: Uri, version: i32, result: Arc<DocAnalysis> },
+    Query { uri: Uri, query: Query },
+    /// `warpsight/whatIf` and `warpsight/compareGpus`: analyse the current text with
+    /// changed settings, without touching the document's state.
+    WhatIf { uri: Uri, settings: Box<analysis::Settings>, kernel: Option<String>, reply: oneshot::Sender<Option<Value>> },
     Shutdown { reply: oneshot::Sender<()> },
-}
-
-/// Settings the client can change (initializationOptions and didChangeConfiguration).
-#[derive(Debug, Clone)]
-pub(crate) struct Settings {
-    /// Delay between the last keystroke and the analysis.
-    pub(crate) debounce: Duration,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings { debounce: Duration::from_millis(150) }
-    }
-}
-
-impl Settings {
-    /// Reads the settings the JSON holds, keeping the current value of anything absent or
-    /// malformed (a bad setting never stops the server).
-    fn update(&mut self, json: &Value) {
-        let json = json.get("warpsight").unwrap_or(json);
-        if let Some(ms) = json.get("debounceMs").and_then(Value::as_u64) {
-            self.debounce = Duration::from_millis(ms.min(10_000));
-        }
-    }
 }
 
 struct DocState {
     doc: Document,
     /// The latest analysis and the version it belongs to.
-    analysis: Option<(i32, Arc<analysis::FileAnalysis>)>,
+    analysis: Option<(i32, Arc<DocAnalysis>)>,
+    /// Per-kernel results reused across versions.
+    memo: Arc<Mutex<analysis::Memo>>,
+    /// Cancels the `.cu` compile in flight.
+    cancel: cuda_frontend::process::CancelToken,
 }
 
 struct State {
     client: Client,
     tx: mpsc::UnboundedSender<Msg>,
     encoding: PositionEncoding,
-    settings: Settings,
+    config: Config,
     docs: HashMap<Uri, DocState>,
+    /// `window/showMessage` about a missing compiler is sent once per session.
+    told_no_compiler: bool,
+    progress_token: u32,
 }
 
 /// Starts the actor and returns the sender the protocol handlers use.
@@ -85,8 +96,10 @@ pub(crate) fn spawn(client: Client) -> mpsc::UnboundedSender<Msg> {
         client,
         tx: tx.clone(),
         encoding: PositionEncoding::Utf16,
-        settings: Settings::default(),
+        config: Config::default(),
         docs: HashMap::new(),
+        told_no_compiler: false,
+        progress_token: 0,
     };
     tokio::spawn(async move {
         while let Some(msg) = rx.recv().await {
@@ -96,23 +109,28 @@ pub(crate) fn spawn(client: Client) -> mpsc::UnboundedSender<Msg> {
     tx
 }
 
+fn is_cuda(uri: &Uri, language_id: &str) -> bool {
+    matches!(language_id, "cuda-cpp" | "cuda" | "cuda-c" | "cpp-cuda")
+        || uri.as_str().ends_with(".cu")
+        || uri.as_str().ends_with(".cuh")
+}
+
 impl State {
     async fn handle(&mut self, msg: Msg) {
         match msg {
             Msg::Initialize { encoding, options } => {
                 self.encoding = encoding;
-                self.settings.update(&options);
+                self.config.update(&options);
             }
             Msg::Configuration { settings } => {
-                self.settings.update(&settings);
-                let open: Vec<(Uri, i32)> = self.docs.iter().map(|(u, d)| (u.clone(), d.doc.version)).collect();
-                for (uri, version) in open {
-                    self.schedule(uri, version, Duration::ZERO);
-                }
+                self.config.update(&settings);
+                self.reanalyze_all();
             }
+            Msg::FilesChanged => self.reanalyze_all(),
             Msg::Open { uri, text, version, language_id } => {
                 let doc = Document::new(&text, version, language_id);
-                self.docs.insert(uri.clone(), DocState { doc, analysis: None });
+                let state = DocState { doc, analysis: None, memo: Arc::default(), cancel: Default::default() };
+                self.docs.insert(uri.clone(), state);
                 self.schedule(uri, version, Duration::ZERO);
             }
             Msg::Change { uri, version, changes } => {
@@ -124,30 +142,34 @@ impl State {
                     state.doc.apply_change(c.range, &c.text, self.encoding);
                 }
                 state.doc.version = version;
-                let debounce = self.settings.debounce;
+                // A newer edit makes the compile in flight moot.
+                state.cancel.cancel();
+                let debounce = self.config.debounce;
                 self.schedule(uri, version, debounce);
             }
             Msg::Close { uri } => {
-                self.docs.remove(&uri);
+                if let Some(s) = self.docs.remove(&uri) {
+                    s.cancel.cancel();
+                }
                 // LSP: clear the diagnostics of a closed document.
                 self.client.publish_diagnostics(uri, Vec::new(), None).await;
             }
-            Msg::AnalysisDue { uri, version } => self.start_analysis(uri, version),
-            Msg::Analyzed { uri, version, result } => {
-                let Some(state) = self.docs.get_mut(&uri) else { return };
-                if state.doc.version != version {
-                    return; // Stale: a newer edit has its own analysis coming.
-                }
-                state.analysis = Some((version, result.clone()));
-                let diagnostics = diagnostics(&state.doc, &result, self.encoding);
-                self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
-            }
-            Msg::Hover { uri, position, reply } => {
-                let _ = reply.send(self.hover(&uri, position));
-            }
+            Msg::AnalysisDue { uri, version } => self.start_analysis(uri, version).await,
+            Msg::Analyzed { uri, version, result } => self.finish_analysis(uri, version, result).await,
+            Msg::Query { uri, query } => self.answer(&uri, query),
+            Msg::WhatIf { uri, settings, kernel, reply } => self.what_if(&uri, *settings, kernel, reply),
             Msg::Shutdown { reply } => {
+                for s in self.docs.values() {
+                    s.cancel.cancel();
+                }
                 let _ = reply.send(());
             }
+        }
+    }
+
+    fn reanalyze_all(&self) {
+        for (uri, d) in &self.docs {
+            self.schedule(uri.clone(), d.doc.version, Duration::ZERO);
         }
     }
 
@@ -162,59 +184,191 @@ impl State {
         });
     }
 
-    fn start_analysis(&self, uri: Uri, version: i32) {
-        let Some(state) = self.docs.get(&uri) else { return };
+    async fn start_analysis(&mut self, uri: Uri, version: i32) {
+        let Some(state) = self.docs.get_mut(&uri) else { return };
         if state.doc.version != version {
             return; // Debounced away by a newer edit.
         }
         let text = state.doc.text.to_string();
+        let cuda = is_cuda(&uri, &state.doc.language_id);
+        let memo = state.memo.clone();
+        state.cancel = cuda_frontend::process::CancelToken::new();
+        let cancel = state.cancel.clone();
+        let config = self.config.clone();
         let tx = self.tx.clone();
+        let path = uri.to_file_path().map(|p| p.into_owned()).unwrap_or_else(|| PathBuf::from(uri.path().as_str()));
+        let progress = if cuda { Some(self.begin_progress(&path).await) } else { None };
+        let client = self.client.clone();
         tokio::spawn(async move {
-            let result = tokio::task::spawn_blocking(move || analysis::analyze_ptx(&text)).await;
+            let job = move || {
+                if cuda {
+                    let prepared = crate::cuda::prepare(&path, &text, &config, &cancel);
+                    let cx = crate::cuda::analysis_context(&prepared);
+                    let file = {
+                        let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+                        analysis::analyze_memo(&prepared.ptx, &config.analysis, &cx, Some(&mut memo))
+                    };
+                    let ptx = prepared.ptx.clone();
+                    DocAnalysis { file, ptx, cuda: Some(crate::cuda::CudaInfo { prepared, path }) }
+                } else {
+                    let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+                    let file = analysis::analyze_memo(&text, &config.analysis, &analysis::Context::default(), Some(&mut memo));
+                    DocAnalysis { file, ptx: text, cuda: None }
+                }
+            };
+            let result = tokio::task::spawn_blocking(job).await;
+            if let Some(token) = progress {
+                end_progress(&client, token).await;
+            }
             match result {
                 Ok(result) => {
                     let _ = tx.send(Msg::Analyzed { uri, version, result: Arc::new(result) });
                 }
+                // A panic in the analysis is a bug; the server stays up and logs it.
                 Err(e) => tracing::error!("analysis of {} failed: {e}", uri.as_str()),
             }
         });
     }
 
-    fn current_analysis(&self, uri: &Uri) -> Option<(&Document, Arc<analysis::FileAnalysis>)> {
+    async fn begin_progress(&mut self, path: &std::path::Path) -> lsp::NumberOrString {
+        self.progress_token += 1;
+        let token = lsp::NumberOrString::String(format!("warpsight/compile/{}", self.progress_token));
+        // `$/progress` needs a token the client created: ask for one (clients that do not
+        // support work-done progress answer with an error, which we ignore).
+        let client = self.client.clone();
+        let title = format!("Compiling {}", path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default());
+        let t = token.clone();
+        tokio::spawn(async move {
+            let created = client.send_request::<lsp::request::WorkDoneProgressCreate>(lsp::WorkDoneProgressCreateParams { token: t.clone() });
+            if created.await.is_ok() {
+                client
+                    .send_notification::<lsp::notification::Progress>(lsp::ProgressParams {
+                        token: t,
+                        value: lsp::ProgressParamsValue::WorkDone(lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
+                            title,
+                            cancellable: Some(false),
+                            message: None,
+                            percentage: None,
+                        })),
+                    })
+                    .await;
+            }
+        });
+        token
+    }
+
+    async fn finish_analysis(&mut self, uri: Uri, version: i32, result: Arc<DocAnalysis>) {
+        let Some(state) = self.docs.get_mut(&uri) else { return };
+        if state.doc.version != version {
+            return; // Stale: a newer edit has its own analysis coming.
+        }
+        if result.cuda.as_ref().is_some_and(|c| c.prepared.cancelled) {
+            return; // A newer compile replaces it.
+        }
+        state.analysis = Some((version, result.clone()));
+        let diagnostics = features::diagnostics(&state.doc, &result, &self.config, self.encoding);
+        self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+        if let Some(c) = &result.cuda {
+            if c.prepared.toolchain.is_none() && !self.told_no_compiler {
+                self.told_no_compiler = true;
+                self.client.show_message(lsp::MessageType::WARNING, format!("warpsight: {}", c.prepared.toolchain_note)).await;
+            }
+        }
+        // Hints and lenses depend on the analysis: ask the client to refresh them.
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let _ = client.inlay_hint_refresh().await;
+            let _ = client.code_lens_refresh().await;
+        });
+    }
+
+    /// The document and its analysis for the current version (computing one now for a
+    /// `.ptx` document whose analysis is pending, so answers match the text).
+    fn current(&self, uri: &Uri) -> Option<(&Document, Arc<DocAnalysis>)> {
         let state = self.docs.get(uri)?;
         match &state.analysis {
             Some((v, a)) if *v == state.doc.version => Some((&state.doc, a.clone())),
-            // Requests may arrive between an edit and its analysis: answer from the text as
-            // it is now rather than from positions that no longer match.
-            _ => Some((&state.doc, Arc::new(analysis::analyze_ptx(&state.doc.text.to_string())))),
+            Some((_, a)) if a.is_cuda() => Some((&state.doc, a.clone())),
+            _ if is_cuda(uri, &state.doc.language_id) => None,
+            _ => {
+                let text = state.doc.text.to_string();
+                let mut memo = state.memo.lock().unwrap_or_else(|e| e.into_inner());
+                let file = analysis::analyze_memo(&text, &self.config.analysis, &analysis::Context::default(), Some(&mut memo));
+                Some((&state.doc, Arc::new(DocAnalysis { file, ptx: text, cuda: None })))
+            }
         }
     }
 
-    fn hover(&self, uri: &Uri, position: LineCol) -> Option<lsp::Hover> {
-        let (doc, analysis) = self.current_analysis(uri)?;
-        let offset = doc.offset(position, self.encoding) as u32;
-        let kernel = analysis.kernels.iter().find(|k| k.name_span.start <= offset && offset <= k.name_span.end)?;
-        Some(lsp::Hover {
-            contents: lsp::HoverContents::Markup(lsp::MarkupContent {
-                kind: lsp::MarkupKind::Markdown,
-                value: format!("**kernel** `{}`", kernel.name),
-            }),
-            range: Some(to_proto::range(doc, kernel.name_span, self.encoding)),
-        })
+    fn answer(&self, uri: &Uri, query: Query) {
+        let enc = self.encoding;
+        let current = self.current(uri);
+        match query {
+            Query::Hover(pos, reply) => {
+                let _ = reply.send(current.and_then(|(d, a)| features::hover(d, &a, pos, enc)));
+            }
+            Query::InlayHints(range, reply) => {
+                let _ = reply.send(current.map(|(d, a)| features::inlay_hints(d, &a, range, &self.config, enc)).unwrap_or_default());
+            }
+            Query::CodeLens(reply) => {
+                let _ = reply.send(current.map(|(d, a)| features::code_lenses(d, uri, &a, enc)).unwrap_or_default());
+            }
+            Query::Report(kernel, reply) => {
+                let _ = reply.send(current.map(|(_, a)| report(uri, &a, kernel.as_deref())));
+            }
+        }
+    }
+
+    fn what_if(&self, uri: &Uri, settings: analysis::Settings, kernel: Option<String>, reply: oneshot::Sender<Option<Value>>) {
+        let Some(state) = self.docs.get(uri) else {
+            let _ = reply.send(None);
+            return;
+        };
+        // `.cu`: reuse the PTX and context of the last compile (what-if changes the launch
+        // and the GPU, not the code).
+        let (ptx, cx, cuda) = match &state.analysis {
+            Some((_, a)) if a.is_cuda() => {
+                let c = a.cuda.as_ref().map(|c| crate::cuda::analysis_context(&c.prepared)).unwrap_or_default();
+                (a.ptx.clone(), c, true)
+            }
+            _ => (state.doc.text.to_string(), analysis::Context::default(), false),
+        };
+        let uri = uri.clone();
+        tokio::task::spawn_blocking(move || {
+            let file = analysis::analyze(&ptx, &settings, &cx);
+            let a = DocAnalysis { file, ptx, cuda: None };
+            let mut v = report(&uri, &a, kernel.as_deref());
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("source".into(), json!(if cuda { "cu" } else { "ptx" }));
+            }
+            let _ = reply.send(Some(v));
+        });
     }
 }
 
-fn diagnostics(doc: &Document, analysis: &analysis::FileAnalysis, enc: PositionEncoding) -> Vec<lsp::Diagnostic> {
-    analysis
-        .syntax
-        .iter()
-        .map(|d| lsp::Diagnostic {
-            range: to_proto::range(doc, d.span, enc),
-            severity: Some(to_proto::severity(d.severity)),
-            code: Some(lsp::NumberOrString::String("syntax".into())),
-            source: Some("warpsight".into()),
-            message: d.message.clone(),
-            ..Default::default()
+async fn end_progress(client: &Client, token: lsp::NumberOrString) {
+    client
+        .send_notification::<lsp::notification::Progress>(lsp::ProgressParams {
+            token,
+            value: lsp::ProgressParamsValue::WorkDone(lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd { message: None })),
         })
-        .collect()
+        .await;
+}
+
+/// The `warpsight/kernelReport` result: the CLI's JSON for this document, restricted to
+/// one kernel when asked (by PTX name, demangled name or base name).
+fn report(uri: &Uri, a: &DocAnalysis, kernel: Option<&str>) -> Value {
+    let kind = if a.is_cuda() { "cu" } else { "ptx" };
+    let mut v = analysis::report::file_json(uri.as_str(), kind, &a.ptx, &a.file);
+    if let (Some(want), Some(kernels)) = (kernel, v.get_mut("kernels").and_then(Value::as_array_mut)) {
+        kernels.retain(|k| {
+            let name = k["name"].as_str().unwrap_or_default();
+            let dem = k["demangled"].as_str().unwrap_or_default();
+            name == want || dem == want || dem.split('(').next().is_some_and(|b| b.rsplit("::").next() == Some(want))
+        });
+    }
+    if let (Some(c), Some(obj)) = (&a.cuda, v.as_object_mut()) {
+        obj.insert("toolchain".into(), json!(c.prepared.toolchain_note));
+        obj.insert("notes".into(), json!(c.prepared.notes));
+    }
+    v
 }

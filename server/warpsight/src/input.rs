@@ -2,11 +2,9 @@
 //! ones with one clear error, compiling `.cu` files through the CUDA front end, and turning
 //! the front end's findings into the analysis context.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use kernel_profile::{ResourceSource, Resources};
 use serde_json::Value;
 
 /// Files larger than this are refused: PTX of this size takes seconds to analyse and is
@@ -209,40 +207,8 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: analysis::Settings, displ
             format!("{file}{line}{col}: {}: {}", format!("{:?}", d.severity).to_lowercase(), d.message)
         })
         .collect();
-    let context = context_from(&prepared);
+    let context = lsp::cuda::analysis_context(&prepared);
     let analysis = analysis::analyze(&prepared.ptx, &settings, &context);
     let compile_failed = prepared.has_errors() || prepared.ptx.is_empty();
     Ok(Loaded { display_path, kind: SourceKind::Cuda, ptx: prepared.ptx, analysis, notes, compiler_errors, compile_failed })
-}
-
-/// The analysis context from what the CUDA front end found.
-pub fn context_from(p: &cuda_frontend::compile::Prepared) -> analysis::Context {
-    use cuda_frontend::launch::SiteOrigin;
-    let mut cx = analysis::Context::default();
-    for m in &p.kernels {
-        let decl = p.kernel_decls.iter().filter(|d| d.name == m.base_name).max_by_key(|d| d.is_definition);
-        let param_names: Vec<String> = decl.map(|d| d.params.iter().map(|p| p.name.clone()).collect()).unwrap_or_default();
-        let partial = |s: &cuda_frontend::launch::LaunchSite| analysis::PartialLaunch {
-            grid: s.grid,
-            block: s.block,
-            dynamic_smem: s.dynamic_smem,
-            args: s.args.iter().filter_map(|(name, v, _)| v.map(|v| (name.clone(), v))).collect::<BTreeMap<_, _>>(),
-        };
-        let mut sites = p.launch_sites.iter().filter(|s| s.kernel == m.base_name);
-        let call_site = sites.clone().find(|s| s.origin == SiteOrigin::Launch).map(partial);
-        let annotation = sites.find(|s| s.origin == SiteOrigin::Annotation).map(partial);
-        let resources = p.resources_of(&m.ptx_name).map(|r| Resources {
-            registers_per_thread: r.registers,
-            static_smem_bytes: r.shared_bytes,
-            local_bytes_per_thread: r.stack_frame_bytes,
-            spill_store_bytes: r.spill_store_bytes,
-            spill_load_bytes: r.spill_load_bytes,
-            stack_frame_bytes: r.stack_frame_bytes,
-            barriers: r.barriers,
-            source: ResourceSource::Ptxas,
-        });
-        let demangled = (m.demangled != m.ptx_name).then(|| m.demangled.clone());
-        cx.kernels.insert(m.ptx_name.clone(), analysis::KernelContext { demangled, param_names, call_site, annotation, resources });
-    }
-    cx
 }

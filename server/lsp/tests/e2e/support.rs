@@ -99,6 +99,8 @@ impl TestServer {
     }
 
     /// Waits (with [`TIMEOUT`]) for the first message matching `pred`, keeping the others.
+    /// Requests from the server (`client/registerCapability`, `window/workDoneProgress/
+    /// create`, refreshes) are answered with a null result, as a real client does.
     pub async fn wait_for(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.inbox.iter().position(&pred) {
             return self.inbox.remove(i).expect("index is valid");
@@ -106,6 +108,10 @@ impl TestServer {
         let deadline = tokio::time::Instant::now() + TIMEOUT;
         loop {
             let msg = tokio::time::timeout_at(deadline, self.read_message()).await.expect("timed out waiting for the server");
+            if msg.get("method").is_some() && msg.get("id").is_some() {
+                let reply = json!({ "jsonrpc": "2.0", "id": msg["id"], "result": null });
+                self.send(reply).await;
+            }
             if pred(&msg) {
                 return msg;
             }

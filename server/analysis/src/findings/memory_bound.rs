@@ -1,0 +1,89 @@
+//! `memory-bound`: the headline prediction says the kernel is limited by memory.
+//!
+//! ## What it does
+//! Reports a kernel whose headline execution-time prediction (the consensus of
+//! `perf-models`, `docs/models.md`) classifies it as memory-bound on the primary GPU.
+//!
+//! ## Why is this bad?
+//! It is not a defect; it tells you where time goes. For a memory-bound kernel, arithmetic
+//! optimisations buy nothing: Lopez-Novoa et al. (seed 002, §10 items 1 and 3) find that
+//! when CWP > MWP "a good indicator for performance ... is the #Memory_Operations", and
+//! CGPredict (seed 003, §8 item 2) classifies a kernel as memory-bound when CWP ≥ MWP.
+//! Work on the number and the coalescing of global memory requests instead.
+//!
+//! ## Example
+//! ```cuda
+//! // tests/fixtures/cu/vadd.cu: one FP add per 12 bytes moved.
+//! c[i] = a[i] + b[i];
+//! ```
+//!
+//! ## Fix
+//! No automatic fix. Cut global memory traffic: reuse loaded data through shared memory
+//! (seed 002 §10 item 4, seed 003 §8 item 4), fix uncoalesced accesses (see
+//! `uncoalesced-global-access`), use wider (vector) accesses with care (seed 002 §10 item
+//! 6). When the launch configuration is unknown, a fix inserts a `// warpsight:`
+//! annotation so the verdict is made for the real launch.
+
+use perf_models::prediction::Bound;
+
+use super::{Ctx, Finding, per_gpu};
+use crate::{Severity, TargetAnalysis};
+
+pub const CODE: &str = "memory-bound";
+pub const SEVERITY: Severity = Severity::Information;
+
+pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
+    per_gpu(cx, acc, check_target);
+}
+
+fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
+    let report = t.models.as_ref()?;
+    let h = &report.headline;
+    if h.bound != Bound::Memory {
+        return None;
+    }
+    let detail = report
+        .predictions
+        .iter()
+        .find(|p| p.model == h.model)
+        .and_then(|p| match (p.mwp, p.cwp) {
+            (Some(mwp), Some(cwp)) => Some(format!(" (MWP {mwp:.1} ≤ CWP {cwp:.1})")),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let message = format!(
+        "memory-bound on {}: the headline model `{}` predicts {:.1} µs limited by memory traffic{detail}; fewer or better-coalesced global accesses are what will speed it up",
+        t.gpu.name, h.model, h.time_us
+    );
+    let mut f = cx.on_kernel(CODE, SEVERITY, message, Some(&t.gpu.id));
+    f.fixes.extend(cx.annotation_fix());
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::test_support::{analyze, findings};
+
+    #[test]
+    fn vadd_is_memory_bound_and_names_the_gpu() {
+        let (_, a) = analyze("vadd", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)], &["a100-sxm4-80gb"]);
+        let f = findings(&a, "vadd", CODE);
+        assert_eq!(f.len(), 1, "{:?}", a.kernels[0].findings);
+        assert_eq!(f[0].gpu.as_deref(), Some("a100-sxm4-80gb"));
+        assert!(f[0].message.contains("µs"), "{}", f[0].message);
+        assert_eq!(f[0].ptx_span, a.kernels[0].name_span);
+        // An explicit launch: no annotation fix.
+        assert!(f[0].fixes.is_empty());
+    }
+
+    #[test]
+    fn a_compute_heavy_kernel_is_not_memory_bound() {
+        // nbody: O(n) FMAs per loaded body, read from shared memory tiles.
+        let (_, a) = analyze("nbody", [64, 1, 1], [256, 1, 1], &[("param_2", 16384)], &["a100-sxm4-80gb"]);
+        let k = &a.kernels[0];
+        let bound = k.targets[0].models.as_ref().map(|r| r.headline.bound);
+        assert_eq!(findings(&a, "nbody", CODE).is_empty(), bound != Some(Bound::Memory));
+        assert_ne!(bound, Some(Bound::Memory), "nbody should be compute- or latency-bound: {bound:?}");
+    }
+}

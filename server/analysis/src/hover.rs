@@ -1,0 +1,156 @@
+//! Hover content as Markdown: the kernel performance card and the instruction card.
+//!
+//! The card answers, per target GPU, the questions a CUDA programmer asks first: how full
+//! is the SM and why not fuller, how many waves, is it memory- or compute-bound and why,
+//! how long will it take under each model, how much power and energy — and on what
+//! assumptions.
+
+use std::fmt::Write;
+
+use crate::{KernelAnalysis, TargetAnalysis};
+
+fn fmt_time(us: f64) -> String {
+    if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.2} µs") }
+}
+
+/// The one-line summary used by inlay hints and code lenses: "≈ 1.24 ms · memory-bound ·
+/// 72 W on A100".
+pub fn summary(t: &TargetAnalysis) -> String {
+    let mut parts = Vec::new();
+    if let Some(r) = &t.models {
+        parts.push(format!("≈ {}", fmt_time(r.headline.time_us)));
+        parts.push(format!("{}-bound", r.headline.bound.name()));
+    }
+    if let Ok(o) = &t.occupancy {
+        parts.push(format!("occ {:.0}%", o.occupancy * 100.0));
+    }
+    if let Some(p) = &t.power {
+        parts.push(format!("{:.0} W", p.watts));
+    }
+    format!("{} on {}", parts.join(" · "), t.gpu.id)
+}
+
+/// The Markdown card for a kernel.
+pub fn kernel_card(k: &KernelAnalysis) -> String {
+    let mut s = String::new();
+    let title = k.demangled.as_deref().unwrap_or(&k.name);
+    let _ = writeln!(s, "### `{title}`\n");
+    let l = &k.launch;
+    let src = match l.source {
+        kernel_profile::LaunchSource::Setting => "settings",
+        kernel_profile::LaunchSource::Annotation => "annotation",
+        kernel_profile::LaunchSource::CallSite => "launch site",
+        kernel_profile::LaunchSource::Default => "default — add a `// warpsight:` annotation",
+    };
+    let _ = writeln!(
+        s,
+        "launch: grid {:?}, block {:?}, {} B dynamic smem *({src})*\n",
+        l.grid, l.block, l.dynamic_smem
+    );
+    for t in &k.targets {
+        target_section(&mut s, t);
+    }
+    if let Some(t) = k.targets.first() {
+        let assumptions: Vec<&String> = t.profile.assumptions.iter().skip(1).collect();
+        if !assumptions.is_empty() {
+            let _ = writeln!(s, "**Assumptions**\n");
+            for a in assumptions {
+                let _ = writeln!(s, "- {a}");
+            }
+        }
+    }
+    s
+}
+
+fn target_section(s: &mut String, t: &TargetAnalysis) {
+    let _ = writeln!(s, "---\n**{}** ({})\n", t.gpu.name, t.gpu.id);
+    let r = &t.profile.resources;
+    let how = match r.source {
+        kernel_profile::ResourceSource::Ptxas => "ptxas",
+        kernel_profile::ResourceSource::Estimate => "estimate",
+        kernel_profile::ResourceSource::Given => "given",
+    };
+    match &t.occupancy {
+        Ok(o) if o.blocks_per_sm > 0 => {
+            let _ = writeln!(
+                s,
+                "- occupancy **{:.0}%** ({} blocks/SM, {}/{} warps), limited by {} · {} regs/thread ({how}), {} B smem/block",
+                o.occupancy * 100.0,
+                o.blocks_per_sm,
+                o.warps_per_sm,
+                o.max_warps_per_sm,
+                o.limiters.names().join(" + "),
+                r.registers_per_thread,
+                r.static_smem_bytes
+            );
+        }
+        Ok(o) => {
+            let _ = writeln!(s, "- **cannot launch**: {}", o.reason.as_deref().unwrap_or("no block fits on an SM"));
+        }
+        Err(e) => {
+            let _ = writeln!(s, "- occupancy unavailable: {e}");
+        }
+    }
+    if let Some(w) = &t.waves {
+        let _ = writeln!(s, "- {} wave(s) of {} blocks; last wave {:.0}% full", w.waves, w.blocks_per_wave, w.last_wave_fill * 100.0);
+    }
+    if let Some(rep) = &t.models {
+        if let Some(p) = rep.predictions.iter().find(|p| p.mwp.is_some() && p.model == "mwp_cwp") {
+            let _ = writeln!(s, "- {}", p.explanation);
+        }
+        let _ = writeln!(
+            s,
+            "- **≈ {}**, {}-bound (headline: `{}`, {})\n",
+            fmt_time(rep.headline.time_us),
+            rep.headline.bound.name(),
+            rep.headline.model,
+            rep.headline.rule
+        );
+        let _ = writeln!(s, "| model | time | bound | confidence |\n|---|---|---|---|");
+        for p in &rep.predictions {
+            let flag = if rep.floor_violations.contains(&p.model) { " ⚠ below floor" } else { "" };
+            let _ = writeln!(s, "| {} | {}{flag} | {} | {} |", p.model, fmt_time(p.time_us), p.bound.name(), p.confidence.name());
+        }
+        let _ = writeln!(s);
+    }
+    if let Some(p) = &t.power {
+        let mut top: Vec<&(String, f64)> = p.contributions.iter().collect();
+        top.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+        let parts: Vec<String> = top.iter().take(3).map(|(f, w)| format!("{w:+.1} W from {f}")).collect();
+        let _ = writeln!(s, "- power **{:.0} W** ({} confidence): base {:.1} W, {}", p.watts, p.confidence, p.base_watts, parts.join(", "));
+        if let Some(e) = t.energy_uj {
+            let _ = writeln!(s, "- energy ≈ {:.1} µJ per launch", e);
+        }
+    }
+}
+
+/// The Markdown card for one PTX instruction at `offset` in the analysed text, for the
+/// primary target GPU.
+pub fn instruction_card(k: &KernelAnalysis, module: &ptx_ir::Module, offset: u32) -> Option<String> {
+    let func = module.function(&k.name)?;
+    let instr = func.instrs.iter().find(|i| i.span.start <= offset && offset < i.span.end.max(i.span.start + 1))?;
+    let t = k.targets.first()?;
+    let mut s = format!("**`{}`** — class `{}`", instr.opcode, instr.class.name());
+    let cls = instr.class.name();
+    if let Some(lat) = t.gpu.instr_latency_cycles.get(&cls) {
+        let _ = write!(s, " · latency ≈ {lat} cycles on {}", t.gpu.id);
+    }
+    let _ = write!(s, " · issue {} cycles/warp", t.gpu.issue_cycles(&cls));
+    let _ = writeln!(s);
+    if let Some(a) = t.profile.memory_accesses.iter().find(|a| a.ptx_line == instr.ptx_line) {
+        let stride = a.stride_bytes.map(|b| format!(", stride {b} B")).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "\n{} {:?}: **{:?}**{stride}, {} sector(s) per warp request, {:.1} executions per thread",
+            a.space.name(),
+            a.kind,
+            a.class,
+            a.transactions_per_request,
+            a.executions
+        );
+        if let Some(w) = a.bank_conflict_ways {
+            let _ = writeln!(s, "\nbank conflicts: {w}-way");
+        }
+    }
+    Some(s)
+}

@@ -1,0 +1,50 @@
+//! Incrementality is tested, not assumed (house-style §2.1 rule 13): an edit inside one
+//! kernel re-runs only that kernel's profile and models, and an edit that only moves a
+//! kernel reuses its results with shifted positions.
+
+use analysis::{Context, Memo, Settings, analyze, analyze_memo};
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/../../tests/fixtures/ptx/sm_80/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn editing_one_kernel_reruns_only_that_kernel() {
+    let text = fixture("spmv_csr");
+    let settings = Settings::default();
+    let cx = Context::default();
+    let mut memo = Memo::default();
+    let first = analyze_memo(&text, &settings, &cx, Some(&mut memo));
+    assert_eq!(first.kernels.len(), 2);
+    assert_eq!(memo.kernel_runs, 2);
+
+    // The same text again: nothing re-runs.
+    analyze_memo(&text, &settings, &cx, Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 2);
+
+    // Change an instruction inside the second kernel only.
+    let second = &first.kernels[1];
+    let body = &text[second.span.start as usize..second.span.end as usize];
+    let edited_body = body.replacen("add.s32", "sub.s32", 1);
+    assert_ne!(body, edited_body, "the second kernel has an add.s32 to edit");
+    let edited = format!("{}{}{}", &text[..second.span.start as usize], edited_body, &text[second.span.end as usize..]);
+    analyze_memo(&edited, &settings, &cx, Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 3, "only the edited kernel re-ran");
+
+    // Insert lines above both kernels: nothing re-runs, and positions follow the text.
+    let shifted = edited.replacen(".address_size 64", ".address_size 64\n// a comment\n// another", 1);
+    let moved = analyze_memo(&shifted, &settings, &cx, Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 3, "moving kernels does not re-run them");
+    let fresh = analyze(&shifted, &settings, &cx);
+    for (a, b) in moved.kernels.iter().zip(&fresh.kernels) {
+        assert_eq!((a.name_span, a.span, a.ptx_line), (b.name_span, b.span, b.ptx_line));
+        let lines = |k: &analysis::KernelAnalysis| k.targets[0].profile.memory_accesses.iter().map(|m| m.ptx_line).collect::<Vec<_>>();
+        assert_eq!(lines(a), lines(b));
+    }
+
+    // Changing the settings invalidates everything.
+    let other = Settings { gpus: vec!["tesla-k20".into()], ..Settings::default() };
+    analyze_memo(&shifted, &other, &cx, Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 5);
+}

@@ -1,0 +1,223 @@
+//! LSP features computed from one document's analysis: diagnostics, hovers, inlay hints
+//! and code lenses. Each function takes the analysis and the document and returns LSP
+//! types; none of them does IO or blocks.
+
+use tower_lsp_server::ls_types as lsp;
+
+use crate::config::Config;
+use crate::document::{Document, LineCol, PositionEncoding};
+use crate::to_proto;
+
+/// What was analysed for one document version.
+#[derive(Debug)]
+pub struct DocAnalysis {
+    pub file: analysis::FileAnalysis,
+    /// The PTX the analysis ran on: the document itself for `.ptx`, the compiler's output
+    /// for `.cu` (spans point into this text).
+    pub ptx: String,
+    /// `.cu` only: what the CUDA front end produced.
+    pub cuda: Option<crate::cuda::CudaInfo>,
+}
+
+impl DocAnalysis {
+    pub fn is_cuda(&self) -> bool {
+        self.cuda.is_some()
+    }
+}
+
+/// Where a PTX position lands in the document: itself for `.ptx`; its `.loc` source line
+/// for `.cu` when that line is in this document.
+fn doc_line(doc_is_ptx: bool, ptx_line: u32, source_file: Option<&str>, source_line: Option<u32>, cuda: Option<&crate::cuda::CudaInfo>) -> Option<u32> {
+    if doc_is_ptx {
+        return ptx_line.checked_sub(1);
+    }
+    let (file, line) = (source_file?, source_line?);
+    let cuda = cuda?;
+    cuda.is_this_file(file).then(|| line.saturating_sub(1))
+}
+
+pub fn diagnostics(doc: &Document, a: &DocAnalysis, config: &Config, enc: PositionEncoding) -> Vec<lsp::Diagnostic> {
+    let mut res = Vec::new();
+    let is_ptx = !a.is_cuda();
+    if is_ptx {
+        for d in &a.file.syntax {
+            if let Some(sev) = config.severity("syntax", d.severity) {
+                res.push(lsp::Diagnostic {
+                    range: to_proto::range(doc, d.span, enc),
+                    severity: Some(to_proto::severity(sev)),
+                    code: Some(lsp::NumberOrString::String("syntax".into())),
+                    source: Some("warpsight".into()),
+                    message: d.message.clone(),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    if let Some(cuda) = &a.cuda {
+        res.extend(cuda.compiler_diagnostics(doc, config, enc));
+    }
+    res
+}
+
+fn kernel_at(a: &DocAnalysis, doc: &Document, pos: LineCol, enc: PositionEncoding) -> Option<usize> {
+    if let Some(cuda) = &a.cuda {
+        return cuda.kernel_at_line(&a.file, pos.line + 1);
+    }
+    let offset = doc.offset(pos, enc) as u32;
+    a.file.kernels.iter().position(|k| k.name_span.start <= offset && offset <= k.name_span.end)
+}
+
+pub fn hover(doc: &Document, a: &DocAnalysis, pos: LineCol, enc: PositionEncoding) -> Option<lsp::Hover> {
+    let markdown = |value: String| lsp::HoverContents::Markup(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value });
+    if let Some(k) = kernel_at(a, doc, pos, enc) {
+        let kernel = &a.file.kernels[k];
+        let range = if a.is_cuda() { None } else { Some(to_proto::range(doc, kernel.name_span, enc)) };
+        return Some(lsp::Hover { contents: markdown(analysis::hover::kernel_card(kernel)), range });
+    }
+    if a.is_cuda() {
+        // A source line with memory accesses: their classes.
+        let line = pos.line + 1;
+        let mut parts = Vec::new();
+        for k in &a.file.kernels {
+            let Some(t) = k.targets.first() else { continue };
+            for m in &t.profile.memory_accesses {
+                if m.source_line == Some(line) && m.source_file.as_deref().is_some_and(|f| a.cuda.as_ref().is_some_and(|c| c.is_this_file(f))) {
+                    let stride = m.stride_bytes.map(|b| format!(", stride {b} B")).unwrap_or_default();
+                    let bank = m.bank_conflict_ways.map(|w| format!(", {w}-way bank conflict")).unwrap_or_default();
+                    parts.push(format!("- {} {:?}: **{:?}**{stride}, {} sector(s)/request{bank}", m.space.name(), m.kind, m.class, m.transactions_per_request));
+                }
+            }
+        }
+        parts.dedup();
+        return (!parts.is_empty()).then(|| lsp::Hover { contents: markdown(parts.join("\n")), range: None });
+    }
+    let offset = doc.offset(pos, enc) as u32;
+    let k = a.file.kernels.iter().find(|k| k.span.start <= offset && offset < k.span.end)?;
+    let card = analysis::hover::instruction_card(k, &a.file.module, offset)?;
+    Some(lsp::Hover { contents: markdown(card), range: None })
+}
+
+fn hint(position: LineCol, label: String, tooltip: Option<String>) -> lsp::InlayHint {
+    lsp::InlayHint {
+        position: to_proto::position(position),
+        label: lsp::InlayHintLabel::String(label),
+        kind: None,
+        text_edits: None,
+        tooltip: tooltip.map(lsp::InlayHintTooltip::String),
+        padding_left: Some(true),
+        padding_right: None,
+        data: None,
+    }
+}
+
+/// The kernel summary line, with the configured parts.
+fn kernel_label(t: &analysis::TargetAnalysis, config: &Config) -> String {
+    let p = &config.inlay;
+    let mut parts = Vec::new();
+    if p.occupancy {
+        if let Ok(o) = &t.occupancy {
+            parts.push(format!("occ {:.0}%", o.occupancy * 100.0));
+        }
+    }
+    if let Some(r) = &t.models {
+        if p.bound {
+            parts.push(format!("{}-bound", r.headline.bound.name()));
+        }
+        if p.time {
+            parts.push(if r.headline.time_us >= 1000.0 { format!("≈{:.2} ms", r.headline.time_us / 1000.0) } else { format!("≈{:.1} µs", r.headline.time_us) });
+        }
+    }
+    if p.power {
+        if let Some(pw) = &t.power {
+            parts.push(format!("{:.0} W", pw.watts));
+        }
+    }
+    parts.join(" · ")
+}
+
+pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &Config, enc: PositionEncoding) -> Vec<lsp::InlayHint> {
+    let mut res = Vec::new();
+    let in_range = |line: u32| line >= range.0 && line <= range.1;
+    let is_ptx = !a.is_cuda();
+    for (ki, k) in a.file.kernels.iter().enumerate() {
+        let Some(t) = k.targets.first() else { continue };
+        // After the kernel signature.
+        let sig_line = if is_ptx { Some(k.ptx_line.saturating_sub(1)) } else { a.cuda.as_ref().and_then(|c| c.kernel_line(&a.file, ki)).map(|l| l - 1) };
+        if let Some(line) = sig_line.filter(|l| in_range(*l)) {
+            let label = kernel_label(t, config);
+            if !label.is_empty() {
+                res.push(hint(doc.line_end(line, enc), label, Some(analysis::hover::summary(t))));
+            }
+        }
+        if config.inlay.loops {
+            let total = t.profile.counts.total_dynamic().max(1.0);
+            for l in &t.profile.loops {
+                let Some(line) = doc_line(is_ptx, l.ptx_line, l.source_file.as_deref(), l.source_line, a.cuda.as_ref()) else { continue };
+                if !in_range(line) {
+                    continue;
+                }
+                // The loop's share of the kernel's dynamic instructions.
+                let share = loop_share(t, l, total);
+                let count = match l.trip_count {
+                    Some(n) => format!("×{n:.0}"),
+                    None => format!("×{:.0}?", l.assumed_trip_count),
+                };
+                res.push(hint(doc.line_end(line, enc), format!("{count} · {share:.0}% of instructions"), l.trip_count_expr.clone()));
+            }
+        }
+        if config.inlay.memory {
+            let mut seen = std::collections::HashSet::new();
+            for m in &t.profile.memory_accesses {
+                let Some(line) = doc_line(is_ptx, m.ptx_line, m.source_file.as_deref(), m.source_line, a.cuda.as_ref()) else { continue };
+                if !in_range(line) {
+                    continue;
+                }
+                let label = match (m.space, m.bank_conflict_ways) {
+                    (kernel_profile::Space::Shared, Some(w)) if w > 1 => format!("{w}-way bank conflict"),
+                    (kernel_profile::Space::Shared, _) => continue,
+                    _ => format!("{} {:?} · {:.0} sectors", m.space.name(), m.class, m.transactions_per_request).to_lowercase(),
+                };
+                if seen.insert((line, label.clone())) {
+                    res.push(hint(doc.line_end(line, enc), label, None));
+                }
+            }
+        }
+    }
+    res.sort_by_key(|h| (h.position.line, h.position.character));
+    res
+}
+
+/// The share (in %) of the kernel's dynamic instructions executed inside a loop.
+fn loop_share(t: &analysis::TargetAnalysis, l: &kernel_profile::LoopInfo, total: f64) -> f64 {
+    // Blocks are not tagged with their loop in the profile; approximate with the blocks
+    // whose execution count is at least the loop's trip count times the outer ones.
+    let inside: f64 = t
+        .profile
+        .blocks
+        .iter()
+        .filter(|b| b.executions >= l.assumed_trip_count && l.assumed_trip_count > 1.0)
+        .map(|b| b.executions * b.instructions.len() as f64)
+        .sum();
+    (100.0 * inside / total).clamp(0.0, 100.0)
+}
+
+pub fn code_lenses(doc: &Document, uri: &lsp::Uri, a: &DocAnalysis, enc: PositionEncoding) -> Vec<lsp::CodeLens> {
+    let mut res = Vec::new();
+    for (ki, k) in a.file.kernels.iter().enumerate() {
+        let Some(t) = k.targets.first() else { continue };
+        let line = if a.is_cuda() { a.cuda.as_ref().and_then(|c| c.kernel_line(&a.file, ki)).map(|l| l - 1) } else { Some(k.ptx_line.saturating_sub(1)) };
+        let Some(line) = line else { continue };
+        let start = doc.line_start(line);
+        let range = lsp::Range { start: to_proto::position(start), end: to_proto::position(doc.line_end(line, enc)) };
+        res.push(lsp::CodeLens {
+            range,
+            command: Some(lsp::Command {
+                title: analysis::hover::summary(t),
+                command: "warpsight.openReport".into(),
+                arguments: Some(vec![serde_json::json!({ "uri": uri.as_str(), "kernel": k.name })]),
+            }),
+            data: None,
+        });
+    }
+    res
+}
