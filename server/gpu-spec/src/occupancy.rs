@@ -2,7 +2,7 @@
 //!
 //! The algorithm is the one of `cuda_occupancy.h` as shipped with CUDA 12.9 and 13.5
 //! (`cudaOccMaxActiveBlocksPerMultiprocessor`, `cudaOccMaxPotentialOccupancyBlockSize`,
-//! `cudaOccAvailableDynamicSMemPerBlock`), paraphrased in the shared spec `occupancy.md` (§6.2)
+//! `cudaOccAvailableDynamicSMemPerBlock`), paraphrased in the shared spec `occupancy.md`
 //! §6.2 and checked against vectors generated from the header itself
 //! (`tests/golden/occupancy/`). The header knows CC 3.0 to 12.x; for Fermi (CC 2.x) we
 //! follow the CUDA 8-era copy of the same header (register granule of 64, or 128 for 21,
