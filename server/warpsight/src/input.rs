@@ -33,6 +33,9 @@ pub struct LaunchArgs {
     /// Trip count assumed for loops whose count is unknown.
     #[arg(long, value_name = "N", default_value_t = 16.0)]
     pub default_trip_count: f64,
+    /// Severity of a diagnostic code: CODE=error|warning|information|hint|off (repeatable).
+    #[arg(long = "severity", value_name = "CODE=LEVEL")]
+    pub severities: Vec<String>,
     /// `.cu` only: target architecture (sm_80, 8.6, ...); default: the first GPU's.
     #[arg(long)]
     pub arch: Option<String>,
@@ -78,6 +81,16 @@ impl LaunchArgs {
             bail!("--default-trip-count must be a non-negative number");
         }
         s.profile.default_trip_count = self.default_trip_count;
+        for item in &self.severities {
+            let parsed = item.split_once('=').and_then(|(code, level)| lsp::parse_severity(level).map(|l| (code, l)));
+            let Some((code, level)) = parsed else {
+                bail!("--severity `{item}`: expected CODE=error|warning|information|hint|off");
+            };
+            if !analysis::findings::CODES.contains(&code) {
+                bail!("--severity `{item}`: unknown code `{code}` (known: {})", analysis::findings::CODES.join(", "));
+            }
+            s.severities.insert(code.to_string(), level);
+        }
         Ok(s)
     }
 }

@@ -31,6 +31,8 @@ enum Command {
     Occupancy(cmd::occupancy::Args),
     /// Run the language server on stdin/stdout.
     Lsp(cmd::lsp::Args),
+    /// Install a CUDA compiler (nvcc from PyPI, no GPU needed).
+    SetupCuda(cmd::setup_cuda::Args),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Gpus(args) => cmd::gpus::run(args),
         Command::Occupancy(args) => cmd::occupancy::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),
+        Command::SetupCuda(args) => cmd::setup_cuda::run(args),
     };
     match res {
         Ok(code) => code.into(),

@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod gpus;
 pub mod lsp;
 pub mod occupancy;
+pub mod setup_cuda;
 
 use std::process::ExitCode;
 

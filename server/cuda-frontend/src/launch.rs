@@ -1,0 +1,669 @@
+//! Kernel declarations, launch sites, `__launch_bounds__` and `// warpsight:` annotations.
+//!
+//! The performance models need a launch configuration (grid, block, dynamic shared memory)
+//! and often a trip count (`n`). In a `.cu` file these are in the host code:
+//! `saxpy<<<(n + 255) / 256, 256>>>(n, a, x, y)`. This module finds every launch with the
+//! light tokenizer in [`crate::lex`], folds its configuration and arguments with
+//! [`crate::consteval`], and maps each call argument to the kernel's parameter name (from
+//! the `__global__` declaration in the same file) so that a symbolic trip count such as the
+//! kernel's `n` resolves to a number. A kernel launched from several places gets one
+//! [`LaunchSite`] per launch, each with its line.
+//!
+//! Annotation rule (docs/cuda.md): a comment `// warpsight: grid=4096 block=256 smem=0
+//! n=1048576` (or the same inside `/* */`) attaches to the first kernel definition
+//! (`__global__`) or launch (`<<<`) that starts after the comment. On a launch it overrides
+//! what the source gives; on a kernel definition it yields its own [`LaunchSite`] (origin
+//! [`SiteOrigin::Annotation`]) and fills the gaps of that kernel's launches.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use crate::consteval::{Env, matching, param_name, split_commas};
+use crate::lex::{Tok, lex};
+
+/// One kernel parameter from a `__global__` declaration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelParam {
+    pub name: String,
+    /// The declared type as written, e.g. `const float *__restrict__`.
+    pub ty: String,
+    /// `true` when the type is neither a pointer, reference, array nor floating point: the
+    /// parameters that can be trip counts.
+    pub integral: bool,
+}
+
+/// A `__global__` function found in the source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelDecl {
+    /// The unqualified name (`saxpy`).
+    pub name: String,
+    /// Line and column (1-based) of the name.
+    pub line: u32,
+    pub column: u32,
+    pub params: Vec<KernelParam>,
+    /// `true` for a definition (with a body), `false` for a declaration.
+    pub is_definition: bool,
+    /// `true` when the kernel is a template.
+    pub is_template: bool,
+}
+
+/// `__launch_bounds__(maxThreadsPerBlock, minBlocksPerMultiprocessor, maxBlocksPerCluster)`
+/// (CUDA C++ Programming Guide, "Launch Bounds").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchBounds {
+    pub kernel: String,
+    pub line: u32,
+    pub max_threads: Option<u32>,
+    pub min_blocks: Option<u32>,
+    pub max_blocks_per_cluster: Option<u32>,
+    /// The argument text as written (values may be template parameters, left unfolded).
+    pub text: String,
+}
+
+/// Where a [`LaunchSite`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SiteOrigin {
+    /// A `kernel<<<...>>>(...)` launch in the source.
+    Launch,
+    /// A `// warpsight:` annotation on the kernel's definition.
+    Annotation,
+}
+
+/// One launch of a kernel with everything that could be folded to constants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchSite {
+    /// The unqualified kernel name (`saxpy` for `ns::saxpy<float><<<...>>>`).
+    pub kernel: String,
+    /// Line and column (1-based) of the kernel name at the launch (or of the kernel
+    /// definition for an annotation site).
+    pub line: u32,
+    pub column: u32,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    /// Dynamic shared memory in bytes (`Some(0)` when the launch omits it).
+    pub dynamic_smem: Option<u32>,
+    /// `(parameter name, folded value, argument text)` per call argument.
+    pub args: Vec<(String, Option<i64>, String)>,
+    /// Names (or expressions) that could not be folded, e.g. `n` when it is read from
+    /// `argv`; give them with `--arg NAME=VALUE` or an annotation.
+    pub unresolved: Vec<String>,
+    pub origin: SiteOrigin,
+    /// The line of the annotation that applied to this site, if any.
+    pub annotation_line: Option<u32>,
+}
+
+impl LaunchSite {
+    /// The folded value of the argument passed for kernel parameter `param`.
+    pub fn arg(&self, param: &str) -> Option<i64> {
+        self.args
+            .iter()
+            .find(|(p, _, _)| p == param)
+            .and_then(|(_, v, _)| *v)
+    }
+    /// Threads per block, when the block is known.
+    pub fn threads_per_block(&self) -> Option<u64> {
+        self.block
+            .map(|b| b.iter().map(|x| u64::from(*x)).product())
+    }
+    /// Blocks in the grid, when the grid is known.
+    pub fn blocks(&self) -> Option<u64> {
+        self.grid.map(|g| g.iter().map(|x| u64::from(*x)).product())
+    }
+}
+
+/// What an annotation is attached to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AnnotationTarget {
+    /// The definition of this kernel (line of its name).
+    Kernel { kernel: String, line: u32 },
+    /// A launch of this kernel on this line.
+    Launch { kernel: String, line: u32 },
+    /// No kernel definition or launch follows the comment.
+    Unattached,
+}
+
+/// A parsed `// warpsight: key=value ...` comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Annotation {
+    pub line: u32,
+    pub target: AnnotationTarget,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub smem: Option<u32>,
+    /// Every other `name=value`, in order.
+    pub values: Vec<(String, i64)>,
+    /// Problems reading the comment (unknown syntax, values that do not fold).
+    pub errors: Vec<String>,
+}
+
+/// Everything found in one `.cu` file's text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceScan {
+    pub kernels: Vec<KernelDecl>,
+    pub launch_sites: Vec<LaunchSite>,
+    pub annotations: Vec<Annotation>,
+    pub launch_bounds: Vec<LaunchBounds>,
+}
+
+impl SourceScan {
+    /// The launch sites of one kernel (by unqualified name), in source order.
+    pub fn sites_for<'s>(&'s self, kernel: &'s str) -> impl Iterator<Item = &'s LaunchSite> + 's {
+        self.launch_sites.iter().filter(move |s| s.kernel == kernel)
+    }
+}
+
+/// A kernel declaration with token positions (internal).
+struct RawKernel {
+    decl: KernelDecl,
+    name_tok: usize,
+}
+
+/// A launch with token positions (internal).
+struct RawLaunch {
+    kernel: String,
+    name_tok: usize,
+    config: Vec<Range<usize>>,
+    args: Vec<Range<usize>>,
+}
+
+/// Scans a `.cu` file's text. `user_args` are values given by the user (`--arg NAME=VALUE`);
+/// they override the source for variable and parameter names.
+pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
+    let lexed = lex(src);
+    let env = Env::new(&lexed, user_args);
+    let toks = &env.toks;
+    let user: HashMap<String, i64> = user_args.iter().cloned().collect();
+
+    let (kernels, launch_bounds) = find_kernels(src, &env);
+    let launches = find_launches(toks);
+
+    // Attach annotations to the next kernel definition or launch.
+    let mut annotations = Vec::new();
+    let mut launch_ann: HashMap<usize, usize> = HashMap::new();
+    let mut kernel_ann: HashMap<String, usize> = HashMap::new();
+    for c in &lexed.annotations {
+        let next_kernel = kernels
+            .iter()
+            .filter(|k| toks[k.name_tok].offset > c.offset)
+            .min_by_key(|k| toks[k.name_tok].offset);
+        let next_launch = launches
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| toks[l.name_tok].offset > c.offset)
+            .min_by_key(|(_, l)| toks[l.name_tok].offset);
+        let kernel_first = match (next_kernel, next_launch) {
+            (Some(k), Some((_, l))) => toks[k.name_tok].offset < toks[l.name_tok].offset,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let target = if kernel_first {
+            let k = next_kernel.map(|k| &k.decl);
+            k.map_or(AnnotationTarget::Unattached, |k| AnnotationTarget::Kernel {
+                kernel: k.name.clone(),
+                line: k.line,
+            })
+        } else if let Some((li, l)) = next_launch {
+            launch_ann.insert(li, annotations.len());
+            AnnotationTarget::Launch {
+                kernel: l.kernel.clone(),
+                line: toks[l.name_tok].line,
+            }
+        } else {
+            AnnotationTarget::Unattached
+        };
+        if let AnnotationTarget::Kernel { kernel, .. } = &target {
+            kernel_ann.insert(kernel.clone(), annotations.len());
+        }
+        annotations.push(parse_annotation(c.text, c.line, target, &env));
+    }
+
+    let by_name = |name: &str| -> Option<&KernelDecl> {
+        // Prefer the definition; fall back to a declaration.
+        kernels
+            .iter()
+            .map(|k| &k.decl)
+            .filter(|k| k.name == name)
+            .max_by_key(|k| k.is_definition)
+    };
+
+    let mut sites = Vec::new();
+    for (li, l) in launches.iter().enumerate() {
+        let ann = launch_ann.get(&li).map(|i| &annotations[*i]);
+        let kann = kernel_ann.get(&l.kernel).map(|i| &annotations[*i]);
+        let mut extra: HashMap<String, i64> = HashMap::new();
+        if let Some(a) = ann {
+            extra.extend(a.values.iter().cloned());
+        }
+        let at = l.name_tok;
+        let mut unresolved = Vec::new();
+        let mut cfg_unresolved = Vec::new();
+        let grid = l
+            .config
+            .first()
+            .and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg_unresolved));
+        let block = l
+            .config
+            .get(1)
+            .and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg_unresolved));
+        let dynamic_smem = match l.config.get(2) {
+            None => Some(0),
+            Some(r) => env
+                .eval_range(r.clone(), at, &extra, &mut cfg_unresolved)
+                .and_then(|v| u32::try_from(v).ok()),
+        };
+        let decl = by_name(&l.kernel);
+        let mut args = Vec::new();
+        for (k, r) in l.args.iter().enumerate() {
+            let param = decl.and_then(|d| d.params.get(k));
+            let pname = param.map_or_else(|| format!("arg{k}"), |p| p.name.clone());
+            let text = range_text(src, toks, r.clone());
+            let mut arg_unresolved = Vec::new();
+            let mut v = env.eval_range(r.clone(), at, &extra, &mut arg_unresolved);
+            if let Some(over) = ann
+                .and_then(|a| a.values.iter().find(|(n, _)| *n == pname))
+                .map(|(_, v)| *v)
+                .or_else(|| user.get(&pname).copied())
+            {
+                v = Some(over);
+            }
+            if v.is_none()
+                && let Some(kv) = kann
+                    .and_then(|a| a.values.iter().find(|(n, _)| *n == pname))
+                    .map(|(_, v)| *v)
+            {
+                v = Some(kv);
+            }
+            if v.is_none() && param.is_none_or(|p| p.integral) && decl.is_some() {
+                for u in arg_unresolved {
+                    push_unique(&mut unresolved, u);
+                }
+            }
+            args.push((pname, v, text));
+        }
+        let mut site = LaunchSite {
+            kernel: l.kernel.clone(),
+            line: toks[at].line,
+            column: toks[at].col,
+            grid,
+            block,
+            dynamic_smem,
+            args,
+            unresolved: Vec::new(),
+            origin: SiteOrigin::Launch,
+            annotation_line: ann.map(|a| a.line),
+        };
+        for a in ann.into_iter().chain(kann) {
+            // The launch's own annotation overrides; the kernel's only fills gaps.
+            let is_launch_ann = ann.is_some_and(|x| std::ptr::eq(x, a));
+            if a.grid.is_some() && (is_launch_ann || site.grid.is_none()) {
+                site.grid = a.grid;
+            }
+            if a.block.is_some() && (is_launch_ann || site.block.is_none()) {
+                site.block = a.block;
+            }
+            if a.smem.is_some() && (is_launch_ann || site.dynamic_smem.is_none()) {
+                site.dynamic_smem = a.smem;
+            }
+            if !is_launch_ann && site.annotation_line.is_none() {
+                site.annotation_line = Some(a.line);
+            }
+        }
+        // Only report configuration names that still matter; when nothing names the
+        // cause (a call, a cast the folder does not know), report the argument text.
+        let cfg_missing =
+            site.grid.is_none() || site.block.is_none() || site.dynamic_smem.is_none();
+        if cfg_missing && cfg_unresolved.is_empty() {
+            for (k, (label, missing)) in [
+                ("grid", site.grid.is_none()),
+                ("block", site.block.is_none()),
+                ("smem", site.dynamic_smem.is_none()),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if missing {
+                    let text = l
+                        .config
+                        .get(k)
+                        .map_or(String::new(), |r| range_text(src, toks, r.clone()));
+                    unresolved.push(format!("{label} `{text}`"));
+                }
+            }
+        } else if cfg_missing {
+            for u in cfg_unresolved {
+                push_unique(&mut unresolved, u);
+            }
+        }
+        site.unresolved = unresolved;
+        sites.push(site);
+    }
+
+    // Annotation sites on kernel definitions.
+    for a in &annotations {
+        let AnnotationTarget::Kernel { kernel, .. } = &a.target else {
+            continue;
+        };
+        let Some(decl) = by_name(kernel) else {
+            continue;
+        };
+        let mut unresolved = Vec::new();
+        let args: Vec<(String, Option<i64>, String)> = decl
+            .params
+            .iter()
+            .map(|p| {
+                let v = a
+                    .values
+                    .iter()
+                    .find(|(n, _)| *n == p.name)
+                    .map(|(_, v)| *v)
+                    .or_else(|| user.get(&p.name).copied());
+                if v.is_none() && p.integral {
+                    unresolved.push(p.name.clone());
+                }
+                (p.name.clone(), v, String::new())
+            })
+            .collect();
+        if a.grid.is_none() {
+            unresolved.push("grid".to_string());
+        }
+        if a.block.is_none() {
+            unresolved.push("block".to_string());
+        }
+        sites.push(LaunchSite {
+            kernel: kernel.clone(),
+            line: decl.line,
+            column: decl.column,
+            grid: a.grid,
+            block: a.block,
+            dynamic_smem: Some(a.smem.unwrap_or(0)),
+            args,
+            unresolved,
+            origin: SiteOrigin::Annotation,
+            annotation_line: Some(a.line),
+        });
+    }
+    sites.sort_by_key(|s| (s.line, s.column));
+
+    SourceScan {
+        kernels: kernels.into_iter().map(|k| k.decl).collect(),
+        launch_sites: sites,
+        annotations,
+        launch_bounds,
+    }
+}
+
+fn push_unique(v: &mut Vec<String>, s: String) {
+    if !v.contains(&s) {
+        v.push(s);
+    }
+}
+
+/// The source text of a token range (from the first token's start to the last's end).
+fn range_text(src: &str, toks: &[Tok<'_>], r: Range<usize>) -> String {
+    if r.is_empty() || r.end > toks.len() {
+        return String::new();
+    }
+    let start = toks[r.start].offset;
+    let last = toks[r.end - 1];
+    let end = last.offset + last.text.len();
+    src.get(start..end).map_or_else(String::new, |s| {
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    })
+}
+
+fn find_kernels(src: &str, env: &Env<'_>) -> (Vec<RawKernel>, Vec<LaunchBounds>) {
+    let toks = &env.toks;
+    let mut kernels = Vec::new();
+    let mut bounds = Vec::new();
+    let no_extra = HashMap::new();
+    for g in 0..toks.len() {
+        if !toks[g].is("__global__") {
+            continue;
+        }
+        // The declaration starts after the previous `;`, `}` or `{`.
+        let mut start = g;
+        while start > 0 && !matches!(toks[start - 1].text, ";" | "}" | "{") {
+            start -= 1;
+        }
+        let is_template = toks[start..g].iter().any(|t| t.is("template"));
+        let mut lb: Option<Range<usize>> = None;
+        let mut name_tok = None;
+        let mut j = start;
+        while j < toks.len() {
+            let t = toks[j];
+            if t.is(";") || t.is("{") {
+                break;
+            }
+            if t.is("template") && toks.get(j + 1).is_some_and(|x| x.is("<")) {
+                // Skip the template parameter list.
+                let mut depth = 0i32;
+                j += 1;
+                while j < toks.len() {
+                    match toks[j].text {
+                        "<" => depth += 1,
+                        ">" => depth -= 1,
+                        ">>" => depth -= 2,
+                        _ => {}
+                    }
+                    j += 1;
+                    if depth <= 0 {
+                        break;
+                    }
+                }
+                continue;
+            }
+            if t.is("(") {
+                let close = matching(toks, j).unwrap_or(toks.len() - 1);
+                let prev = if j > 0 { toks[j - 1].text } else { "" };
+                match prev {
+                    "__launch_bounds__" => lb = Some(j + 1..close),
+                    "__attribute__" | "__declspec" | "alignas" | "__align__" | "__maxnreg__"
+                    | "__cluster_dims__" => {}
+                    _ if j > 0 && toks[j - 1].is_ident() && j > g => {
+                        name_tok = Some((j - 1, j, close));
+                        break;
+                    }
+                    _ => {}
+                }
+                j = close + 1;
+                continue;
+            }
+            j += 1;
+        }
+        let Some((nt, open, close)) = name_tok else {
+            continue;
+        };
+        let name = toks[nt].text.to_string();
+        let params: Vec<KernelParam> = split_commas(toks, open + 1, close)
+            .into_iter()
+            .filter_map(|r| {
+                let ptoks = &toks[r.clone()];
+                let pname = param_name(ptoks)?;
+                let ty_end = ptoks
+                    .iter()
+                    .rposition(|t| t.text == pname)
+                    .unwrap_or(ptoks.len());
+                let ty = range_text(src, toks, r.start..r.start + ty_end);
+                let integral = !ptoks.iter().any(|t| {
+                    matches!(
+                        t.text,
+                        "*" | "&"
+                            | "&&"
+                            | "["
+                            | "float"
+                            | "double"
+                            | "half"
+                            | "__half"
+                            | "__nv_bfloat16"
+                            | "float2"
+                            | "float4"
+                            | "double2"
+                    )
+                });
+                Some(KernelParam {
+                    name: pname.to_string(),
+                    ty,
+                    integral,
+                })
+            })
+            .collect();
+        let is_definition = toks
+            .get(close + 1..)
+            .is_some_and(|rest| rest.iter().take_while(|t| !t.is(";")).any(|t| t.is("{")));
+        if let Some(r) = lb {
+            let parts = split_commas(toks, r.start, r.end);
+            let fold = |k: usize| -> Option<u32> {
+                let r = parts.get(k)?;
+                let mut u = Vec::new();
+                env.eval_range(r.clone(), nt, &no_extra, &mut u)
+                    .and_then(|v| u32::try_from(v).ok())
+            };
+            bounds.push(LaunchBounds {
+                kernel: name.clone(),
+                line: toks[nt].line,
+                max_threads: fold(0),
+                min_blocks: fold(1),
+                max_blocks_per_cluster: fold(2),
+                text: range_text(src, toks, r),
+            });
+        }
+        kernels.push(RawKernel {
+            decl: KernelDecl {
+                name,
+                line: toks[nt].line,
+                column: toks[nt].col,
+                params,
+                is_definition,
+                is_template,
+            },
+            name_tok: nt,
+        });
+    }
+    (kernels, bounds)
+}
+
+fn find_launches(toks: &[Tok<'_>]) -> Vec<RawLaunch> {
+    let mut out = Vec::new();
+    for l in 0..toks.len() {
+        if !toks[l].is("<<<") || l == 0 {
+            continue;
+        }
+        // The kernel name, skipping explicit template arguments `k<float, 4><<<`.
+        let mut j = l - 1;
+        if toks[j].is(">") || toks[j].is(">>") {
+            let mut depth = 0i32;
+            loop {
+                match toks[j].text {
+                    ">" => depth += 1,
+                    ">>" => depth += 2,
+                    "<" => depth -= 1,
+                    _ => {}
+                }
+                if depth <= 0 || j == 0 {
+                    break;
+                }
+                j -= 1;
+            }
+            if j == 0 {
+                continue;
+            }
+            j -= 1;
+        }
+        if !toks[j].is_ident() {
+            continue;
+        }
+        let name_tok = j;
+        // The matching `>>>` at bracket depth zero.
+        let mut depth = 0i32;
+        let mut close = None;
+        for (k, t) in toks.iter().enumerate().skip(l + 1) {
+            match t.text {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                ">>>" if depth == 0 => {
+                    close = Some(k);
+                    break;
+                }
+                ";" => break,
+                _ => {}
+            }
+        }
+        let Some(close) = close else { continue };
+        let config = split_commas(toks, l + 1, close);
+        let args = if toks.get(close + 1).is_some_and(|t| t.is("(")) {
+            matching(toks, close + 1)
+                .map_or_else(Vec::new, |end| split_commas(toks, close + 2, end))
+        } else {
+            Vec::new()
+        };
+        out.push(RawLaunch {
+            kernel: toks[name_tok].text.to_string(),
+            name_tok,
+            config,
+            args,
+        });
+    }
+    out
+}
+
+fn parse_annotation(text: &str, line: u32, target: AnnotationTarget, env: &Env<'_>) -> Annotation {
+    let mut a = Annotation {
+        line,
+        target,
+        grid: None,
+        block: None,
+        smem: None,
+        values: Vec::new(),
+        errors: Vec::new(),
+    };
+    for item in text.split_whitespace() {
+        let Some((key, value)) = item.split_once('=') else {
+            a.errors.push(format!("`{item}` is not `name=value`"));
+            continue;
+        };
+        let fold = |s: &str, errors: &mut Vec<String>| -> Option<i64> {
+            let mut u = Vec::new();
+            let v = env.eval_text(s, &mut u);
+            if v.is_none() {
+                errors.push(format!("`{key}={s}`: not a constant"));
+            }
+            v
+        };
+        match key {
+            "grid" | "block" => {
+                let parts: Vec<&str> = value.split(',').collect();
+                if parts.is_empty() || parts.len() > 3 {
+                    a.errors.push(format!("`{item}`: expected X or X,Y,Z"));
+                    continue;
+                }
+                let mut dims = [1u32; 3];
+                let mut ok = true;
+                for (k, p) in parts.iter().enumerate() {
+                    match fold(p, &mut a.errors).and_then(|v| u32::try_from(v).ok()) {
+                        Some(v) => dims[k] = v,
+                        None => ok = false,
+                    }
+                }
+                if ok {
+                    if key == "grid" {
+                        a.grid = Some(dims);
+                    } else {
+                        a.block = Some(dims);
+                    }
+                }
+            }
+            "smem" => a.smem = fold(value, &mut a.errors).and_then(|v| u32::try_from(v).ok()),
+            _ => {
+                if let Some(v) = fold(value, &mut a.errors) {
+                    a.values.push((key.to_string(), v));
+                }
+            }
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests;
