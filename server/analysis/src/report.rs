@@ -83,7 +83,21 @@ pub fn kernel_json(k: &KernelAnalysis) -> Value {
         "memory_accesses": profile.map(|p| serde_json::to_value(&p.memory_accesses).unwrap_or(Value::Null)),
         "divergent_branches": profile.map(|p| serde_json::to_value(&p.divergent_branches).unwrap_or(Value::Null)),
         "assumptions": profile.map(|p| p.assumptions.clone()).unwrap_or_default(),
+        "findings": k.findings.iter().map(finding_json).collect::<Vec<_>>(),
         "gpus": gpus,
+    })
+}
+
+fn finding_json(f: &crate::findings::Finding) -> Value {
+    json!({
+        "code": f.code,
+        "severity": format!("{:?}", f.severity).to_lowercase(),
+        "message": f.message,
+        "gpu": f.gpu,
+        "ptx_line": f.ptx_line,
+        "source_file": f.source_file,
+        "source_line": f.source_line,
+        "fixes": f.fixes.iter().map(|x| x.title.clone()).collect::<Vec<_>>(),
     })
 }
 

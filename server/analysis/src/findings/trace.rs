@@ -79,15 +79,13 @@ pub(crate) fn origins(module: &ptx_ir::Module, func: &Function, id: InstrId) -> 
         let Some(def) = func.instr(id) else { continue };
         let via_cvta = via_cvta || (def.base() == "cvta" && def.has_modifier("global"));
         if def.base() == "ld" && def.has_modifier("param") {
-            if let Some(AddrBase::Symbol(p)) = address(func, def) {
-                if let Some(idx) = func.param_index(&p) {
-                    let wide = func.params.get(idx as usize).is_some_and(|it| it.size_bytes == 8);
-                    if wide {
-                        res.params.insert(idx);
-                        if via_cvta {
-                            res.global_params.insert(idx);
-                        }
-                    }
+            if let Some(AddrBase::Symbol(p)) = address(func, def)
+                && let Some(idx) = func.param_index(&p)
+                && func.params.get(idx as usize).is_some_and(|it| it.size_bytes == 8)
+            {
+                res.params.insert(idx);
+                if via_cvta {
+                    res.global_params.insert(idx);
                 }
             }
             continue;
@@ -135,13 +133,15 @@ pub(crate) fn param_is_written(module: &ptx_ir::Module, func: &Function, param: 
 /// itself.
 pub(crate) fn source_var_name(ptx_name: &str) -> String {
     if let Some(rest) = ptx_name.strip_prefix("_ZZ") {
-        if let Some(e) = rest.rfind('E') {
+        // The name is the `<length><name>` suffix after some `E` that spans the rest.
+        for (e, _) in rest.match_indices('E').collect::<Vec<_>>().into_iter().rev() {
             let tail = &rest[e + 1..];
             let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
-            if let Ok(n) = digits.parse::<usize>() {
-                if let Some(name) = tail.get(digits.len()..digits.len() + n) {
-                    return name.to_string();
-                }
+            if let Ok(n) = digits.parse::<usize>()
+                && digits.len() + n == tail.len()
+                && n > 0
+            {
+                return tail[digits.len()..].to_string();
             }
         }
     }
@@ -158,6 +158,7 @@ mod tests {
         assert_eq!(source_var_name("_ZZ15transpose_naivePfPKfiiE4tile"), "tile");
         assert_eq!(source_var_name("_ZZ11reduce_treePKfPfiE5sdata"), "sdata");
         assert_eq!(source_var_name("smem"), "smem");
+        assert_eq!(source_var_name("_ZZ1kvE4tilE"), "tilE");
     }
 
     #[test]

@@ -15,10 +15,9 @@ pub(super) fn edits(src: &Source<'_>, name: &str, site: Option<LaunchSiteRef>, b
         return Vec::new();
     }
     let arg_text = src.code_str(arg);
-    if arg_text.bytes().all(is_ident) && !arg_text.as_bytes()[0].is_ascii_digit() {
-        if let Some(e) = edit_dim3_decl(src, arg_text, launch_pos, block) {
-            return vec![e];
-        }
+    let is_name = arg_text.as_bytes().first().is_some_and(|b| !b.is_ascii_digit()) && arg_text.bytes().all(is_ident);
+    if is_name && let Some(e) = edit_dim3_decl(src, arg_text, launch_pos, block) {
+        return vec![e];
     }
     vec![TextEdit { start: arg.0, end: arg.1, new_text: dim_literal(block) }]
 }
@@ -78,11 +77,10 @@ fn edit_dim3_decl(src: &Source<'_>, var: &str, launch_pos: usize, block: [u32; 3
     let decl = src
         .idents(var, (0, launch_pos))
         .into_iter()
-        .filter(|p| {
+        .rfind(|p| {
             let before = src.skip_ws_back(*p);
             before >= 4 && &src.code[before - 4..before] == b"dim3" && (before == 4 || !is_ident(src.at(before - 5)))
-        })
-        .next_back()?;
+        })?;
     // Same function: scanning from the declaration to the launch, the brace depth never
     // drops below where it started.
     let mut depth = 0i64;

@@ -23,7 +23,7 @@ pub(super) fn edits(src: &Source<'_>, name: &str, max_threads: u32, min_blocks: 
                 let open = src.skip_ws(p + "__launch_bounds__".len());
                 let Some(close) = (src.at(open) == b'(').then(|| src.matching(open)).flatten() else { continue };
                 let parts = src.split_commas((open + 1, close));
-                let first = parts.first().map(|r| src.text[r.0..r.1].to_string()).filter(|t| !t.is_empty()).unwrap_or_else(|| max_threads.to_string());
+                let first = parts.first().and_then(|r| src.text.get(r.0..r.1)).map(str::to_string).filter(|t| !t.is_empty()).unwrap_or_else(|| max_threads.to_string());
                 let inner = match min_blocks {
                     Some(b) => format!("{first}, {b}"),
                     None => first,
