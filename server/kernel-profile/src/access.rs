@@ -34,7 +34,7 @@ pub struct Classified {
 }
 
 /// The (x, y, z) thread index of each lane of the first warp of a block.
-fn lanes(block: [u32; 3]) -> Vec<[i64; 3]> {
+pub fn lanes(block: [u32; 3]) -> Vec<[i64; 3]> {
     let (bx, by) = (i64::from(block[0].max(1)), i64::from(block[1].max(1)));
     let threads = (block.iter().map(|d| i64::from((*d).max(1))).product::<i64>()).min(32);
     (0..threads).map(|t| [t % bx, (t / bx) % by, t / (bx * by)]).collect()
@@ -104,40 +104,70 @@ fn thread_x_stride(addr: &Affine, _unknown_stride: bool, lane_stride: Option<i64
     }
 }
 
+/// The addresses of the lanes of one warp, however they were obtained (an affine form, or
+/// concrete evaluation per lane), relative to an aligned base.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lanes {
+    pub addrs: Vec<i64>,
+    /// A coefficient that depends on an unknown value varies across the warp (an assumed
+    /// large stride was used).
+    pub unknown_stride: bool,
+    /// The address distance between `threadIdx.x` and `threadIdx.x + 1`, when known.
+    pub x_stride: Option<i64>,
+}
+
+/// The lanes of an affine form; `None` when it is irregular.
+pub fn lanes_from_affine(addr: &Affine, block: [u32; 3]) -> Option<Lanes> {
+    let (rel, unknown_stride) = lane_addresses(addr, block)?;
+    let stride = rel.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+    let constant_stride = stride.iter().all(|s| *s == stride.first().copied().unwrap_or(0)).then(|| stride.first().copied().unwrap_or(0));
+    let x_stride = thread_x_stride(addr, unknown_stride, constant_stride);
+    Some(Lanes { addrs: rel.into_iter().map(|a| a + addr.constant).collect(), unknown_stride, x_stride })
+}
+
 /// Classifies a global (or generic/local) access of `bytes` per thread.
 pub fn classify_global(addr: &Affine, block: [u32; 3], bytes: u32, irregular_sectors: f64) -> Classified {
+    classify_global_lanes(lanes_from_affine(addr, block).as_ref(), bytes, irregular_sectors)
+}
+
+/// Classifies a global access from its lanes (`None`: data-dependent).
+pub fn classify_global_lanes(lanes: Option<&Lanes>, bytes: u32, irregular_sectors: f64) -> Classified {
     let bytes = i64::from(bytes.max(1));
-    let n_lanes = lanes(block).len() as f64;
-    let Some((addrs, unknown_stride)) = lane_addresses(addr, block) else {
+    let Some(l) = lanes.filter(|l| !l.addrs.is_empty()) else {
         return Classified { class: AccessClass::Irregular, stride_bytes: None, sectors: irregular_sectors, bank_conflict_ways: 1 };
     };
+    let addrs = &l.addrs;
+    let n = sectors(addrs, bytes, 0);
     let first = addrs[0];
     if addrs.iter().all(|a| *a == first) {
-        let n = sectors(&addrs, bytes, addr.constant.rem_euclid(SECTOR_BYTES));
         return Classified { class: AccessClass::Uniform, stride_bytes: Some(0), sectors: n as f64, bank_conflict_ways: 1 };
     }
-    let n = sectors(&addrs, bytes, addr.constant.rem_euclid(SECTOR_BYTES));
     let stride = addrs.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
     let constant_stride = stride.iter().all(|s| *s == stride[0]).then_some(stride[0]);
     // The fewest sectors any arrangement of these bytes could need.
-    let minimal = ((n_lanes as i64 * bytes + SECTOR_BYTES - 1) / SECTOR_BYTES) as usize;
+    let minimal = ((addrs.len() as i64 * bytes + SECTOR_BYTES - 1) / SECTOR_BYTES) as usize;
     let class = if constant_stride == Some(bytes) || n <= minimal { AccessClass::Coalesced } else { AccessClass::Strided };
-    let stride_bytes = thread_x_stride(addr, unknown_stride, constant_stride);
-    Classified { class, stride_bytes, sectors: n as f64, bank_conflict_ways: 1 }
+    Classified { class, stride_bytes: l.x_stride, sectors: n as f64, bank_conflict_ways: 1 }
 }
 
 /// Classifies a shared-memory access; `banks` is 32 (16 on compute capability 1.x).
 pub fn classify_shared(addr: &Affine, block: [u32; 3], bytes: u32, banks: u32) -> Classified {
+    classify_shared_lanes(lanes_from_affine(addr, block).as_ref(), bytes, banks)
+}
+
+/// Classifies a shared-memory access from its lanes (`None`: data-dependent).
+pub fn classify_shared_lanes(lanes: Option<&Lanes>, bytes: u32, banks: u32) -> Classified {
     let bytes = i64::from(bytes.max(1));
-    let Some((addrs, unknown_stride)) = lane_addresses(addr, block) else {
+    let Some(l) = lanes.filter(|l| !l.addrs.is_empty()) else {
         // Data-dependent: assume the typical case of no systematic conflict but say the
         // class is irregular (the hint shows it as unknown).
         return Classified { class: AccessClass::Irregular, stride_bytes: None, sectors: 1.0, bank_conflict_ways: 1 };
     };
+    let addrs = &l.addrs;
     let first = addrs[0];
     let stride = addrs.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
     let constant_stride = stride.iter().all(|s| *s == stride.first().copied().unwrap_or(0)).then(|| stride.first().copied().unwrap_or(0));
-    let ways = bank_conflict_ways(&addrs, bytes, banks, addr.constant);
+    let ways = bank_conflict_ways(addrs, bytes, banks, 0);
     let class = if addrs.iter().all(|a| *a == first) {
         AccessClass::Uniform
     } else if constant_stride == Some(bytes) {
@@ -145,8 +175,44 @@ pub fn classify_shared(addr: &Affine, block: [u32; 3], bytes: u32, banks: u32) -
     } else {
         AccessClass::Strided
     };
-    let stride_bytes = thread_x_stride(addr, unknown_stride, constant_stride);
-    Classified { class, stride_bytes, sectors: 1.0, bank_conflict_ways: ways }
+    Classified { class, stride_bytes: l.x_stride, sectors: 1.0, bank_conflict_ways: ways }
+}
+
+/// A warp-collective `wmma.load`/`wmma.store` of one matrix fragment (PTX ISA §9.7.14.4):
+/// the warp moves an M×K (`.a`), K×N (`.b`) or M×N (`.c`/`.d`) tile of the given type,
+/// row by row (`.row`) or column by column (`.col`), the rows `ldm` elements apart. Rows
+/// are assumed not to share sectors (`ldm` is usually a matrix dimension).
+pub struct Collective {
+    pub class: AccessClass,
+    pub sectors: f64,
+    pub bytes_per_thread: u32,
+}
+
+pub fn classify_wmma(instr: &ptx_ir::Instr) -> Option<Collective> {
+    if instr.base() != "wmma" || !(instr.has_modifier("load") || instr.has_modifier("store")) {
+        return None;
+    }
+    let mods: Vec<&str> = instr.modifiers().collect();
+    let shape = mods.iter().find(|m| m.starts_with('m') && m.contains('n') && m.contains('k'))?;
+    let num = |p: char, q: char| -> Option<u64> {
+        let a = shape.find(p)? + 1;
+        let b = shape[a..].find(q).map_or(shape.len(), |e| a + e);
+        shape.get(a..b)?.parse().ok()
+    };
+    let (m, n, k) = (num('m', 'n')?, num('n', 'k')?, num('k', '\0')?);
+    let elem = mods.iter().rev().map(|t| ptx::type_bytes(t)).find(|b| *b > 0)?;
+    let (rows, cols) = if mods.contains(&"a") {
+        (m, k)
+    } else if mods.contains(&"b") {
+        (k, n)
+    } else {
+        (m, n)
+    };
+    let (outer, inner) = if mods.contains(&"col") { (cols, rows) } else { (rows, cols) };
+    let row_bytes = inner * elem;
+    let sectors = outer * row_bytes.div_ceil(SECTOR_BYTES as u64);
+    let class = if row_bytes % SECTOR_BYTES as u64 == 0 { AccessClass::Coalesced } else { AccessClass::Strided };
+    Some(Collective { class, sectors: sectors as f64, bytes_per_thread: u32::try_from(rows * cols * elem / 32).unwrap_or(u32::MAX) })
 }
 
 /// The number of serialised shared-memory wavefronts a warp request needs, relative to

@@ -20,7 +20,7 @@ use ptx_ir::ir::{AddrBase, BlockId, Function, InstrId, Module, Operand, RegId, S
 use ptx_ir::trip::TripCount;
 use ptx_ir::{InstrClass, Space};
 
-use crate::access;
+use crate::{access, concrete};
 use crate::affine::{Affine, AffineAnalysis, Env, eval_expr};
 use crate::model::*;
 
@@ -104,11 +104,32 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             continue;
         }
         let executions = freq.get(instr.block as usize).copied().unwrap_or(0.0);
+        if let Some(c) = access::classify_wmma(instr) {
+            let (source_file, source_line) = source_of(module, func, id as InstrId);
+            memory_accesses.push(MemoryAccess {
+                space,
+                kind,
+                class: c.class,
+                stride_bytes: None,
+                bytes_per_thread: c.bytes_per_thread,
+                vector_width: 1,
+                transactions_per_request: c.sectors,
+                bank_conflict_ways: (space == Space::Shared).then_some(1),
+                executions,
+                spill: None,
+                ptx_line: instr.ptx_line,
+                source_file,
+                source_line,
+            });
+            continue;
+        }
         let addr = address_of(func, id as InstrId, &mut affine);
-        let bytes = instr.access_bytes().max(1);
+        let bytes = copy_bytes(func, instr).unwrap_or_else(|| instr.access_bytes()).max(1);
+        // The affine form when there is one, else the addresses evaluated lane by lane.
+        let lanes = access::lanes_from_affine(&addr, launch.block).or_else(|| concrete::lanes(func, id as InstrId, &env));
         let c = match space {
-            Space::Shared => access::classify_shared(&addr, launch.block, bytes, banks),
-            _ => access::classify_global(&addr, launch.block, bytes, input.options.irregular_sectors),
+            Space::Shared => access::classify_shared_lanes(lanes.as_ref(), bytes, banks),
+            _ => access::classify_global_lanes(lanes.as_ref(), bytes, input.options.irregular_sectors),
         };
         if c.class == AccessClass::Irregular {
             n_irregular += 1;
@@ -278,16 +299,48 @@ fn loops(
                     }
                 }
             }
-            TripCount::Unknown => {
-                let why = lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into());
-                assumptions.push(format!("loop at {place}: trip count unknown ({why}): assumed {}", options.default_trip_count));
-                (None, None, options.default_trip_count)
-            }
+            TripCount::Unknown => match path_dependent_trip(func, lp, env) {
+                Some(v) => {
+                    assumptions.push(format!(
+                        "loop at {place}: its counter's start depends on the path into it (nvcc's remainder loop before an unrolled one); estimated from the first path: {v:.1}"
+                    ));
+                    (Some(v), None, v)
+                }
+                None => {
+                    let why = lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into());
+                    assumptions.push(format!("loop at {place}: trip count unknown ({why}): assumed {}", options.default_trip_count));
+                    (None, None, options.default_trip_count)
+                }
+            },
         };
         used.push(assumed);
         infos.push(LoopInfo { ptx_line: lp.ptx_line, source_file, source_line, depth: lp.depth, trip_count, trip_count_expr, assumed_trip_count: assumed });
     }
     (infos, used)
+}
+
+/// The trip count of a counted loop whose counter enters on several paths (the main loop
+/// of nvcc's unroll-by-N after its remainder loop): the exit test and step are known, the
+/// start is taken from the counter's outermost definition, averaged over a warp's lanes.
+/// It overestimates by at most the remainder's iterations divided by the unroll factor.
+fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>) -> Option<f64> {
+    use ptx_ir::CmpOp;
+    let test = lp.exit_test.as_ref()?;
+    let iv = lp.induction_vars.iter().find(|v| v.reg == test.iv)?;
+    let step = eval_expr(&iv.step, env, true)?;
+    let bound = eval_expr(&test.bound, env, true)?;
+    let init = concrete::initial_value_avg(func, test.iv, env)?;
+    if step == 0.0 {
+        return None;
+    }
+    let span = match test.op {
+        CmpOp::Lt | CmpOp::Gt | CmpOp::Ne => (bound - init) / step,
+        CmpOp::Le | CmpOp::Ge => (bound - init) / step + 1.0,
+        CmpOp::Eq => return None,
+    };
+    let trips = span.ceil().max(0.0);
+    // A bottom-tested loop (the compared value is the updated one) runs at least once.
+    Some(if test.offset_steps > 0 { trips.max(1.0) } else { trips })
 }
 
 /// Expected executions per thread of each block.
@@ -355,11 +408,24 @@ fn accumulate_counts(
     visiting.remove(&func.name);
 }
 
-/// The affine address of a memory instruction.
+/// `cp.async ... [dst], [src], cp-size`: the bytes each thread copies.
+fn copy_bytes(func: &Function, instr: &ptx_ir::Instr) -> Option<u32> {
+    if instr.base() != "cp" {
+        return None;
+    }
+    func.operands_of(instr).iter().skip(2).find_map(Operand::imm).and_then(|v| u32::try_from(v).ok())
+}
+
+/// The affine address of a memory instruction (for `cp.async` from global memory, its
+/// source address: the global side of the copy).
 fn address_of(func: &Function, id: InstrId, affine: &mut AffineAnalysis<'_, '_>) -> Affine {
     let Some(instr) = func.instr(id) else { return Affine::irregular() };
-    for op in func.operands_of(instr) {
-        if let Operand::Addr { base, offset } = op {
+    let ops = func.operands_of(instr);
+    let reads_global_source = instr.base() == "cp" && matches!(instr.class, InstrClass::Load(Space::Global));
+    let addrs: Vec<&Operand> = ops.iter().filter(|op| matches!(op, Operand::Addr { .. })).collect();
+    let chosen = if reads_global_source { addrs.last().copied() } else { addrs.first().copied() };
+    if let Some(Operand::Addr { base, offset }) = chosen {
+        {
             let base = match base {
                 AddrBase::Reg(r) => affine.reg(*r),
                 // A named variable: its own base is aligned; only the offset matters for

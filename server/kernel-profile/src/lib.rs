@@ -7,6 +7,7 @@
 pub mod access;
 pub mod affine;
 mod build;
+pub mod concrete;
 pub mod model;
 
 pub use build::{ProfileInput, ProfileOptions, build};

@@ -13,6 +13,13 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The 1-based line of the first line of `tests/fixtures/cu/{file}.cu` containing `needle`.
+fn line_of(file: &str, needle: &str) -> u32 {
+    let path = format!("{}/../../tests/fixtures/cu/{file}.cu", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("`{needle}` not in {path}")) as u32 + 1
+}
+
 fn profile(file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
     let text = fixture(file);
     let (module, errors) = ptx_ir::parse_and_lower(&text);
@@ -53,7 +60,7 @@ fn naive_matmul_seed001_fig3_md_is_strided_nd_is_broadcast() {
     // them) → 16 sectors, stride 4096 along x.
     // Nd: two addresses 4 bytes apart (threadIdx.y = 0, 1) → 1 sector; stride 0 along x.
     let p = profile("matmul_naive", "matmul_naive", [64, 64, 1], [16, 16, 1], &[("param_3", 1024)]);
-    let loads = at(&p, Space::Global, AccessKind::Load, 21);
+    let loads = at(&p, Space::Global, AccessKind::Load, line_of("matmul_naive", "Pvalue += Md"));
     assert_eq!(loads.len(), 10, "4× unrolled body + remainder, two loads each");
     let md: Vec<_> = loads.iter().filter(|a| a.stride_bytes == Some(4096)).collect();
     let nd: Vec<_> = loads.iter().filter(|a| a.stride_bytes == Some(0)).collect();
@@ -66,7 +73,7 @@ fn naive_matmul_seed001_fig3_md_is_strided_nd_is_broadcast() {
         assert_ne!(a.class, AccessClass::Irregular);
     }
     // The store Pd[j*N + i]: like Md, 16 sectors.
-    let st = at(&p, Space::Global, AccessKind::Store, 23);
+    let st = at(&p, Space::Global, AccessKind::Store, line_of("matmul_naive", "Pd[j * N + i] ="));
     assert_eq!((st[0].class, st[0].transactions_per_request), (AccessClass::Strided, 16.0));
     // N = 1024 iterations: 256 of the 4× unrolled loop, 0 of the remainder; so 2·1024
     // global loads per thread.
@@ -82,7 +89,7 @@ fn tiled_matmul_seed001_fig4_is_coalesced_and_conflict_free() {
     // 4 sectors, the minimum for 128 bytes: coalesced. The shared reads As[ty][k] and
     // Bs[k][tx] are conflict-free; N/16 = 64 tiles.
     let p = profile("matmul_tiled", "matmul_tiled", [64, 64, 1], [16, 16, 1], &[("param_3", 1024)]);
-    for line in [25, 26] {
+    for line in [line_of("matmul_tiled", "Mds[ty][tx] ="), line_of("matmul_tiled", "Nds[ty][tx] =")] {
         let a = at(&p, Space::Global, AccessKind::Load, line);
         assert_eq!(a.len(), 1);
         assert_eq!((a[0].class, a[0].transactions_per_request, a[0].stride_bytes), (AccessClass::Coalesced, 4.0, Some(4)));
@@ -140,12 +147,14 @@ fn tree_reduction_shared_accesses_are_conflict_free_and_the_branch_diverges() {
     // sdata[tid] += sdata[tid + s] inside `if (tid < s)`: unit stride, no conflict; the
     // branch depends on threadIdx.x inside the halving loop: divergent in a loop.
     let p = profile("reduce_tree", "reduce_tree", [1024, 1, 1], [256, 1, 1], &[("param_2", 262_144)]);
-    let sh: Vec<_> = p.memory_accesses.iter().filter(|a| a.space == Space::Shared && a.source_line == Some(24)).collect();
+    let line = line_of("reduce_tree", "sdata[tid] += sdata[tid + s]");
+    let sh: Vec<_> = p.memory_accesses.iter().filter(|a| a.space == Space::Shared && a.source_line == Some(line)).collect();
     assert_eq!(sh.len(), 3);
     for a in sh {
         assert_eq!((a.class, a.stride_bytes, a.bank_conflict_ways), (AccessClass::Coalesced, Some(4), Some(1)));
     }
-    assert!(p.divergent_branches.iter().any(|b| b.in_loop && b.source_line == Some(23)), "{:?}", p.divergent_branches);
+    let branch = line_of("reduce_tree", "if (tid < s)");
+    assert!(p.divergent_branches.iter().any(|b| b.in_loop && b.source_line == Some(branch)), "{:?}", p.divergent_branches);
     assert_eq!(p.counts.dynamic.get(&InstrClass::Load(Space::Global)), Some(&1.0));
 }
 
@@ -153,14 +162,16 @@ fn tree_reduction_shared_accesses_are_conflict_free_and_the_branch_diverges() {
 fn spmv_csr_gather_is_irregular() {
     // sum += val[j] * x[col[j]] with j from row_ptr[row] (data): irregular, worst case.
     let p = profile("spmv_csr", "spmv_csr_scalar", [1024, 1, 1], [256, 1, 1], &[]);
-    let gathers: Vec<_> = p.memory_accesses.iter().filter(|a| a.source_line == Some(19)).collect();
+    let gather = line_of("spmv_csr", "dot += values[jj] * x[col_idx[jj]]");
+    let gathers: Vec<_> = p.memory_accesses.iter().filter(|a| a.source_line == Some(gather)).collect();
     assert!(!gathers.is_empty());
     for a in gathers {
         assert_eq!((a.class, a.transactions_per_request), (AccessClass::Irregular, 32.0));
     }
     // row_ptr[row] and row_ptr[row + 1]: unit stride; the second is 4 bytes off the
     // sector grid, so it touches 5 sectors.
-    let rp: Vec<f64> = p.memory_accesses.iter().filter(|a| matches!(a.source_line, Some(16 | 17))).map(|a| a.transactions_per_request).collect();
+    let (start, end) = (line_of("spmv_csr", "int row_start = row_ptr[row];"), line_of("spmv_csr", "int row_end = row_ptr[row + 1];"));
+    let rp: Vec<f64> = p.memory_accesses.iter().filter(|a| a.source_line == Some(start) || a.source_line == Some(end)).map(|a| a.transactions_per_request).collect();
     assert_eq!(rp, vec![4.0, 5.0]);
 }
 

@@ -1,0 +1,299 @@
+//! Concrete per-lane evaluation of an address, the fallback of the affine analysis.
+//!
+//! Some indexing is piecewise affine rather than affine: `idx / 20` and `idx % 20` over a
+//! tile that is not a power of two wide, `lane / 4` and `lane % 4` in tensor-core fragment
+//! layouts, `min`/`max` clamps, `selp` on a thread-dependent predicate. A linear form
+//! cannot express them, but the 32 addresses of a warp can simply be computed: this module
+//! evaluates the def-use chain of the address for each lane of a representative warp
+//! (block (1, 1, 1), the first warp, the first iteration of every loop), exactly, in 64-bit
+//! integer arithmetic. Values that are uniform but unknown get fixed stand-ins: pointer
+//! parameters a distinct 2^32-aligned base each, integer parameters nobody supplied a
+//! large value (2^18, far enough apart that rows never share a sector, as the affine
+//! analysis assumes for unknown coefficients). Anything loaded from memory stops the
+//! evaluation: that access is data-dependent.
+
+use std::collections::HashMap;
+
+use ptx_ir::ir::{AddrBase, Dim, Function, InstrId, Operand, RegId, SpecialReg};
+use ptx_ir::{InstrClass, Space};
+
+use crate::access::Lanes;
+use crate::affine::Env;
+
+/// The stand-in for an integer parameter nobody supplied.
+const UNKNOWN_PARAM: i64 = 1 << 18;
+/// The representative block (an interior one, so `blockIdx - 1` stays in range).
+const BLOCK: [i64; 3] = [1, 1, 1];
+const MAX_DEPTH: u32 = 64;
+
+struct Lane<'a> {
+    func: &'a Function,
+    env: &'a Env<'a>,
+    tid: [i64; 3],
+    lane: i64,
+    memo: HashMap<RegId, Option<i64>>,
+    depth: u32,
+}
+
+fn dim(v: [i64; 3], d: Dim) -> i64 {
+    match d {
+        Dim::X => v[0],
+        Dim::Y => v[1],
+        Dim::Z => v[2],
+    }
+}
+
+fn dim_u(v: [u32; 3], d: Dim) -> i64 {
+    i64::from(match d {
+        Dim::X => v[0],
+        Dim::Y => v[1],
+        Dim::Z => v[2],
+    })
+}
+
+impl Lane<'_> {
+    fn param(&self, name: &str) -> Option<i64> {
+        let idx = self.func.param_index(name)?;
+        if let Some(v) = self.env.args.get(&idx) {
+            return Some(*v);
+        }
+        let p = self.func.params.get(idx as usize)?;
+        // 64-bit parameters are almost always pointers: give each its own aligned base.
+        Some(if p.ty.ends_with("64") && !p.ty.starts_with('f') { (i64::from(idx) + 1) << 32 } else { UNKNOWN_PARAM })
+    }
+
+    fn operand(&mut self, op: &Operand) -> Option<i64> {
+        match op {
+            Operand::Reg(r) => self.reg(*r),
+            Operand::Imm(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    fn reg(&mut self, r: RegId) -> Option<i64> {
+        if let Some(v) = self.memo.get(&r) {
+            return *v;
+        }
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let v = self.reg_uncached(r);
+        self.depth -= 1;
+        self.memo.insert(r, v);
+        v
+    }
+
+    fn reg_uncached(&mut self, r: RegId) -> Option<i64> {
+        if let Some(s) = self.func.register(r).and_then(|reg| reg.special) {
+            return match s {
+                SpecialReg::Tid(d) => Some(dim(self.tid, d)),
+                SpecialReg::LaneId => Some(self.lane),
+                SpecialReg::Ctaid(d) => Some(dim(BLOCK, d)),
+                SpecialReg::Ntid(d) => Some(dim_u(self.env.block, d)),
+                SpecialReg::Nctaid(d) => Some(dim_u(self.env.grid, d)),
+                SpecialReg::WarpId => Some(0),
+                _ => None,
+            };
+        }
+        let defs = self.func.defs_of(r).to_vec();
+        let def = match defs.as_slice() {
+            [] => return None,
+            [one] => *one,
+            many => {
+                // The value on the first iteration: the definition outside every loop that
+                // contains another definition (an induction variable's initial value).
+                let block_of = |d: &InstrId| self.func.instr(*d).map(|i| i.block);
+                let depth = |d: &InstrId| block_of(d).map_or(u32::MAX, |b| self.func.loop_depth(b));
+                let min = many.iter().map(depth).min()?;
+                let outer: Vec<InstrId> = many.iter().copied().filter(|d| depth(d) == min).collect();
+                match outer.as_slice() {
+                    [one] if many.iter().any(|d| depth(d) > min) => *one,
+                    _ => {
+                        // Several paths define it before the loops (if/else assignments,
+                        // or the same initialisation repeated on two paths): fine when every
+                        // one gives the same value.
+                        let vals: Vec<Option<i64>> = outer.iter().map(|d| self.value(*d)).collect();
+                        return if vals.iter().all(|v| v.is_some() && *v == vals[0]) { vals[0] } else { None };
+                    }
+                }
+            }
+        };
+        self.value(def)
+    }
+
+    /// The value an instruction writes.
+    fn value(&mut self, id: InstrId) -> Option<i64> {
+        let instr = self.func.instr(id)?;
+        let ops: Vec<Operand> = self.func.operands_of(instr).to_vec();
+        let base = instr.base().to_string();
+        let signed = instr.ty().is_some_and(|t| t.starts_with('s'));
+        let bits = instr.ty().map(ptx::type_bytes).unwrap_or(8) * 8;
+        let wide = instr.has_modifier("wide");
+        let hi = instr.has_modifier("hi");
+        if matches!(instr.ty(), Some("f16" | "f32" | "f64" | "bf16" | "f16x2" | "bf16x2")) && base != "cvt" && base != "mov" {
+            return None;
+        }
+        let wrap = |v: i64| -> i64 {
+            if wide || bits >= 64 || bits == 0 {
+                v
+            } else if signed {
+                let sh = 64 - bits;
+                (v << sh) >> sh
+            } else {
+                v & ((1i64 << bits) - 1)
+            }
+        };
+        let mut src = |i: usize| -> Option<i64> {
+            let op = ops.get(i)?.clone();
+            self.operand(&op)
+        };
+        Some(match (base.as_str(), instr.class) {
+            ("ld", InstrClass::Load(Space::Param)) => match ops.get(1) {
+                Some(Operand::Addr { base: AddrBase::Symbol(sym), .. }) => self.param(sym)?,
+                _ => return None,
+            },
+            ("mov" | "cvta", _) => src(1)?,
+            ("cvt", _) => {
+                // Integer conversions keep the value (sign or zero extension, or a
+                // truncation we treat as exact for in-range indices).
+                if instr.modifiers().any(|m| m.starts_with('f') || m == "bf16") {
+                    return None;
+                }
+                src(1)?
+            }
+            ("add", _) => wrap(src(1)?.wrapping_add(src(2)?)),
+            ("sub", _) => wrap(src(1)?.wrapping_sub(src(2)?)),
+            ("mul" | "mul24", _) if !hi => wrap(src(1)?.wrapping_mul(src(2)?)),
+            // The high half of the product: nvcc's division by a constant (`x / 20` is
+            // `mul.hi.s32 x, 1717986919` plus shifts; Granlund & Montgomery 1994).
+            ("mul", _) if hi => mul_hi(src(1)?, src(2)?, bits, signed),
+            ("mad", _) if hi => wrap(mul_hi(src(1)?, src(2)?, bits, signed).wrapping_add(src(3)?)),
+            ("mad" | "mad24", _) if !hi => wrap(src(1)?.wrapping_mul(src(2)?).wrapping_add(src(3)?)),
+            ("shl", _) => wrap(src(1)?.wrapping_shl(u32::try_from(src(2)?).ok()?)),
+            ("shr", _) => {
+                let (a, k) = (src(1)?, u32::try_from(src(2)?).ok()?.min(63));
+                if signed { a >> k } else { ((a as u64 & if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }) >> k) as i64 }
+            }
+            ("and", _) => src(1)? & src(2)?,
+            ("or", _) => src(1)? | src(2)?,
+            ("xor", _) => src(1)? ^ src(2)?,
+            ("not", _) => wrap(!src(1)?),
+            ("neg", _) => wrap(src(1)?.wrapping_neg()),
+            ("abs", _) => src(1)?.wrapping_abs(),
+            ("min", _) => src(1)?.min(src(2)?),
+            ("max", _) => src(1)?.max(src(2)?),
+            ("div", _) => {
+                let (a, b) = (src(1)?, src(2)?);
+                if b == 0 {
+                    return None;
+                }
+                a.wrapping_div(b)
+            }
+            ("rem", _) => {
+                let (a, b) = (src(1)?, src(2)?);
+                if b == 0 {
+                    return None;
+                }
+                a.wrapping_rem(b)
+            }
+            ("selp", _) => {
+                let p = src(3)?;
+                if p != 0 { src(1)? } else { src(2)? }
+            }
+            ("setp", _) => {
+                let (a, b) = (src(1)?, src(2)?);
+                let cmp = instr.modifiers().next()?.to_string();
+                let (ua, ub) = (a as u64, b as u64);
+                let r = match cmp.as_str() {
+                    "eq" => a == b,
+                    "ne" => a != b,
+                    "lt" => a < b,
+                    "le" => a <= b,
+                    "gt" => a > b,
+                    "ge" => a >= b,
+                    "lo" => ua < ub,
+                    "ls" => ua <= ub,
+                    "hi" => ua > ub,
+                    "hs" => ua >= ub,
+                    _ => return None,
+                };
+                i64::from(r)
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// The value of `reg` on entry to the loops around its definitions (the outermost
+/// definitions), averaged over the lanes of the representative warp; `None` when it
+/// depends on data.
+pub fn initial_value_avg(func: &Function, reg: RegId, env: &Env<'_>) -> Option<f64> {
+    let tids = crate::access::lanes(env.block);
+    let mut sum = 0.0;
+    for (lane, tid) in tids.iter().enumerate() {
+        let mut ev = Lane { func, env, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0 };
+        sum += ev.reg(reg)? as f64;
+    }
+    Some(sum / tids.len().max(1) as f64)
+}
+
+/// The high `bits` bits of the `2·bits`-bit product.
+fn mul_hi(a: i64, b: i64, bits: u64, signed: bool) -> i64 {
+    let bits = bits.clamp(8, 64) as u32;
+    if signed {
+        let sh = 64 - bits;
+        let (a, b) = (i128::from((a << sh) >> sh), i128::from((b << sh) >> sh));
+        ((a * b) >> bits) as i64
+    } else {
+        let mask: u128 = if bits == 64 { u128::from(u64::MAX) } else { (1u128 << bits) - 1 };
+        let (a, b) = (a as u64 as u128 & mask, b as u64 as u128 & mask);
+        ((a * b) >> bits) as i64
+    }
+}
+
+/// The lanes of a memory instruction by concrete evaluation; `None` when its address
+/// depends on data.
+pub fn lanes(func: &Function, id: InstrId, env: &Env<'_>) -> Option<Lanes> {
+    let instr = func.instr(id)?;
+    let addrs: Vec<(AddrBase, i64)> = func
+        .operands_of(instr)
+        .iter()
+        .filter_map(|op| match op {
+            Operand::Addr { base, offset } => Some((base.clone(), *offset)),
+            _ => None,
+        })
+        .collect();
+    // `cp.async [dst], [src]` from global memory: the global side is the source.
+    let global_copy = instr.base() == "cp" && matches!(instr.class, InstrClass::Load(Space::Global));
+    let (base, offset) = if global_copy { addrs.last()?.clone() } else { addrs.first()?.clone() };
+    let tids = crate::access::lanes(env.block);
+    let mut addrs = Vec::with_capacity(tids.len());
+    for (lane, tid) in tids.iter().enumerate() {
+        let mut ev = Lane { func, env, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0 };
+        let b = match &base {
+            AddrBase::Reg(r) => ev.reg(*r)?,
+            AddrBase::Symbol(_) | AddrBase::Absolute => 0,
+        };
+        addrs.push(b.wrapping_add(offset));
+    }
+    // Along x: the lane whose only difference from lane 0 is threadIdx.x + 1.
+    let x_stride = (env.block[0] > 1 && addrs.len() > 1).then(|| addrs[1] - addrs[0]);
+    Some(Lanes { addrs, unknown_stride: false, x_stride })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mul_hi;
+
+    #[test]
+    fn magic_number_division_by_20() {
+        // nvcc's x / 20 for signed 32-bit x: t = mulhi(x, 1717986919); (t >> 3) + (t >>> 31).
+        for x in [0i64, 1, 19, 20, 399, 12345, -1, -20, -21] {
+            let t = mul_hi(x, 1_717_986_919, 32, true);
+            let q = (t >> 3) + ((t as u32 as i64) >> 31);
+            assert_eq!(q, x / 20, "x = {x}");
+        }
+        assert_eq!(mul_hi(u32::MAX as i64, 2, 32, false), 1);
+    }
+}
