@@ -3,7 +3,6 @@
 //! `docs/lsp-extensions.md` § Configuration. A malformed value is ignored with a log line
 //! and the previous value kept: a typo in settings never stops the server.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -37,8 +36,6 @@ pub struct Config {
     /// Compile timeout for `.cu` files.
     pub compile_timeout: Duration,
     pub inlay: InlayParts,
-    /// Severity override per diagnostic code: `None` turns the code off.
-    pub severities: BTreeMap<String, Option<analysis::Severity>>,
 }
 
 impl Default for Config {
@@ -49,7 +46,6 @@ impl Default for Config {
             nvcc: None,
             compile_timeout: Duration::from_secs(20),
             inlay: InlayParts::default(),
-            severities: BTreeMap::new(),
         }
     }
 }
@@ -117,7 +113,7 @@ impl Config {
             for (code, v) in sev {
                 match v.as_str().and_then(parse_severity) {
                     Some(s) => {
-                        self.severities.insert(code.clone(), s);
+                        self.analysis.severities.insert(code.clone(), s);
                     }
                     None => tracing::warn!("severities.{code}: expected error|warning|information|hint|off"),
                 }
@@ -137,9 +133,10 @@ impl Config {
         }
     }
 
-    /// The effective severity of a code (`None`: the code is off).
+    /// The effective severity of a code (`None`: the code is off). Performance findings
+    /// have theirs applied by the analysis; this serves `syntax` and `compiler-error`.
     pub fn severity(&self, code: &str, default: analysis::Severity) -> Option<analysis::Severity> {
-        match self.severities.get(code) {
+        match self.analysis.severities.get(code) {
             Some(s) => *s,
             None => Some(default),
         }
@@ -171,7 +168,7 @@ mod tests {
         assert_eq!(c.severity("tail-wave", analysis::Severity::Hint), None);
         assert_eq!(c.severity("memory-bound", analysis::Severity::Hint), Some(analysis::Severity::Error));
         assert_eq!(c.severity("other", analysis::Severity::Hint), Some(analysis::Severity::Hint));
-        assert!(!c.severities.contains_key("x"));
+        assert!(!c.analysis.severities.contains_key("x"));
         assert!(!c.inlay.power && c.inlay.time);
         assert_eq!(c.debounce, Duration::ZERO);
         // Not an object: ignored.

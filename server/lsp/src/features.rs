@@ -56,6 +56,110 @@ pub fn diagnostics(doc: &Document, a: &DocAnalysis, config: &Config, enc: Positi
     if let Some(cuda) = &a.cuda {
         res.extend(cuda.compiler_diagnostics(doc, config, enc));
     }
+    for k in &a.file.kernels {
+        for f in &k.findings {
+            let Some(range) = finding_range(doc, a, f, enc) else { continue };
+            res.push(lsp::Diagnostic {
+                range,
+                severity: Some(to_proto::severity(f.severity)),
+                code: Some(lsp::NumberOrString::String(f.code.into())),
+                code_description: None,
+                source: Some("warpsight".into()),
+                message: f.message.clone(),
+                ..Default::default()
+            });
+        }
+    }
+    res
+}
+
+/// Where a finding shows in this document: its PTX span in a `.ptx`, its source line in
+/// a `.cu` (the line's text without leading blanks), nowhere when it is in another file.
+fn finding_range(doc: &Document, a: &DocAnalysis, f: &analysis::findings::Finding, enc: PositionEncoding) -> Option<lsp::Range> {
+    if !a.is_cuda() {
+        return Some(to_proto::range(doc, f.ptx_span, enc));
+    }
+    let line = doc_line(false, f.ptx_line, f.source_file.as_deref(), f.source_line, a.cuda.as_ref())?;
+    Some(line_range(doc, line, enc))
+}
+
+/// A line's range from its first non-blank character to its end.
+fn line_range(doc: &Document, line: u32, enc: PositionEncoding) -> lsp::Range {
+    let start = doc.line_start(line);
+    let start_off = doc.offset(start, enc);
+    let end = doc.line_end(line, enc);
+    let end_off = doc.offset(end, enc);
+    let text = doc.text.byte_slice(start_off..end_off).to_string();
+    let indent = text.len() - text.trim_start().len();
+    lsp::Range { start: to_proto::position(doc.position(start_off + indent, enc)), end: to_proto::position(end) }
+}
+
+/// Code actions for the findings whose range meets `range`: one quick fix per `Fix`,
+/// as a versioned workspace edit (so the client previews, applies and undoes it, and
+/// refuses it if the document changed meanwhile).
+pub fn code_actions(doc: &Document, uri: &lsp::Uri, a: &DocAnalysis, range: lsp::Range, enc: PositionEncoding) -> Vec<lsp::CodeActionOrCommand> {
+    let text = doc.text.to_string();
+    let mut res = Vec::new();
+    for k in &a.file.kernels {
+        for f in &k.findings {
+            let Some(frange) = finding_range(doc, a, f, enc) else { continue };
+            if frange.end.line < range.start.line || frange.start.line > range.end.line {
+                continue;
+            }
+            for fix in &f.fixes {
+                let edits = match (&a.cuda, &fix.kind) {
+                    (Some(cuda), kind) => {
+                        let base = cuda.prepared.kernels.iter().find(|m| m.ptx_name == k.name).map(|m| m.base_name.clone()).unwrap_or_else(|| k.name.clone());
+                        let site = cuda
+                            .prepared
+                            .launch_sites
+                            .iter()
+                            .find(|s| s.kernel == base && s.origin == cuda_frontend::launch::SiteOrigin::Launch)
+                            .map(|s| analysis::fixes::LaunchSiteRef { line: s.line, column: s.column });
+                        analysis::fixes::edits(kind, &text, &base, site)
+                    }
+                    // In PTX only the annotation applies: a comment line before `.entry`.
+                    (None, analysis::fixes::FixKind::InsertAnnotation { text: note }) => {
+                        let line_start = doc.offset(doc.line_start(k.ptx_line.saturating_sub(1)), enc);
+                        vec![analysis::fixes::TextEdit { start: line_start, end: line_start, new_text: format!("{note}\n") }]
+                    }
+                    (None, _) => continue,
+                };
+                if edits.is_empty() {
+                    continue;
+                }
+                let lsp_edits: Vec<lsp::OneOf<lsp::TextEdit, lsp::AnnotatedTextEdit>> = edits
+                    .iter()
+                    .map(|e| {
+                        lsp::OneOf::Left(lsp::TextEdit {
+                            range: lsp::Range { start: to_proto::position(doc.position(e.start, enc)), end: to_proto::position(doc.position(e.end, enc)) },
+                            new_text: e.new_text.clone(),
+                        })
+                    })
+                    .collect();
+                let edit = lsp::WorkspaceEdit {
+                    document_changes: Some(lsp::DocumentChanges::Edits(vec![lsp::TextDocumentEdit {
+                        text_document: lsp::OptionalVersionedTextDocumentIdentifier { uri: uri.clone(), version: Some(doc.version) },
+                        edits: lsp_edits,
+                    }])),
+                    ..Default::default()
+                };
+                res.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                    title: fix.title.clone(),
+                    kind: Some(lsp::CodeActionKind::QUICKFIX),
+                    diagnostics: Some(vec![lsp::Diagnostic {
+                        range: frange,
+                        code: Some(lsp::NumberOrString::String(f.code.into())),
+                        source: Some("warpsight".into()),
+                        message: f.message.clone(),
+                        ..Default::default()
+                    }]),
+                    edit: Some(edit),
+                    ..Default::default()
+                }));
+            }
+        }
+    }
     res
 }
 

@@ -15,6 +15,7 @@ mod state;
 mod to_proto;
 mod transport;
 
+pub use config::parse_severity;
 pub use document::{Document, LineCol, PositionEncoding};
 
 /// Serves LSP over the given byte streams until the client sends `exit` (or closes the

@@ -23,12 +23,14 @@ pub(crate) struct Backend {
     client: Client,
     /// The settings as last sent by the client, for what-if requests.
     settings: std::sync::Mutex<Value>,
+    /// Whether the client registers `didChangeWatchedFiles` dynamically.
+    watch_files: std::sync::atomic::AtomicBool,
 }
 
 impl Backend {
     pub(crate) fn new(client: Client) -> Backend {
         let tx = state::spawn(client.clone());
-        Backend { tx, client, settings: std::sync::Mutex::new(Value::Null) }
+        Backend { tx, client, settings: std::sync::Mutex::new(Value::Null), watch_files: Default::default() }
     }
 
     async fn query<T>(&self, uri: Uri, make: impl FnOnce(oneshot::Sender<T>) -> Query) -> Result<T> {
@@ -68,7 +70,16 @@ impl LanguageServer for Backend {
         if let Some(o) = &params.initialization_options {
             *self.settings.lock().unwrap_or_else(|e| e.into_inner()) = o.clone();
         }
+        let ws = params.capabilities.workspace.as_ref();
+        let caps = state::ClientCaps {
+            inlay_hint_refresh: ws.and_then(|w| w.inlay_hint.as_ref()).and_then(|i| i.refresh_support).unwrap_or(false),
+            code_lens_refresh: ws.and_then(|w| w.code_lens.as_ref()).and_then(|c| c.refresh_support).unwrap_or(false),
+            work_done_progress: params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
+        };
+        let watch = ws.and_then(|w| w.did_change_watched_files.as_ref()).and_then(|d| d.dynamic_registration).unwrap_or(false);
+        self.watch_files.store(watch, std::sync::atomic::Ordering::Relaxed);
         self.send(Msg::Initialize {
+            caps,
             encoding,
             options: params.initialization_options.clone().unwrap_or(Value::Null),
         });
@@ -86,6 +97,10 @@ impl LanguageServer for Backend {
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
                 inlay_hint_provider: Some(OneOf::Left(true)),
                 code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                    ..Default::default()
+                })),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: vec!["warpsight.openReport".into()],
                     ..Default::default()
@@ -101,6 +116,9 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        if !self.watch_files.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         // Watch the files whose change can change an analysis (dynamic registration;
         // clients without it simply refuse, which is fine).
         let watchers = ["**/*.cu", "**/*.cuh", "**/*.ptx", "**/compile_commands.json"]
@@ -169,6 +187,10 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         self.query(params.text_document.uri, Query::CodeLens).await.map(Some)
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        self.query(params.text_document.uri, |reply| Query::CodeActions(params.range, reply)).await.map(Some)
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {

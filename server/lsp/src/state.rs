@@ -33,6 +33,7 @@ pub(crate) enum Query {
     Hover(LineCol, oneshot::Sender<Option<lsp::Hover>>),
     InlayHints((u32, u32), oneshot::Sender<Vec<lsp::InlayHint>>),
     CodeLens(oneshot::Sender<Vec<lsp::CodeLens>>),
+    CodeActions(lsp::Range, oneshot::Sender<Vec<lsp::CodeActionOrCommand>>),
     /// `warpsight/kernelReport`: the JSON report of one kernel (or all).
     Report(Option<String>, oneshot::Sender<Option<Value>>),
 }
@@ -43,14 +44,24 @@ impl std::fmt::Debug for Query {
             Query::Hover(..) => "Hover",
             Query::InlayHints(..) => "InlayHints",
             Query::CodeLens(..) => "CodeLens",
+            Query::CodeActions(..) => "CodeActions",
             Query::Report(..) => "Report",
         })
     }
 }
 
+/// What the client said it supports (LSP: a server must not send requests the client did
+/// not declare).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ClientCaps {
+    pub(crate) inlay_hint_refresh: bool,
+    pub(crate) code_lens_refresh: bool,
+    pub(crate) work_done_progress: bool,
+}
+
 #[derive(Debug)]
 pub(crate) enum Msg {
-    Initialize { encoding: PositionEncoding, options: Value },
+    Initialize { encoding: PositionEncoding, options: Value, caps: ClientCaps },
     Configuration { settings: Value },
     Open { uri: Uri, text: String, version: i32, language_id: String },
     Change { uri: Uri, version: i32, changes: Vec<Change> },
@@ -86,6 +97,7 @@ struct State {
     docs: HashMap<Uri, DocState>,
     /// `window/showMessage` about a missing compiler is sent once per session.
     told_no_compiler: bool,
+    caps: ClientCaps,
     progress_token: u32,
 }
 
@@ -99,6 +111,7 @@ pub(crate) fn spawn(client: Client) -> mpsc::UnboundedSender<Msg> {
         config: Config::default(),
         docs: HashMap::new(),
         told_no_compiler: false,
+        caps: ClientCaps::default(),
         progress_token: 0,
     };
     tokio::spawn(async move {
@@ -118,8 +131,9 @@ fn is_cuda(uri: &Uri, language_id: &str) -> bool {
 impl State {
     async fn handle(&mut self, msg: Msg) {
         match msg {
-            Msg::Initialize { encoding, options } => {
+            Msg::Initialize { encoding, options, caps } => {
                 self.encoding = encoding;
+                self.caps = caps;
                 self.config.update(&options);
             }
             Msg::Configuration { settings } => {
@@ -197,7 +211,7 @@ impl State {
         let config = self.config.clone();
         let tx = self.tx.clone();
         let path = uri.to_file_path().map(|p| p.into_owned()).unwrap_or_else(|| PathBuf::from(uri.path().as_str()));
-        let progress = if cuda { Some(self.begin_progress(&path).await) } else { None };
+        let progress = if cuda && self.caps.work_done_progress { Some(self.begin_progress(&path).await) } else { None };
         let client = self.client.clone();
         tokio::spawn(async move {
             let job = move || {
@@ -274,11 +288,16 @@ impl State {
                 self.client.show_message(lsp::MessageType::WARNING, format!("warpsight: {}", c.prepared.toolchain_note)).await;
             }
         }
-        // Hints and lenses depend on the analysis: ask the client to refresh them.
-        let client = self.client.clone();
+        // Hints and lenses depend on the analysis: ask the client to refresh them, where
+        // it supports that.
+        let (client, caps) = (self.client.clone(), self.caps);
         tokio::spawn(async move {
-            let _ = client.inlay_hint_refresh().await;
-            let _ = client.code_lens_refresh().await;
+            if caps.inlay_hint_refresh {
+                let _ = client.inlay_hint_refresh().await;
+            }
+            if caps.code_lens_refresh {
+                let _ = client.code_lens_refresh().await;
+            }
         });
     }
 
@@ -311,6 +330,9 @@ impl State {
             }
             Query::CodeLens(reply) => {
                 let _ = reply.send(current.map(|(d, a)| features::code_lenses(d, uri, &a, enc)).unwrap_or_default());
+            }
+            Query::CodeActions(range, reply) => {
+                let _ = reply.send(current.map(|(d, a)| features::code_actions(d, uri, &a, range, enc)).unwrap_or_default());
             }
             Query::Report(kernel, reply) => {
                 let _ = reply.send(current.map(|(_, a)| report(uri, &a, kernel.as_deref())));

@@ -20,7 +20,12 @@ local client_id = vim.lsp.start_client({
   handlers = {
     ["textDocument/publishDiagnostics"] = function(_, result)
       if result and result.uri == vim.uri_from_bufnr(buf) then
-        got_diags = result.diagnostics
+        -- Keep the syntax diagnostics (performance findings carry their own codes).
+        local syntax = {}
+        for _, d in ipairs(result.diagnostics) do
+          if d.code == "syntax" then table.insert(syntax, d) end
+        end
+        got_diags = syntax
       end
     end,
   },
