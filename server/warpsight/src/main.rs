@@ -25,6 +25,10 @@ struct Cli {
 enum Command {
     /// Analyse PTX or CUDA files: instruction mix, loops, resources, occupancy, predictions.
     Analyze(cmd::analyze::Args),
+    /// The static profile of one kernel as JSON (the models' input; docs/profile.md).
+    Profile(cmd::profile::Args),
+    /// Run the execution-time models on a profile JSON.
+    Predict(cmd::predict::Args),
     /// List the GPUs in the database with their key facts.
     Gpus(cmd::gpus::Args),
     /// NVIDIA's occupancy calculation for one configuration.
@@ -36,6 +40,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A CLI whose output is piped into `head` must end quietly when the pipe closes, as
+    // Unix tools do, instead of panicking in `println!`. Rust ignores SIGPIPE by default;
+    // restore the default action. (`warpsight lsp` never sees a closed stdout while the
+    // client is alive; when the client dies, ending is the right thing to do too.)
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; `signal` with
+    // `SIG_DFL` has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // Logs go to stderr; stdout carries results (or, for `lsp`, the protocol).
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -56,6 +70,8 @@ fn main() -> ExitCode {
     };
     let res = match cli.command {
         Command::Analyze(args) => cmd::analyze::run(args),
+        Command::Profile(args) => cmd::profile::run(args),
+        Command::Predict(args) => cmd::predict::run(args),
         Command::Gpus(args) => cmd::gpus::run(args),
         Command::Occupancy(args) => cmd::occupancy::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),

@@ -4,6 +4,8 @@ pub mod analyze;
 pub mod gpus;
 pub mod lsp;
 pub mod occupancy;
+pub mod predict;
+pub mod profile;
 pub mod setup_cuda;
 
 use std::process::ExitCode;

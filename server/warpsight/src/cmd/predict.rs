@@ -1,0 +1,87 @@
+//! `warpsight predict PROFILE.json --gpu ID [--model NAME] [--json]`: the execution-time
+//! models on an explicit profile, so a paper's published inputs (or a profile edited by
+//! hand) can be fed directly (docs/models.md).
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+use serde_json::json;
+
+use crate::cmd::Exit;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A profile in the JSON form of docs/profile.md (as `warpsight profile` prints it).
+    pub profile: PathBuf,
+    /// The GPU (default: the profile's own `gpu`).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Only this model: mwp_cwp, wave, bsp, cgpredict, scheduling or roofline.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let text = crate::input::read_text(&args.profile)?;
+    let profile: kernel_profile::KernelProfile =
+        serde_json::from_str(&text).with_context(|| format!("{} is not a valid profile (docs/profile.md)", args.profile.display()))?;
+    let id = args.gpu.clone().unwrap_or_else(|| profile.gpu.clone());
+    let db = gpu_spec::Database::builtin();
+    let gpu = match db.gpu(&id) {
+        Ok(g) => g,
+        Err(e) => bail!("{e}"),
+    };
+    if let Some(m) = &args.model {
+        if !perf_models::consensus::MODELS.contains(&m.as_str()) {
+            bail!("unknown model `{m}` (models: {})", perf_models::consensus::MODELS.join(", "));
+        }
+    }
+    let Some(report) = perf_models::run_all_for_gpu(&profile, gpu, &perf_models::ModelConfig::uncalibrated()) else {
+        bail!("no model applies to this profile (is the launch empty?)");
+    };
+    let wanted = |name: &str| args.model.as_deref().is_none_or(|m| m == name);
+    if args.json {
+        let mut preds = serde_json::Map::new();
+        for p in report.predictions.iter().filter(|p| wanted(p.model)) {
+            let mut v = json!({
+                "time_us": p.time_us,
+                "bound": p.bound.name(),
+                "confidence": p.confidence.name(),
+                "explanation": p.explanation,
+                "breakdown": p.breakdown,
+                "assumptions": p.assumptions,
+                "below_roofline_floor": report.floor_violations.contains(&p.model),
+            });
+            if let (Some(mwp), Some(cwp)) = (p.mwp, p.cwp) {
+                v["mwp"] = json!(mwp);
+                v["cwp"] = json!(cwp);
+            }
+            preds.insert(p.model.to_string(), v);
+        }
+        let not_applicable: serde_json::Map<String, serde_json::Value> =
+            report.not_applicable.iter().filter(|(m, _)| wanted(m)).map(|(m, why)| (m.to_string(), json!(why))).collect();
+        let out = json!({
+            "kernel": profile.kernel,
+            "gpu": gpu.id,
+            "predictions": preds,
+            "not_applicable": not_applicable,
+            "headline": { "model": report.headline.model, "time_us": report.headline.time_us, "bound": report.headline.bound.name(), "rule": report.headline.rule },
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(Exit::Success);
+    }
+    println!("{} on {} ({})", profile.demangled.as_deref().unwrap_or(&profile.kernel), gpu.name, gpu.id);
+    println!("  {:<11} {:>12}  {:<9} {:<10} explanation", "model", "time", "bound", "confidence");
+    for p in report.predictions.iter().filter(|p| wanted(p.model)) {
+        let flag = if report.floor_violations.contains(&p.model) { " (below floor)" } else { "" };
+        println!("  {:<11} {:>9.2} µs  {:<9} {:<10} {}{flag}", p.model, p.time_us, p.bound.name(), p.confidence.name(), p.explanation);
+    }
+    for (m, why) in report.not_applicable.iter().filter(|(m, _)| wanted(m)) {
+        println!("  {m:<11} not applicable: {why}");
+    }
+    println!("  headline: {} ≈ {:.2} µs, {}-bound ({})", report.headline.model, report.headline.time_us, report.headline.bound.name(), report.headline.rule);
+    Ok(Exit::Success)
+}
