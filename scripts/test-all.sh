@@ -42,8 +42,12 @@ export WARPSIGHT_CUDA_HOME="$root/.cuda/lib/python3.11/site-packages/nvidia/cu13
 if [ ! -x "$WARPSIGHT_CUDA_HOME/bin/nvcc" ]; then
   WARPSIGHT_CUDA_HOME=$(ls -d "$root"/.cuda/lib/python3*/site-packages/nvidia/cu13 2>/dev/null | head -1)
 fi
+# The CLI and the language server find this nvcc first (docs/cuda.md, discovery order).
+export WARPSIGHT_NVCC="$WARPSIGHT_CUDA_HOME/bin/nvcc"
 # Tests that need the compiler fail (instead of returning early) when this is set.
 export WARPSIGHT_REQUIRE_CUDA=1
+# Keep the compile cache inside the build tree, not in the user's cache directory.
+export XDG_CACHE_HOME="$root/target/test-cache"
 
 # --- 2. Rust: build, unit and integration tests ------------------------------------------
 log "cargo build"
