@@ -483,55 +483,30 @@ pub fn prepare_text(
             p.arch = Some(hit.arch.clone());
             entry = Some(hit);
         } else {
-            let beside = path.with_extension("ptx");
-            if let Ok(ptx) = std::fs::read_to_string(&beside) {
-                p.origin = PtxOrigin::RecordedBeside(beside.clone());
-                let stale = match (
-                    std::fs::metadata(&beside).and_then(|m| m.modified()),
-                    std::fs::metadata(path).and_then(|m| m.modified()),
-                ) {
-                    (Ok(a), Ok(b)) => a < b,
-                    _ => false,
-                };
-                if stale {
-                    p.notes.push(format!(
-                        "{} is older than the source; it may not match the current text",
-                        beside.display()
-                    ));
-                }
-                let target = ptx.lines().find_map(|l| {
-                    l.trim()
-                        .strip_prefix(".target")
-                        .map(|t| t.trim().split(',').next().unwrap_or("").trim().to_string())
-                });
-                p.arch = target.clone().filter(|t| !t.is_empty());
-                let arch_for_ptxas = p.arch.clone().unwrap_or(arch_s);
-                let mut resources = Vec::new();
-                let mut diagnostics = Vec::new();
-                if opts.run_ptxas {
-                    match run_ptxas(
-                        tcs.ptxas.as_deref(),
-                        &ptx,
-                        &arch_for_ptxas,
-                        opts.timeout,
-                        cancel,
-                    ) {
-                        Ok((r, d)) => {
-                            resources = r;
-                            diagnostics = d;
-                        }
-                        Err(note) => p.notes.push(note),
-                    }
-                }
-                entry = Some(CacheEntry {
-                    ptx: Some(ptx),
-                    resources,
-                    diagnostics,
-                    toolchain: String::new(),
-                    arch: arch_for_ptxas,
-                    notes: Vec::new(),
-                });
+            if let Some((e, origin)) = recorded_beside(path, &tcs, opts, &arch_s, cancel, &mut p.notes) {
+                p.arch = Some(e.arch.clone());
+                p.origin = origin;
+                entry = Some(e);
             }
+        }
+    }
+
+    // The clang fallback covers simple kernels only (its shim defines a small part of
+    // CUDA): when it produced nothing in automatic mode, recorded PTX is the better
+    // answer, and clang's complaints are about the shim, not the user's code.
+    if opts.compiler == CompilerChoice::Auto
+        && toolchain.as_ref().is_some_and(|tc| tc.kind == CompilerKind::Clang)
+        && entry.as_ref().is_none_or(|e| e.ptx.is_none())
+    {
+        let arch_s = p.arch.clone().unwrap_or_else(|| requested.sm());
+        let mut notes = Vec::new();
+        if let Some((e, origin)) = recorded_beside(path, &tcs, opts, &arch_s, cancel, &mut notes) {
+            let n_errors = entry.as_ref().map_or(0, |e| e.diagnostics.iter().filter(|d| d.severity == Severity::Error).count());
+            p.notes.push(format!("the clang fallback could not compile this file ({n_errors} error(s)); using recorded PTX instead"));
+            p.notes.extend(notes);
+            p.arch = Some(e.arch.clone());
+            p.origin = origin;
+            entry = Some(e);
         }
     }
 
@@ -551,6 +526,48 @@ pub fn prepare_text(
     }
     p.elapsed = start.elapsed();
     p
+}
+
+/// The `.ptx` beside the `.cu`, with ptxas resources when ptxas is available.
+fn recorded_beside(
+    path: &Path,
+    tcs: &crate::toolchain::Toolchains,
+    opts: &Options,
+    arch_s: &str,
+    cancel: &CancelToken,
+    notes: &mut Vec<String>,
+) -> Option<(CacheEntry, PtxOrigin)> {
+    let beside = path.with_extension("ptx");
+    let ptx = std::fs::read_to_string(&beside).ok()?;
+    let stale = match (
+        std::fs::metadata(&beside).and_then(|m| m.modified()),
+        std::fs::metadata(path).and_then(|m| m.modified()),
+    ) {
+        (Ok(a), Ok(b)) => a < b,
+        _ => false,
+    };
+    if stale {
+        notes.push(format!("{} is older than the source; it may not match the current text", beside.display()));
+    }
+    let target = ptx.lines().find_map(|l| {
+        l.trim()
+            .strip_prefix(".target")
+            .map(|t| t.trim().split(',').next().unwrap_or("").trim().to_string())
+    });
+    let arch_for_ptxas = target.filter(|t| !t.is_empty()).unwrap_or_else(|| arch_s.to_string());
+    let mut resources = Vec::new();
+    let mut diagnostics = Vec::new();
+    if opts.run_ptxas {
+        match run_ptxas(tcs.ptxas.as_deref(), &ptx, &arch_for_ptxas, opts.timeout, cancel) {
+            Ok((r, d)) => {
+                resources = r;
+                diagnostics = d;
+            }
+            Err(note) => notes.push(note),
+        }
+    }
+    let entry = CacheEntry { ptx: Some(ptx), resources, diagnostics, toolchain: String::new(), arch: arch_for_ptxas, notes: Vec::new() };
+    Some((entry, PtxOrigin::RecordedBeside(beside)))
 }
 
 fn timeout_diagnostic(tool: &str, timeout: Duration) -> CompilerDiagnostic {

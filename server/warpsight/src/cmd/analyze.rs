@@ -77,9 +77,11 @@ fn dims(d: [u32; 3]) -> String {
 
 fn print_table(out: &mut impl Write, loaded: &input::Loaded) -> std::io::Result<()> {
     let a = &loaded.analysis;
-    let target = a.target.as_deref().unwrap_or("?");
-    let version = a.version.map(|(x, y)| format!("PTX {x}.{y}")).unwrap_or_default();
-    writeln!(out, "{}  ({target}, {version})", loaded.display_path)?;
+    match (a.target.as_deref(), a.version) {
+        (Some(target), Some((x, y))) => writeln!(out, "{}  ({target}, PTX {x}.{y})", loaded.display_path)?,
+        _ if loaded.ptx.is_empty() => writeln!(out, "{}  (no PTX)", loaded.display_path)?,
+        _ => writeln!(out, "{}", loaded.display_path)?,
+    }
     for note in &loaded.notes {
         writeln!(out, "  note: {note}")?;
     }
