@@ -1,0 +1,517 @@
+#!/usr/bin/env python3
+"""Train warpsight's static power model (seed 004, Alavani 2023, Ch. 5) and export it.
+
+Data: the measured power datasets published in the public GitHub repository
+`santonus/energymodel` (the companion repository of the thesis; files listed in
+`../shared/data/power/README.md`). They are NOT copied into this repository: pass their
+folder as the first argument (default `../shared/data/power` relative to the repo root).
+
+What it does, deterministically (fixed seeds, one thread):
+  1. cleans every CSV and logs each dropped row group and why;
+  2. cross-validates XGBoost with the thesis's 15 features and hyperparameters
+     (Table 5.4 / 5.7) on every dataset, with plain shuffled 5-fold CV (what the thesis
+     reported) and with 5-fold CV grouped by kernel name (no kernel in both train and
+     test: the number that matters for a user's new kernel);
+  3. runs the feature / hyperparameter experiments on the K20 data documented in
+     docs/power.md (each row: what changed, plain and grouped CV);
+  4. trains the shipped model (FEATURES_SHIPPED, HP_SHIPPED) on all rows
+     of each of the thesis's three GPUs and writes it as XGBoost JSON to models/;
+  5. writes models/manifest.json (feature names, training power range, CV metrics) and
+     fixtures/shap-<gpu>.json (xgboost's own predictions and pred_contribs=True on
+     held-out synthetic rows) for the Rust crate's exactness test;
+  6. writes results.md, the CV tables copied into docs/power.md.
+
+Usage:  python gpu-data/power/train.py [DATA_DIR] [--skip-experiments]
+Runtime: about 2 minutes of CPU in total, run as two single-threaded processes
+(measured on a 2-core machine shared with other builds: 2m27s wall; 3m58s at load ~6).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+import xgboost as xgb
+from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+from sklearn.model_selection import GroupKFold, KFold
+
+SEED = 20230
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+# The thesis's final 15 features (seed 004 Table 5.4, spec 004 section 7.3).
+FEATURES_THESIS = [
+    "inst_issue_cycles", "avg_comp_lat", "avg_glob_lat", "avg_shar_lat", "branch",
+    "comp_inst_kernel", "glob_inst_kernel", "glob_load_sm", "glob_store_sm",
+    "misc_inst_kernel", "cache_penalty", "occupancy", "reg_thread", "shmem_block",
+    "block_size",
+]
+
+# The thesis's XGBoost hyperparameters (seed 004 Table 5.7).
+HP_THESIS = dict(n_estimators=500, max_depth=6, learning_rate=0.05, min_child_weight=1,
+                 subsample=0.7, colsample_bytree=0.7)
+
+# Thesis numbers (Table 5.8, XGBoost, 5-fold CV mean) for the side-by-side tables.
+THESIS = {
+    "k20": dict(r2=0.9101, rmse=7.1592, mae=3.4816, mape=4.5784),
+    "m60": dict(r2=0.9544, rmse=3.9172, mae=1.7588, mape=2.9278),
+    "v100": dict(r2=0.9646, rmse=6.9968, mae=2.9028, mape=3.9900),
+}
+
+# Which L2 size (bytes) and which per-GPU constants each dataset used when computing its
+# derived columns; verified against the CSVs by verify_conventions().
+# Thesis Table 5.9: XGBoost over 5 runs, mean +- sd.
+THESIS_5RUNS = {
+    "k20": dict(r2="0.901 +- 0.0083", mae="3.6740 +- 0.1126", mape="4.5784 +- 0.1809"),
+    "m60": dict(r2="0.9418 +- 0.0056", mae="1.8780 +- 0.0634", mape="2.9278 +- 0.0857"),
+    "v100": dict(r2="0.9553 +- 0.0056", mae="3.0521 +- 0.1365", mape="3.9900 +- 0.0732"),
+}
+REPEAT_SEEDS = [1, 2, 3, 4]
+
+ENERGYMODEL = {
+    "k20": ("energymodel-k20-larger.csv", "Tesla K20"),
+    "k20-smaller": ("energymodel-k20-smaller.csv", "Tesla K20"),
+    "m60": ("energymodel-m60-maxwell.csv", "Tesla M60"),
+    "v100": ("energymodel-v100.csv", "Tesla V100"),
+}
+POWERQUANT = {
+    "pq-k80": ("powerquant-K80.csv", "Tesla K80"),
+    "pq-tesla": ("powerquant-Tesla.csv", '"Tesla" (model not stated)'),
+    "pq-ampere": ("powerquant-Ampere.csv", "an Ampere GPU"),
+    "pq-ada": ("powerquant-AdaLovelace.csv", "an Ada Lovelace GPU"),
+}
+SHIPPED = ["k20", "m60", "v100"]
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+# ----------------------------------------------------------------------------- loading
+
+def num(s: pd.Series) -> pd.Series:
+    return pd.to_numeric(s, errors="coerce")
+
+
+def load_energymodel(path: Path, key: str) -> tuple[pd.DataFrame, list[str]]:
+    """Reads one energymodel CSV into canonical columns; returns (frame, cleaning log)."""
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    # The K20 files say `_sm`, the M60/V100 files `_sim` for the same columns.
+    raw.columns = [c.strip().replace("_sim", "_sm") for c in raw.columns]
+    notes = []
+    d = pd.DataFrame({"kernel": raw["Kernel Name"].str.strip(),
+                      "benchmark": raw["Benchmark"].str.strip()})
+    cols = ["grid_size", "block_size", "reg_thread", "shmem_block", "comp_inst_kernel",
+            "comp_inst_sm", "comp_lat_sm", "avg_comp_lat", "glob_inst_kernel",
+            "glob_inst_sm", "glob_lat_sm", "avg_glob_lat", "shar_inst_kernel",
+            "shar_inst_sm", "shar_lat_sm", "avg_shar_lat", "misc_inst_kernel",
+            "misc_inst_sm", "misc_lat_sm", "total_inst", "branch", "glob_load_sm",
+            "glob_store_sm", "inst_issue_cycles", "occupancy", "wtotal", "cache_penalty",
+            "Power"]
+    for c in cols:
+        d[c] = num(raw[c].str.strip())
+    n0 = len(d)
+    blank = d["Power"].isna() & (d["kernel"] == "")
+    if blank.any():
+        notes.append(f"dropped {int(blank.sum())} empty separator rows (no kernel, no Power)")
+    d = d[~blank]
+    # avg_shar_lat is 0/0 (`#DIV/0!` or blank) for kernels without shared accesses; the
+    # datasets' own convention elsewhere is 0 for those kernels, so fill rather than drop.
+    fill = d["avg_shar_lat"].isna() & (d["shar_inst_sm"].fillna(0) == 0)
+    if fill.any():
+        notes.append(f"filled avg_shar_lat=0 in {int(fill.sum())} rows without shared "
+                     "instructions (`#DIV/0!`/blank in the CSV)")
+        d.loc[fill, "avg_shar_lat"] = 0.0
+    need = [c for c in cols if c not in ("comp_lat_sm", "glob_lat_sm", "shar_lat_sm",
+                                          "misc_lat_sm", "shar_inst_kernel")]
+    bad = d[need].isna().any(axis=1)
+    if bad.any():
+        ks = sorted(set(d.loc[bad, "kernel"]))
+        notes.append(f"dropped {int(bad.sum())} rows whose simulated PFEA counts are missing "
+                     f"or `#DIV/0!` (kernels: {', '.join(ks)})")
+    d = d[~bad].copy()
+    notes.insert(0, f"{path.name}: {n0} data rows read, {len(d)} kept")
+    d["power"] = d.pop("Power")
+    d["total_threads"] = d["grid_size"] * d["block_size"]
+    return d.reset_index(drop=True), notes
+
+
+def load_powerquant(path: Path) -> tuple[pd.DataFrame, list[str]]:
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    notes = []
+    d = pd.DataFrame({"kernel": raw["KernelName"].str.strip()})
+    ren = {"GridSize": "grid_size", "BlockSize": "block_size",
+           "Comp_inst_kernel": "comp_inst_kernel", "avg_comp_lat": "avg_comp_lat",
+           "glob_inst_kernel": "glob_inst_kernel", "avg_glob_lat": "avg_glob_lat",
+           "avg_shar_lat": "avg_shar_lat", "misc_inst_kernel": "misc_inst_kernel",
+           "branch": "branch", "glob_load_sm": "glob_load_sm",
+           "glob_store_sm": "glob_store_sm", "inst_issue_cycles": "inst_issue_cycles",
+           "cache_penalty": "cache_penalty", "Avg": "power", "Time": "time",
+           "Regs": "reg_thread", "Loops": "loops"}
+    for a, b in ren.items():
+        d[b] = num(raw[a].str.strip())
+    n0 = len(d)
+    fill = d["avg_shar_lat"].isna()
+    notes.append(f"filled avg_shar_lat=0 in {int(fill.sum())} rows (` NaN` in the CSV: "
+                 "no shared-memory instructions)")
+    d.loc[fill, "avg_shar_lat"] = 0.0
+    neg = d["inst_issue_cycles"] < 0
+    if neg.any():
+        notes.append(f"dropped {int(neg.sum())} rows with negative inst_issue_cycles "
+                     "(32-bit integer overflow of threads x instructions in the source)")
+    d = d[~neg]
+    bad = d.drop(columns=["kernel"]).isna().any(axis=1)
+    if bad.any():
+        notes.append(f"dropped {int(bad.sum())} rows with other missing values")
+    d = d[~bad].copy()
+    notes.insert(0, f"{path.name}: {n0} data rows read, {len(d)} kept")
+    d["total_threads"] = d["grid_size"] * d["block_size"]
+    return d.reset_index(drop=True), notes
+
+
+def verify_conventions(data: dict[str, pd.DataFrame]) -> list[str]:
+    """Checks (and reports) how the datasets computed their derived columns."""
+    out = []
+    for key, l2, issue_div, lat in [("k20", 1310720, 65536, "avg"),
+                                    ("m60", 2097152, 65536, "avg"),
+                                    ("v100", 6291456, 16384, "total")]:
+        d = data[key]
+        iic = np.round(d.total_threads * d.total_inst / issue_div)
+        ok_iic = (np.abs(iic - d.inst_issue_cycles) <= 1).mean()
+        glat = d.avg_glob_lat if lat == "avg" else d.avg_glob_lat * d.glob_inst_sm
+        cp = d.total_threads * d.glob_inst_sm * glat / (d.wtotal * l2 / 4)
+        ok_cp = np.isclose(cp, d.cache_penalty, rtol=2e-3, atol=1e-3).mean()
+        w = np.maximum(1, 1 + np.floor(np.maximum(d.total_threads + 19000, 0) / 34900))
+        ok_w = (w == d.wtotal).mean()
+        s = d.comp_inst_sm + d.glob_inst_sm + d.shar_inst_sm + d.misc_inst_sm
+        ok_t = np.isclose(s, d.total_inst).mean()
+        out.append(f"{key}: inst_issue_cycles = round(threads*total_inst/{issue_div}) in "
+                   f"{ok_iic:.1%}; cache_penalty = threads*glob_inst_sm*{lat}_glob_lat/"
+                   f"(wtotal*{l2}/4) in {ok_cp:.1%}; wtotal = max(1, 1+floor((threads+19000)"
+                   f"/34900)) in {ok_w:.1%}; total_inst = sum of *_inst_sm in {ok_t:.1%}")
+    return out
+
+
+# ----------------------------------------------------------------------------- features
+
+def add_ws_features(d: pd.DataFrame) -> pd.DataFrame:
+    """The warpsight feature set: mixes and ratios that transfer between kernels.
+
+    Every column is computable from a KernelProfile (power_model::features::from_profile
+    computes exactly these, in this order).
+    """
+    d = d.copy()
+    tot = d.total_inst.clip(lower=1)
+    d["log2_threads"] = np.log2(d.total_threads.clip(lower=1))
+    d["log2_issue"] = np.log2(d.inst_issue_cycles.clip(lower=1))
+    d["frac_comp"] = d.comp_inst_sm / tot
+    d["frac_glob"] = d.glob_inst_sm / tot
+    d["frac_shar"] = d.shar_inst_sm / tot
+    d["frac_branch"] = d.branch / tot
+    ls = (d.glob_load_sm + d.glob_store_sm).clip(lower=1)
+    d["frac_store"] = d.glob_store_sm / ls
+    d["log2_cache_penalty"] = np.log2(1 + d.cache_penalty.clip(lower=0))
+    d["mean_lat"] = (d.comp_inst_sm * d.avg_comp_lat + d.glob_inst_sm * d.avg_glob_lat
+                     + d.shar_inst_sm * d.avg_shar_lat + d.misc_inst_sm * 10.0) / tot
+    return d
+
+
+# The mixes and ratios on their own (experiment E3).
+FEATURES_WS = [
+    "log2_issue", "log2_threads", "occupancy", "block_size", "reg_thread", "shmem_block",
+    "frac_comp", "frac_glob", "frac_shar", "frac_branch", "frac_store", "avg_comp_lat",
+    "avg_glob_lat", "mean_lat", "log2_cache_penalty",
+]
+# The shipped feature set: the thesis's 15 plus the mixes and ratios (experiments E4-E7).
+# power_model::features::Features::NAMES lists the same names in the same order.
+FEATURES_SHIPPED = FEATURES_THESIS + [
+    "log2_issue", "log2_threads", "frac_comp", "frac_glob", "frac_shar", "frac_branch",
+    "frac_store", "mean_lat", "log2_cache_penalty",
+]
+# Thesis hyperparameters plus L2 leaf regularisation (E5), trained with kernel-balanced
+# sample weights 1/sqrt(rows of the kernel) (E6) so the 50-90-row kernels do not dominate.
+HP_SHIPPED = dict(HP_THESIS, reg_lambda=10.0)
+WEIGHT_POWER_SHIPPED = 0.5
+
+
+# ----------------------------------------------------------------------------- CV
+
+def make_model(hp: dict, monotone: tuple | None = None) -> xgb.XGBRegressor:
+    extra = {}
+    if monotone is not None:
+        extra["monotone_constraints"] = "(" + ",".join(str(m) for m in monotone) + ")"
+    return xgb.XGBRegressor(objective="reg:squarederror", tree_method="exact",
+                            n_jobs=1, random_state=SEED, **hp, **extra)
+
+
+def metrics(y: np.ndarray, p: np.ndarray) -> dict:
+    return dict(r2=r2_score(y, p), rmse=math.sqrt(mean_squared_error(y, p)),
+                mae=mean_absolute_error(y, p),
+                mape=100.0 * float(np.mean(np.abs((y - p) / y))))
+
+
+def kernel_weights(d: pd.DataFrame, power: float) -> np.ndarray:
+    """Sample weight (rows of the same kernel)^-power: 0 = uniform, 1 = each kernel sums to 1."""
+    n = d.groupby("kernel")["kernel"].transform("size").to_numpy(dtype=np.float64)
+    return n ** -power
+
+
+def cross_validate(d: pd.DataFrame, feats: list[str], hp: dict,
+                   monotone: tuple | None = None, weight_power: float = 0.0,
+                   plain_seed: int = SEED, grouped: bool = True) -> dict:
+    """Mean over folds of R2/RMSE/MAE/MAPE for plain and kernel-grouped 5-fold CV."""
+    X, y = d[feats], d["power"].to_numpy()
+    w = kernel_weights(d, weight_power)
+    res = {}
+    splits = {"plain": KFold(5, shuffle=True, random_state=plain_seed).split(X)}
+    if grouped:
+        splits["grouped"] = GroupKFold(5).split(X, y, groups=d["kernel"])
+    for name, it in splits.items():
+        ms = []
+        for tr, te in it:
+            m = make_model(hp, monotone).fit(X.iloc[tr], y[tr], sample_weight=w[tr])
+            ms.append(metrics(y[te], m.predict(X.iloc[te])))
+        res[name] = {k: float(np.mean([m[k] for m in ms])) for k in ms[0]}
+    return res
+
+
+def fmt(m: dict) -> str:
+    return f"{m['r2']:.4f} / {m['rmse']:.2f} / {m['mae']:.2f} / {m['mape']:.2f}"
+
+
+# The CV jobs are independent; they run in a pool of two single-threaded worker
+# processes (fork), each job seeded, so results do not depend on scheduling.
+DATA: dict[str, pd.DataFrame] = {}
+
+
+def run_job(job: tuple) -> dict:
+    key, feats, hp, mono, wp, seed, grouped = job
+    return cross_validate(DATA[key], feats, hp, mono, wp, seed, grouped)
+
+
+def run_jobs(jobs: list[tuple]) -> list[dict]:
+    import multiprocessing as mp
+    with mp.get_context("fork").Pool(2) as pool:
+        return pool.map(run_job, jobs, chunksize=1)
+
+
+# ----------------------------------------------------------------------------- main
+
+def experiment_specs() -> list[tuple]:
+    """The experiments on the K20 (larger) dataset: (description, feats, hp, mono, w)."""
+    mono = tuple(1 if f in ("inst_issue_cycles", "log2_issue") else 0
+                 for f in FEATURES_SHIPPED)
+    return [
+        ("E1 thesis 15 minus the static kernel-size counts (comp/glob/misc_inst_kernel)",
+         [f for f in FEATURES_THESIS if not f.endswith("_inst_kernel")], HP_THESIS, None, 0),
+        ("E2 thesis 15, depth 4, min_child_weight 3, 400 trees", FEATURES_THESIS,
+         dict(HP_THESIS, max_depth=4, min_child_weight=3, n_estimators=400), None, 0),
+        ("E3 mixes and ratios only (FEATURES_WS)", FEATURES_WS, HP_THESIS, None, 0),
+        ("E4 thesis 15 + mixes and ratios (FEATURES_SHIPPED)", FEATURES_SHIPPED, HP_THESIS,
+         None, 0),
+        ("E5 E4 + reg_lambda 10", FEATURES_SHIPPED, HP_SHIPPED, None, 0),
+        ("E6 E5 + kernel-balanced weights 1/sqrt(n) (shipped)", FEATURES_SHIPPED, HP_SHIPPED,
+         None, WEIGHT_POWER_SHIPPED),
+        ("E7 E5 + kernel-balanced weights 1/n", FEATURES_SHIPPED, HP_SHIPPED, None, 1.0),
+        ("E8 E6 + monotone increasing in inst_issue_cycles and log2_issue",
+         FEATURES_SHIPPED, HP_SHIPPED, mono, WEIGHT_POWER_SHIPPED),
+    ]
+
+
+def fixture_rows(d: pd.DataFrame, feats: list[str], n: int = 24) -> pd.DataFrame:
+    """Held-out rows for the Rust exactness test: synthetic rows never seen in training.
+
+    Each row mixes feature values of different real rows (so it is not a training row)
+    and a few values are missing (NaN) to exercise XGBoost's default directions.
+    """
+    rng = np.random.RandomState(SEED)
+    X = d[feats].to_numpy(dtype=np.float64)
+    rows = np.empty((n, len(feats)))
+    for j in range(len(feats)):
+        rows[:, j] = X[rng.randint(0, len(X), size=n), j]
+    for i in range(0, n, 4):
+        rows[i, rng.randint(0, len(feats))] = np.nan
+    return pd.DataFrame(rows, columns=feats)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data_dir", nargs="?", default=str(REPO / ".." / "shared/data/power"))
+    ap.add_argument("--skip-experiments", action="store_true")
+    args = ap.parse_args()
+    data_dir = Path(args.data_dir)
+    t0 = time.time()
+    log(f"xgboost {xgb.__version__}, scikit-learn {sklearn.__version__}, "
+        f"pandas {pd.__version__}, numpy {np.__version__}")
+
+    data: dict[str, pd.DataFrame] = {}
+    clean_log: list[str] = []
+    for key, (fname, _) in ENERGYMODEL.items():
+        d, notes = load_energymodel(data_dir / fname, key)
+        data[key] = add_ws_features(d)
+        clean_log += notes
+    for key, (fname, _) in POWERQUANT.items():
+        d, notes = load_powerquant(data_dir / fname)
+        data[key] = d
+        clean_log += notes
+    log("Cleaning:")
+    for line in clean_log:
+        log("  " + line)
+    conv = verify_conventions(data)
+    log("Dataset conventions:")
+    for line in conv:
+        log("  " + line)
+
+    # 1. All cross-validation jobs, run two at a time.
+    DATA.update(data)
+    jobs, tags = [], []
+    for key, d in data.items():
+        feats = [f for f in FEATURES_THESIS if f in d.columns]
+        jobs.append((key, feats, HP_THESIS, None, 0, SEED, True))
+        tags.append(("thesis", key))
+    # Plain CV repeated with four more shuffles, as the thesis's Table 5.9 (5 runs).
+    for key in SHIPPED:
+        for seed in REPEAT_SEEDS:
+            jobs.append((key, FEATURES_THESIS, HP_THESIS, None, 0, seed, False))
+            tags.append(("repeat", key))
+    for key in SHIPPED:
+        jobs.append((key, FEATURES_SHIPPED, HP_SHIPPED, None, WEIGHT_POWER_SHIPPED, SEED, True))
+        tags.append(("shipped", key))
+    specs = [] if args.skip_experiments else experiment_specs()
+    for desc, feats, hp, mono_c, wp in specs:
+        jobs.append(("k20", feats, hp, mono_c, wp, SEED, True))
+        tags.append(("exp", desc))
+    results = run_jobs(jobs)
+    thesis_cv, ws_cv, exps, repeats = {}, {}, [], {k: [] for k in SHIPPED}
+    for (kind, name), r in zip(tags, results):
+        if kind == "thesis":
+            d = data[name]
+            nf = len([f for f in FEATURES_THESIS if f in d.columns])
+            thesis_cv[name] = (r, len(d), d.kernel.nunique(), nf)
+        elif kind == "repeat":
+            repeats[name].append(r["plain"])
+        elif kind == "shipped":
+            ws_cv[name] = r
+        else:
+            exps.append((name, r))
+    for key in SHIPPED:
+        repeats[key].insert(0, thesis_cv[key][0]["plain"])
+    if specs:
+        exps.insert(0, ("E0 thesis 15 features, thesis hyperparameters", thesis_cv["k20"][0]))
+    for key, (r, *_rest) in thesis_cv.items():
+        log(f"  thesis features {key}: plain {fmt(r['plain'])} / grouped {fmt(r['grouped'])}")
+    for desc, r in exps:
+        log(f"  {desc}: plain {fmt(r['plain'])} / grouped {fmt(r['grouped'])}")
+
+    # 2. Shipped models: FEATURES_SHIPPED on all rows of each thesis GPU.
+    models_dir = HERE / "models"
+    fixtures_dir = HERE / "fixtures"
+    models_dir.mkdir(exist_ok=True)
+    fixtures_dir.mkdir(exist_ok=True)
+    manifest = {"source": "github.com/santonus/energymodel (companion of seed 004)",
+                "features": FEATURES_SHIPPED, "hyperparameters": HP_SHIPPED,
+                "kernel_weight_power": WEIGHT_POWER_SHIPPED,
+                "xgboost": xgb.__version__, "models": {}}
+    for key in SHIPPED:
+        d = data[key]
+        r = ws_cv[key]
+        log(f"  shipped {key}: plain {fmt(r['plain'])} / grouped {fmt(r['grouped'])}")
+        model = make_model(HP_SHIPPED).fit(
+            d[FEATURES_SHIPPED], d["power"],
+            sample_weight=kernel_weights(d, WEIGHT_POWER_SHIPPED))
+        booster = model.get_booster()
+        booster.save_model(str(models_dir / f"{key}.json"))
+        p = d["power"]
+        manifest["models"][key] = {
+            "gpu": ENERGYMODEL[key][1], "dataset": ENERGYMODEL[key][0], "rows": len(d),
+            "kernels": int(d.kernel.nunique()),
+            "power_min_w": float(p.min()), "power_max_w": float(p.max()),
+            "power_p05_w": float(p.quantile(0.05)), "power_p95_w": float(p.quantile(0.95)),
+            "cv_plain": r["plain"], "cv_grouped": r["grouped"],
+        }
+        fx = fixture_rows(d, FEATURES_SHIPPED)
+        dm = xgb.DMatrix(fx, missing=np.nan)
+        pred = booster.predict(dm)
+        contribs = booster.predict(dm, pred_contribs=True)
+        fixture = {"model": f"{key}.json", "features": FEATURES_SHIPPED, "rows": []}
+        for i in range(len(fx)):
+            fixture["rows"].append({
+                "x": [None if np.isnan(v) else float(v) for v in fx.iloc[i]],
+                "prediction": float(pred[i]),
+                "contributions": [float(c) for c in contribs[i, :-1]],
+                "bias": float(contribs[i, -1]),
+            })
+        # Real rows: the CSV columns and the features derived from them in Python, so the
+        # Rust test can check that Features::from_dataset_columns derives the same values.
+        cols = ["grid_size", "block_size", "reg_thread", "shmem_block", "occupancy",
+                "comp_inst_kernel", "glob_inst_kernel", "misc_inst_kernel", "comp_inst_sm",
+                "glob_inst_sm", "shar_inst_sm", "misc_inst_sm", "avg_comp_lat",
+                "avg_glob_lat", "avg_shar_lat", "branch", "glob_load_sm", "glob_store_sm",
+                "inst_issue_cycles", "cache_penalty"]
+        fixture["dataset_rows"] = [
+            {"columns": {c: float(d[c].iloc[i]) for c in cols},
+             "features": [float(d[f].iloc[i]) for f in FEATURES_SHIPPED]}
+            for i in range(0, len(d), max(1, len(d) // 8))
+        ]
+        with open(fixtures_dir / f"shap-{key}.json", "w") as f:
+            json.dump(fixture, f, indent=1)
+            f.write("\n")
+    with open(models_dir / "manifest.json", "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+    # 3. results.md: the tables docs/power.md quotes.
+    lines = ["# Power model CV results (generated by train.py; do not edit)", "",
+             f"xgboost {xgb.__version__}, scikit-learn {sklearn.__version__}; seed {SEED}; "
+             "metrics are means over the 5 folds; RMSE and MAE in W, MAPE in %.", "",
+             "## Cleaning", ""] + [f"- {l}" for l in clean_log] + [
+             "", "## Dataset conventions (checked)", ""] + [f"- {l}" for l in conv] + [
+             "", "## Thesis features (15) and hyperparameters, every dataset", "",
+             "| dataset | rows | kernels | features | plain R2 / RMSE / MAE / MAPE | "
+             "grouped R2 / RMSE / MAE / MAPE | thesis Table 5.8 (plain) |",
+             "|---|---|---|---|---|---|---|"]
+    for key, (r, n, k, nf) in thesis_cv.items():
+        th = fmt(THESIS[key]) if key in THESIS else "n/a"
+        lines.append(f"| {key} | {n} | {k} | {nf} | {fmt(r['plain'])} | "
+                     f"{fmt(r['grouped'])} | {th} |")
+    lines += ["", "## Plain 5-fold CV over 5 shuffles (thesis features and hyperparameters)",
+              "", "Mean +- sd over KFold seeds " + ", ".join(str(x) for x in [SEED] + REPEAT_SEEDS)
+              + "; the thesis's Table 5.9 reports its own 5 runs.", "",
+              "| GPU | R2 | MAE (W) | MAPE (%) | thesis Table 5.9 R2 / MAE / MAPE |",
+              "|---|---|---|---|---|"]
+    for key in SHIPPED:
+        rs = repeats[key]
+        def ms(k: str, nd: int) -> str:
+            v = np.array([r[k] for r in rs])
+            return f"{v.mean():.{nd}f} +- {v.std(ddof=1):.{nd}f}"
+        t = THESIS_5RUNS[key]
+        lines.append(f"| {key} | {ms('r2', 4)} | {ms('mae', 2)} | {ms('mape', 2)} | "
+                     f"{t['r2']} / {t['mae']} / {t['mape']} |")
+    lines += ["", "## Shipped models (FEATURES_SHIPPED, HP_SHIPPED, weights 1/sqrt(n))", "",
+              "| GPU | plain R2 / RMSE / MAE / MAPE | grouped R2 / RMSE / MAE / MAPE | "
+              "thesis (plain) |", "|---|---|---|---|"]
+    for key, r in ws_cv.items():
+        lines.append(f"| {key} | {fmt(r['plain'])} | {fmt(r['grouped'])} | "
+                     f"{fmt(THESIS[key])} |")
+    if exps:
+        lines += ["", "## Experiments on the K20 (larger) dataset", "",
+                  "| experiment | plain R2 / RMSE / MAE / MAPE | "
+                  "grouped R2 / RMSE / MAE / MAPE |", "|---|---|---|"]
+        for desc, r in exps:
+            lines.append(f"| {desc} | {fmt(r['plain'])} | {fmt(r['grouped'])} |")
+    with open(HERE / "results.md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    log(f"done in {time.time() - t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
