@@ -371,7 +371,13 @@ fn analyze_kernel(
                 .map_err(|e| e.to_string());
             let waves = occupancy.as_ref().ok().map(|o| gpu_spec::occupancy::waves(launch.blocks(), o.blocks_per_sm, gpu.sm_count));
             let models = perf_models::run_all_for_gpu(&profile, gpu, &settings.models);
-            Some(TargetAnalysis { gpu: gpu.clone(), occupancy, waves, profile, models, power: None, energy_uj: None })
+            let occ = occupancy.as_ref().map_or(0.0, |o| o.occupancy);
+            let power = power_for(&profile, gpu, occ);
+            let energy_uj = match (&power, &models) {
+                (Some(p), Some(m)) => power_model::energy_uj(p.watts, m.headline.time_us),
+                _ => None,
+            };
+            Some(TargetAnalysis { gpu: gpu.clone(), occupancy, waves, profile, models, power, energy_uj })
         })
         .collect();
     let mut kernel = KernelAnalysis {
@@ -391,6 +397,47 @@ fn analyze_kernel(
     };
     kernel.findings = findings::for_kernel(&kernel, module, &settings.severities);
     kernel
+}
+
+/// The GPUs with a trained power model (seed 004's datasets), by database id.
+fn trained_model(gpu: &gpu_spec::Gpu) -> Option<power_model::TrainedGpu> {
+    match gpu.id.as_str() {
+        "tesla-k20" => Some(power_model::TrainedGpu::K20),
+        "tesla-m60" => Some(power_model::TrainedGpu::M60),
+        id if id.starts_with("tesla-v100") => Some(power_model::TrainedGpu::V100),
+        _ => None,
+    }
+}
+
+/// Power for one kernel on one GPU: its own trained model, or the nearest trained one
+/// transferred onto its idle-to-TDP range (docs/power.md).
+fn power_for(profile: &KernelProfile, gpu: &gpu_spec::Gpu, occupancy: f64) -> Option<PowerSummary> {
+    let (source, own) = match trained_model(gpu) {
+        Some(t) => (t, true),
+        None => (power_model::TrainedGpu::nearest(gpu.cc.major, gpu.cc.minor), false),
+    };
+    let mut est = match power_model::estimate_profile(profile, occupancy, source) {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::warn!("power model {source:?} unusable: {e}");
+            return None;
+        }
+    };
+    if !own {
+        let target = power_model::TargetGpu { name: gpu.name.clone(), tdp_w: gpu.tdp_w, idle_w: gpu.idle_power_w };
+        est = power_model::transfer(&est, source, &target);
+    }
+    Some(PowerSummary {
+        watts: est.watts,
+        base_watts: est.base_watts,
+        contributions: est.contributions,
+        confidence: match est.confidence {
+            power_model::Confidence::Medium => "medium".into(),
+            power_model::Confidence::Low => "low".into(),
+        },
+        model_gpu: est.model_gpu,
+        notes: est.notes,
+    })
 }
 
 /// Analyses one PTX module with default settings and no context.

@@ -146,6 +146,15 @@ fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
         })),
         "predictions": predictions,
         "headline": headline,
+        "power": t.power.as_ref().map(|p| json!({
+            "watts": p.watts,
+            "base_watts": p.base_watts,
+            "contributions": p.contributions.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<String, Value>>(),
+            "confidence": p.confidence,
+            "model_gpu": p.model_gpu,
+            "notes": p.notes,
+        })),
+        "energy_uj": t.energy_uj,
     })
 }
 

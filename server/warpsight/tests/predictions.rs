@@ -6,10 +6,12 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Ten GPUs from the Tesla (GT200) generation to Blackwell.
-const GPUS: [&str; 10] = [
+/// Eleven GPUs from the Tesla (GT200) generation to Blackwell, the three with trained
+/// power models (K20, M60, V100) among them.
+const GPUS: [&str; 11] = [
     "tesla-c1060",
     "tesla-k20",
+    "tesla-m60",
     "gtx-980",
     "tesla-p100-sxm2",
     "tesla-v100-sxm2-16gb",
@@ -67,6 +69,16 @@ fn every_fixture_kernel_gets_predictions_on_ten_gpus() {
                 }
                 let model = t["headline"]["model"].as_str().unwrap();
                 assert!(preds.contains_key(model), "{what}: headline model {model} not among the predictions");
+                // Power with its contributions (base + Σ = watts) and energy = P × t.
+                let p = &t["power"];
+                let watts = p["watts"].as_f64().unwrap_or_else(|| panic!("{what}: no power: {t}"));
+                let sum: f64 = p["contributions"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
+                // XGBoost sums leaves in f32: base + Σ matches the prediction to ~1e-4 W.
+                assert!((p["base_watts"].as_f64().unwrap() + sum - watts).abs() < 1e-3, "{what}: {p}");
+                let trained = matches!(g, "tesla-k20" | "tesla-m60" | "tesla-v100-sxm2-16gb");
+                assert_eq!(p["confidence"], if trained { "medium" } else { "low" }, "{what}");
+                let energy = t["energy_uj"].as_f64().unwrap();
+                assert!((energy - watts * headline).abs() <= 1e-6 * energy.max(1.0), "{what}: {energy} vs {watts} × {headline}");
             }
         }
     }
