@@ -20,7 +20,10 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
@@ -33,7 +36,10 @@ impl Span {
     }
     /// The smallest span that covers both.
     pub fn cover(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -152,11 +158,18 @@ pub struct Block<'a> {
     pub span: Span,
 }
 
+// Boxing `Instruction` would shrink the other variants, but instructions are most
+// statements, the box would cost one allocation each, and the shape is shared with
+// `ptx-ir`; kept inline on purpose.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Statement<'a> {
     Instruction(Instruction<'a>),
     /// `$L__BB0_2:`; the name is without the colon.
-    Label { name: &'a str, span: Span },
+    Label {
+        name: &'a str,
+        span: Span,
+    },
     /// `.reg .b32 %r<5>;` or `.reg .pred %p1, %p2;`.
     RegDecl(RegDecl<'a>),
     /// `.local`, `.shared`, `.param`, `.const`, `.global` variables declared in a body.
@@ -276,6 +289,8 @@ pub struct Instruction<'a> {
     /// Type modifiers are included here; the IR interprets them.
     pub modifiers: SmallVec<[&'a str; 4]>,
     pub operands: SmallVec<[Operand<'a>; 4]>,
+    /// The byte span of each entry of `operands` (same length, same order).
+    pub operand_spans: SmallVec<[Span; 4]>,
     /// `false` when the opcode is not in the parser's table of PTX 9.x opcodes; the
     /// instruction is still kept (and a warning is in the error list).
     pub known_opcode: bool,
@@ -284,7 +299,7 @@ pub struct Instruction<'a> {
 
 impl Instruction<'_> {
     pub fn has_modifier(&self, m: &str) -> bool {
-        self.modifiers.iter().any(|it| *it == m)
+        self.modifiers.contains(&m)
     }
 }
 
@@ -310,8 +325,81 @@ pub enum Operand<'a> {
     Vector(Vec<Operand<'a>>),
     /// `(a, b)` parenthesised lists in `call` (return values and arguments).
     List(Vec<Operand<'a>>),
-    /// `sym+8`, `generic(sym)`, and other expressions kept as source text.
+    /// `%r1|%p1`: a value and its predicate output written by one instruction
+    /// (`shfl.sync ... d|p`, `setp ... p|q`), as (first, second), both names verbatim.
+    Pair(&'a str, &'a str),
+    /// `sym+8`, `generic(sym)`, and other expressions kept as source text. Bracketed
+    /// forms that are not a plain address (`[tex, {%f1, %f2}]`, `[%rd1, {%r2, %r3}]` in
+    /// `cp.async.bulk.tensor`) are kept here too, brackets included; use
+    /// [`Operand::registers`] to find the registers they mention.
     Expr(&'a str),
+}
+
+impl<'a> Operand<'a> {
+    /// Every `%`-register this operand mentions, in source order: the register itself,
+    /// both halves of a pair, the base of an address, the elements of vectors and lists,
+    /// and every `%name` inside an [`Operand::Expr`]. Symbols (names without `%`) are not
+    /// included: whether they name a register depends on the `.reg` declarations.
+    pub fn registers(&self) -> SmallVec<[&'a str; 4]> {
+        let mut acc = SmallVec::new();
+        self.registers_into(&mut acc);
+        acc
+    }
+
+    fn registers_into(&self, acc: &mut SmallVec<[&'a str; 4]>) {
+        match self {
+            Operand::Register(r) | Operand::NegatedRegister(r) => acc.push(r),
+            Operand::Pair(a, b) => {
+                for it in [a, b] {
+                    if it.starts_with('%') {
+                        acc.push(it);
+                    }
+                }
+            }
+            Operand::Address(Address {
+                base: AddressBase::Register(r),
+                ..
+            }) => acc.push(r),
+            Operand::Vector(xs) | Operand::List(xs) => {
+                for it in xs {
+                    it.registers_into(acc);
+                }
+            }
+            Operand::Expr(text) => {
+                let bytes = text.as_bytes();
+                let mut i = 0;
+                while i < bytes.len() {
+                    if bytes[i] == b'%' {
+                        let start = i;
+                        i += 1;
+                        while i < bytes.len()
+                            && (bytes[i].is_ascii_alphanumeric()
+                                || bytes[i] == b'_'
+                                || bytes[i] == b'$')
+                        {
+                            i += 1;
+                        }
+                        // A special-register component (`%tid.x`) stays part of the name.
+                        if i + 1 < bytes.len()
+                            && bytes[i] == b'.'
+                            && matches!(bytes[i + 1], b'x' | b'y' | b'z' | b'w')
+                            && !bytes
+                                .get(i + 2)
+                                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                        {
+                            i += 2;
+                        }
+                        if i > start + 1 {
+                            acc.push(&text[start..i]);
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            Operand::Int(_) | Operand::Float(_) | Operand::Symbol(_) | Operand::Address(_) => {}
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
