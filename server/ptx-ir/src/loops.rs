@@ -81,11 +81,46 @@ pub(crate) fn analyze(func: &mut Function, diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Whether the reachable CFG minus its back edges has a cycle (iterative three-colour DFS).
+fn cyclic_without_back_edges(func: &Function, reachable: &[bool]) -> bool {
+    let n = func.blocks.len();
+    // 0 = unvisited, 1 = on the stack, 2 = done.
+    let mut colour = vec![0u8; n];
+    for root in 0..n {
+        if !reachable[root] || colour[root] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+        colour[root] = 1;
+        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+            let succs = &func.blocks[b].succs;
+            if let Some(&s) = succs.get(*next) {
+                *next += 1;
+                let s = s as usize;
+                if s >= n || !reachable[s] || func.dominates(s as BlockId, b as BlockId) {
+                    continue;
+                }
+                match colour[s] {
+                    0 => {
+                        colour[s] = 1;
+                        stack.push((s, 0));
+                    }
+                    1 => return true,
+                    _ => {}
+                }
+            } else {
+                colour[b] = 2;
+                stack.pop();
+            }
+        }
+    }
+    false
+}
+
 fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnostic>) {
     let n = func.blocks.len();
     // Back edges grouped by header.
     let mut latches_of: Vec<Vec<BlockId>> = vec![Vec::new(); n];
-    let mut irreducible = false;
     for (b, blk) in func.blocks.iter().enumerate() {
         if !reachable[b] {
             continue;
@@ -93,13 +128,13 @@ fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnosti
         for &s in &blk.succs {
             if func.dominates(s, b as BlockId) {
                 latches_of[s as usize].push(b as BlockId);
-            } else if s as usize <= b && reachable[s as usize] && !func.dominates(b as BlockId, s) {
-                // A retreating edge in source order to a block that does not dominate it
-                // may be irreducible; confirm with a path check below only if cheap.
-                irreducible |= reaches(func, s, b as BlockId);
             }
         }
     }
+    // A CFG is reducible exactly when it is acyclic once its back edges (edges to a
+    // dominator) are removed (Hecht and Ullman, "Flow graph reducibility", 1972). Source
+    // order says nothing here: clang puts loop latches before their headers.
+    let irreducible = cyclic_without_back_edges(func, reachable);
     if irreducible {
         diags.push(Diagnostic {
             severity: Severity::Info,
@@ -215,18 +250,3 @@ fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnosti
     func.loops = loops;
 }
 
-/// `true` when `to` is reachable from `from` (bounded walk).
-fn reaches(func: &Function, from: BlockId, to: BlockId) -> bool {
-    let mut seen = vec![false; func.blocks.len()];
-    let mut stack = vec![from];
-    while let Some(b) = stack.pop() {
-        if b == to {
-            return true;
-        }
-        if std::mem::replace(&mut seen[b as usize], true) {
-            continue;
-        }
-        stack.extend(func.blocks[b as usize].succs.iter().copied());
-    }
-    false
-}

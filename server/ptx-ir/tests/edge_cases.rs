@@ -166,3 +166,19 @@ proptest! {
         }
     }
 }
+
+/// clang places a loop's latch before its header in the text; that is a natural loop, not
+/// irreducible control flow (regression: source order was once taken for DFS order).
+#[test]
+fn clang_latch_before_header_is_a_natural_loop() {
+    let path = format!("{}/../../tests/fixtures/ptx/clang/sm_80/reduce_tree.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let (module, errors) = ptx_ir::parse_and_lower(&text);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(module.diagnostics.is_empty(), "{:?}", module.diagnostics);
+    let f = module.kernels().next().expect("kernel");
+    assert_eq!(f.loops.len(), 1);
+    let header = &f.blocks[f.loops[0].header as usize];
+    assert_eq!(header.labels.first().map(String::as_str), Some("$L__BB0_6"));
+    assert!(matches!(f.loops[0].trip_count, ptx_ir::TripCount::Symbolic { .. }), "{:?}", f.loops[0].trip_count);
+}
