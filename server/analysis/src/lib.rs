@@ -81,6 +81,8 @@ pub struct KernelContext {
     pub annotation: Option<PartialLaunch>,
     /// From `ptxas -v` for the architecture of the PTX.
     pub resources: Option<Resources>,
+    /// Where the kernel is defined in the CUDA source: (file as in `.file`, 1-based line).
+    pub source: Option<(String, u32)>,
 }
 
 /// Extra knowledge about the module from outside the PTX text.
@@ -144,6 +146,8 @@ pub struct KernelAnalysis {
     pub static_smem_bytes: u64,
     pub local_bytes: u64,
     pub launch: LaunchConfig,
+    /// Where the kernel is defined in the CUDA source, when known.
+    pub source: Option<(String, u32)>,
     /// Annotation problems for this kernel, for diagnostics.
     pub launch_errors: Vec<String>,
     /// One entry per configured GPU that exists in the database.
@@ -391,11 +395,20 @@ fn analyze_kernel(
         static_smem_bytes: func.static_smem_bytes,
         local_bytes: func.local_bytes,
         launch,
+        source: cx.source.clone(),
         launch_errors: ptx_annotation.map(|a| a.errors.clone()).unwrap_or_default(),
         targets,
         findings: Vec::new(),
     };
     kernel.findings = findings::for_kernel(&kernel, module, &settings.severities);
+    // Kernel-level findings (no instruction, so no `.loc`) belong on the kernel's
+    // definition in the source.
+    if let Some((file, line)) = &kernel.source {
+        for f in kernel.findings.iter_mut().filter(|f| f.source_line.is_none()) {
+            f.source_file = Some(file.clone());
+            f.source_line = Some(*line);
+        }
+    }
     kernel
 }
 

@@ -72,7 +72,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let env = Env { block: launch.block, grid: launch.grid, args: &args };
 
     // 1–2. Trip counts and block frequencies.
-    let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, &mut assumptions);
+    let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions);
     let freq = block_frequencies(func, &trip_of_loop);
 
     // 3. Counts.
@@ -263,6 +263,7 @@ fn loops(
     func: &Function,
     env: &Env<'_>,
     options: &ProfileOptions,
+    source_names: &[String],
     assumptions: &mut Vec<String>,
 ) -> (Vec<LoopInfo>, Vec<f64>) {
     let mut infos = Vec::new();
@@ -279,6 +280,12 @@ fn loops(
         let (trip_count, trip_count_expr, assumed) = match &lp.trip_count {
             TripCount::Constant(c) => (Some(*c as f64), None, *c as f64),
             TripCount::Symbolic { expr, formula, launch, .. } => {
+                // Name parameters as the source does when the CUDA front end told us.
+                let expr = &if source_names.is_empty() {
+                    expr.clone()
+                } else {
+                    formula.render(&|idx, name| source_names.get(idx as usize).cloned().unwrap_or_else(|| ptx_ir::short_param_name(name)))
+                };
                 let per_thread = launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId));
                 match eval_expr(formula, env, true) {
                     Some(v) => {
@@ -394,7 +401,7 @@ fn accumulate_counts(
                 let env_args = HashMap::new();
                 let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
                 let mut sink = Vec::new();
-                let (_, trips) = loops(module, callee, &env, options, &mut sink);
+                let (_, trips) = loops(module, callee, &env, options, &[], &mut sink);
                 let cfreq = block_frequencies(callee, &trips);
                 accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, assumptions);
             }

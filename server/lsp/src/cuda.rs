@@ -113,7 +113,10 @@ pub fn analysis_context(p: &cuda_frontend::compile::Prepared) -> analysis::Conte
             source: kernel_profile::ResourceSource::Ptxas,
         });
         let demangled = (m.demangled != m.ptx_name).then(|| m.demangled.clone());
-        cx.kernels.insert(m.ptx_name.clone(), analysis::KernelContext { demangled, param_names, call_site, annotation, resources });
+        // The `.file` path of the main source, so kernel-level findings land on the
+        // definition's line like instruction-level ones land on theirs.
+        let source = m.line.map(|l| (m.file.clone().unwrap_or_else(|| p.path.display().to_string()), l));
+        cx.kernels.insert(m.ptx_name.clone(), analysis::KernelContext { demangled, param_names, call_site, annotation, resources, source });
     }
     cx
 }

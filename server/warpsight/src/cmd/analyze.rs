@@ -181,6 +181,41 @@ fn print_table(out: &mut impl Write, loaded: &input::Loaded) -> std::io::Result<
                 }
                 Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
             }
+            if let Some(r) = &t.models {
+                let time = |us: f64| if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.2} µs") };
+                writeln!(
+                    out,
+                    "                   ≈ {} {}-bound (headline: {}; {})",
+                    time(r.headline.time_us),
+                    r.headline.bound.name(),
+                    r.headline.model,
+                    r.headline.rule
+                )?;
+                for p in &r.predictions {
+                    let floor = if r.floor_violations.contains(&p.model) { " [below the roofline floor]" } else { "" };
+                    writeln!(out, "                   {:<11}{:>11}  {:<8} {:<6}  {}{floor}", p.model, time(p.time_us), p.bound.name(), p.confidence.name(), p.explanation)?;
+                }
+                for (m, why) in &r.not_applicable {
+                    writeln!(out, "                   {m:<11} not applicable: {why}")?;
+                }
+            }
+            if let Some(p) = &t.power {
+                let mut top: Vec<&(String, f64)> = p.contributions.iter().collect();
+                top.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+                let parts: Vec<String> = top.iter().take(3).map(|(f, w)| format!("{w:+.1} W {f}")).collect();
+                let energy = t.energy_uj.map(|e| format!("; energy ≈ {e:.1} µJ")).unwrap_or_default();
+                writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
+            }
+        }
+        for f in &k.findings {
+            let at = match (&f.source_file, f.source_line) {
+                (Some(file), Some(line)) => format!("{file}:{line}"),
+                _ => format!("PTX line {}", f.ptx_line),
+            };
+            writeln!(out, "    {:<12} [{}] {at}: {}", format!("{:?}", f.severity).to_lowercase(), f.code, f.message)?;
+            for fix in &f.fixes {
+                writeln!(out, "                 fix: {}", fix.title)?;
+            }
         }
         if let Some(p) = profile {
             for a in p.assumptions.iter().skip(1) {
