@@ -315,6 +315,9 @@ pub fn prepare_text(
     if opts.nvcc.is_some() {
         env.explicit_nvcc = opts.nvcc.clone();
     }
+    // Probing a tool must not take longer than compiling with it may.
+    let probe_timeout = opts.timeout.min(crate::toolchain::PROBE_TIMEOUT);
+    env.probe_timeout = Some(probe_timeout);
     let tcs = discover(&env);
     if let Some(explicit) = &opts.nvcc
         && tcs.nvcc.as_ref().is_none_or(|t| t.path != *explicit)
@@ -359,7 +362,7 @@ pub fn prepare_text(
     let mut entry: Option<CacheEntry> = None;
     if let Some(tc) = &toolchain {
         let supported = match tc.kind {
-            CompilerKind::Nvcc => nvcc_supported_archs(&tc.path),
+            CompilerKind::Nvcc => nvcc_supported_archs(&tc.path, probe_timeout),
             CompilerKind::Nvrtc => crate::nvrtc::Nvrtc::load(&tc.path)
                 .map(|n| n.supported_archs())
                 .unwrap_or_default(),

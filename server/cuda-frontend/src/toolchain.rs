@@ -37,6 +37,9 @@ pub struct DiscoveryEnv {
     pub managed_prefix: Option<PathBuf>,
     /// Whether NVRTC may be loaded by soname through the system loader.
     pub system_loader: bool,
+    /// How long a probe (`--version`, `--list-gpu-arch`) may take; `None`: 10 s. A tool
+    /// that hangs on them must not hold the editor longer than a compile would.
+    pub probe_timeout: Option<Duration>,
 }
 
 impl DiscoveryEnv {
@@ -59,6 +62,7 @@ impl DiscoveryEnv {
             vars,
             managed_prefix: crate::setup::default_prefix(),
             system_loader: true,
+            probe_timeout: None,
         }
     }
 
@@ -263,7 +267,7 @@ pub fn discover(env: &DiscoveryEnv) -> Toolchains {
         if !is_file(&path) {
             continue;
         }
-        let version = probe_version(&path).unwrap_or_else(|| "(unknown version)".to_string());
+        let version = probe_version_within(&path, env.probe_timeout.unwrap_or(PROBE_TIMEOUT)).unwrap_or_else(|| "(unknown version)".to_string());
         let root = path.parent().and_then(Path::parent).map(Path::to_path_buf);
         tc.nvcc = Some(Toolchain {
             kind: CompilerKind::Nvcc,
@@ -358,7 +362,7 @@ pub fn discover(env: &DiscoveryEnv) -> Toolchains {
             .map(|p| (p, FoundBy::Path))
         });
     if let Some((path, by)) = clang {
-        let version = probe_version(&path).unwrap_or_else(|| "(unknown version)".to_string());
+        let version = probe_version_within(&path, env.probe_timeout.unwrap_or(PROBE_TIMEOUT)).unwrap_or_else(|| "(unknown version)".to_string());
         tc.clang = Some(Toolchain {
             kind: CompilerKind::Clang,
             path,
@@ -388,7 +392,7 @@ fn probe_cache() -> &'static ProbeCache {
 }
 
 /// Runs `tool flag` once per process (per path and modification time) and caches stdout.
-fn probe(tool: &Path, flag: &str) -> Option<String> {
+fn probe(tool: &Path, flag: &str, timeout: Duration) -> Option<String> {
     let mtime = std::fs::metadata(tool)
         .and_then(|m| m.modified())
         .map(|t| format!("{t:?}"))
@@ -401,7 +405,7 @@ fn probe(tool: &Path, flag: &str) -> Option<String> {
     }
     let mut cmd = Command::new(tool);
     cmd.arg(flag);
-    let res = run(cmd, Duration::from_secs(10), &CancelToken::new())
+    let res = run(cmd, timeout, &CancelToken::new())
         .ok()
         .filter(|o| o.success())
         .map(|o| o.stdout);
@@ -414,7 +418,15 @@ fn probe(tool: &Path, flag: &str) -> Option<String> {
 /// `nvcc --version` gives "Cuda compilation tools, release 13.5, V13.5.37": `13.5.37`.
 /// clang gives "clang version 19.1.7 (...)": `19.1.7`.
 pub fn probe_version(tool: &Path) -> Option<String> {
-    let out = probe(tool, "--version")?;
+    probe_version_within(tool, PROBE_TIMEOUT)
+}
+
+/// The default time a probe may take.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// [`probe_version`] with a time limit.
+pub fn probe_version_within(tool: &Path, timeout: Duration) -> Option<String> {
+    let out = probe(tool, "--version", timeout)?;
     parse_version(&out)
 }
 
@@ -431,8 +443,8 @@ pub fn parse_version(out: &str) -> Option<String> {
 }
 
 /// The `sm_XX` numbers an nvcc supports (`nvcc --list-gpu-arch`), sorted.
-pub fn nvcc_supported_archs(nvcc: &Path) -> Vec<u32> {
-    let Some(out) = probe(nvcc, "--list-gpu-arch") else {
+pub fn nvcc_supported_archs(nvcc: &Path, timeout: Duration) -> Vec<u32> {
+    let Some(out) = probe(nvcc, "--list-gpu-arch", timeout) else {
         return Vec::new();
     };
     let mut v: Vec<u32> = out

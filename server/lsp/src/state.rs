@@ -38,6 +38,29 @@ pub(crate) enum Query {
     Report(Option<String>, oneshot::Sender<Option<Value>>),
 }
 
+impl Query {
+    /// Answers with nothing (the document is gone or its analysis failed).
+    fn answer_empty(self) {
+        match self {
+            Query::Hover(_, r) => {
+                let _ = r.send(None);
+            }
+            Query::InlayHints(_, r) => {
+                let _ = r.send(Vec::new());
+            }
+            Query::CodeLens(r) => {
+                let _ = r.send(Vec::new());
+            }
+            Query::CodeActions(_, r) => {
+                let _ = r.send(Vec::new());
+            }
+            Query::Report(_, r) => {
+                let _ = r.send(None);
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for Query {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -72,6 +95,8 @@ pub(crate) enum Msg {
     AnalysisDue { uri: Uri, version: i32 },
     /// A finished analysis of `version` of `uri`.
     Analyzed { uri: Uri, version: i32, result: Arc<DocAnalysis> },
+    /// The analysis of `version` of `uri` panicked.
+    AnalysisFailed { uri: Uri, version: i32 },
     Query { uri: Uri, query: Query },
     /// `warpsight/whatIf` and `warpsight/compareGpus`: analyse the current text with
     /// changed settings, without touching the document's state.
@@ -87,6 +112,10 @@ struct DocState {
     memo: Arc<Mutex<analysis::Memo>>,
     /// Cancels the `.cu` compile in flight.
     cancel: cuda_frontend::process::CancelToken,
+    /// Queries that arrived after an edit of a `.ptx` document and before its analysis:
+    /// answered when the analysis of the current version lands, so they never see
+    /// positions from an older text and never block the actor.
+    pending: Vec<Query>,
 }
 
 struct State {
@@ -143,7 +172,7 @@ impl State {
             Msg::FilesChanged => self.reanalyze_all(),
             Msg::Open { uri, text, version, language_id } => {
                 let doc = Document::new(&text, version, language_id);
-                let state = DocState { doc, analysis: None, memo: Arc::default(), cancel: Default::default() };
+                let state = DocState { doc, analysis: None, memo: Arc::default(), cancel: Default::default(), pending: Vec::new() };
                 self.docs.insert(uri.clone(), state);
                 self.schedule(uri, version, Duration::ZERO);
             }
@@ -164,13 +193,23 @@ impl State {
             Msg::Close { uri } => {
                 if let Some(s) = self.docs.remove(&uri) {
                     s.cancel.cancel();
+                    for q in s.pending {
+                        q.answer_empty();
+                    }
                 }
                 // LSP: clear the diagnostics of a closed document.
                 self.client.publish_diagnostics(uri, Vec::new(), None).await;
             }
             Msg::AnalysisDue { uri, version } => self.start_analysis(uri, version).await,
             Msg::Analyzed { uri, version, result } => self.finish_analysis(uri, version, result).await,
-            Msg::Query { uri, query } => self.answer(&uri, query),
+            Msg::AnalysisFailed { uri, version } => {
+                if let Some(state) = self.docs.get_mut(&uri).filter(|s| s.doc.version == version) {
+                    for q in std::mem::take(&mut state.pending) {
+                        q.answer_empty();
+                    }
+                }
+            }
+            Msg::Query { uri, query } => self.query(uri, query),
             Msg::WhatIf { uri, settings, kernel, reply } => self.what_if(&uri, *settings, kernel, reply),
             Msg::Shutdown { reply } => {
                 for s in self.docs.values() {
@@ -238,8 +277,12 @@ impl State {
                 Ok(result) => {
                     let _ = tx.send(Msg::Analyzed { uri, version, result: Arc::new(result) });
                 }
-                // A panic in the analysis is a bug; the server stays up and logs it.
-                Err(e) => tracing::error!("analysis of {} failed: {e}", uri.as_str()),
+                // A panic in the analysis is a bug; the server stays up and logs it, and
+                // queries waiting for this version get empty answers.
+                Err(e) => {
+                    tracing::error!("analysis of {} failed: {e}", uri.as_str());
+                    let _ = tx.send(Msg::AnalysisFailed { uri, version });
+                }
             }
         });
     }
@@ -280,7 +323,11 @@ impl State {
             return; // A newer compile replaces it.
         }
         state.analysis = Some((version, result.clone()));
+        let pending = std::mem::take(&mut state.pending);
         let diagnostics = features::diagnostics(&state.doc, &result, &self.config, self.encoding);
+        for q in pending {
+            self.answer(&uri, q);
+        }
         self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
         if let Some(c) = &result.cuda {
             if c.prepared.toolchain.is_none() && !self.told_no_compiler {
@@ -301,21 +348,32 @@ impl State {
         });
     }
 
-    /// The document and its analysis for the current version (computing one now for a
-    /// `.ptx` document whose analysis is pending, so answers match the text).
+    /// Answers now when the analysis matches the text; otherwise (a `.ptx` document edited
+    /// since its last analysis) queues the query and starts that analysis at once.
+    fn query(&mut self, uri: Uri, query: Query) {
+        let Some(state) = self.docs.get_mut(&uri) else {
+            self.answer(&uri, query);
+            return;
+        };
+        let fresh = state.analysis.as_ref().is_some_and(|(v, a)| *v == state.doc.version || a.is_cuda());
+        if fresh || is_cuda(&uri, &state.doc.language_id) {
+            self.answer(&uri, query);
+            return;
+        }
+        let first = state.pending.is_empty();
+        state.pending.push(query);
+        if first {
+            let version = state.doc.version;
+            self.schedule(uri, version, Duration::ZERO);
+        }
+    }
+
+    /// The document and its analysis (for `.cu`, the last one, which may be older than
+    /// the text: a compile takes long, and line positions mostly survive an edit).
     fn current(&self, uri: &Uri) -> Option<(&Document, Arc<DocAnalysis>)> {
         let state = self.docs.get(uri)?;
-        match &state.analysis {
-            Some((v, a)) if *v == state.doc.version => Some((&state.doc, a.clone())),
-            Some((_, a)) if a.is_cuda() => Some((&state.doc, a.clone())),
-            _ if is_cuda(uri, &state.doc.language_id) => None,
-            _ => {
-                let text = state.doc.text.to_string();
-                let mut memo = state.memo.lock().unwrap_or_else(|e| e.into_inner());
-                let file = analysis::analyze_memo(&text, &self.config.analysis, &analysis::Context::default(), Some(&mut memo));
-                Some((&state.doc, Arc::new(DocAnalysis { file, ptx: text, cuda: None })))
-            }
-        }
+        let (_, a) = state.analysis.as_ref()?;
+        Some((&state.doc, a.clone()))
     }
 
     fn answer(&self, uri: &Uri, query: Query) {

@@ -27,6 +27,8 @@ enum Frame {
     Message(Vec<u8>),
     /// Answer with this error response and go on.
     Reject(Value),
+    /// Garbage ended where a new header begins (given, as text, to read on from).
+    Restart(String),
     /// The client closed its side.
     Eof,
 }
@@ -58,6 +60,12 @@ fn validate(body: &[u8]) -> Result<(), Value> {
         let id = if id_ok { id } else { Value::Null };
         return Err(error_response(id, -32600, "Invalid Request: not a JSON-RPC 2.0 message"));
     }
+    // LSP 3.17 "$ Notifications and Requests": a request whose method starts with `$/`
+    // must be answered with MethodNotFound. Every `$/` method this server knows is a
+    // notification, and the framework would drop such a request unanswered.
+    if obj.contains_key("id") && obj.get("method").and_then(Value::as_str).is_some_and(|m| m.starts_with("$/")) {
+        return Err(error_response(id, -32601, "Method not found"));
+    }
     if let Some(params) = obj.get("params") {
         if !matches!(params, Value::Object(_) | Value::Array(_) | Value::Null) {
             return Err(error_response(id, -32600, "Invalid Request: params must be an object or array"));
@@ -66,37 +74,60 @@ fn validate(body: &[u8]) -> Result<(), Value> {
     Ok(())
 }
 
-async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> std::io::Result<Frame> {
+/// Reads one frame; `first` is a header line already read (after a run of garbage).
+async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, mut first: Option<String>) -> std::io::Result<Frame> {
     let mut content_length: Option<usize> = None;
     let mut bad_header = false;
+    // Bytes that belong to no valid header block (a body sent without its header, a
+    // truncated frame): reported once, when the next blank line or header ends them.
+    let mut garbage = false;
     let mut saw_header = false;
     loop {
-        let mut line = Vec::new();
-        let n = reader.read_until(b'\n', &mut line).await?;
-        if n == 0 {
-            return Ok(Frame::Eof);
+        let owned = match first.take() {
+            Some(line) => line,
+            None => {
+                let mut line = Vec::new();
+                let n = reader.read_until(b'\n', &mut line).await?;
+                if n == 0 {
+                    return Ok(Frame::Eof);
+                }
+                String::from_utf8_lossy(&line).into_owned()
+            }
+        };
+        let mut text: &str = owned.trim_end_matches(['\r', '\n']);
+        // A header can follow garbage on the same line (a body without a trailing newline
+        // followed by the next frame): resynchronise on it.
+        if let Some(pos) = text.to_ascii_lowercase().find("content-length:") {
+            if pos > 0 {
+                garbage = true;
+                text = &text[pos..];
+            }
+            if garbage {
+                // A new header block starts: what came before it was not a frame. Report
+                // it, then read this frame from its header.
+                return Ok(Frame::Restart(text.to_string()));
+            }
         }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\r', '\n']);
         if text.is_empty() {
-            if saw_header {
+            if saw_header || garbage {
                 break;
             }
             continue; // Stray blank lines between messages.
         }
-        saw_header = true;
         match text.split_once(':') {
             Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                saw_header = true;
                 content_length = value.trim().parse().ok();
                 if content_length.is_none() {
                     bad_header = true;
                 }
             }
-            Some((name, _)) if name.trim().eq_ignore_ascii_case("content-type") => {}
-            _ => bad_header = true,
+            // The only other header the base protocol defines (in any order).
+            Some((name, _)) if name.trim().eq_ignore_ascii_case("content-type") => saw_header = true,
+            _ => garbage = true,
         }
     }
-    let Some(len) = content_length.filter(|_| !bad_header) else {
+    let Some(len) = content_length.filter(|_| !bad_header && !garbage) else {
         return Ok(Frame::Reject(error_response(Value::Null, -32700, "Parse error: missing or malformed Content-Length header")));
     };
     if len > MAX_FRAME_BYTES {
@@ -157,8 +188,10 @@ where
     // while the client keeps its end open (toolchain.md §2: a server must not linger).
     let reader = tokio::spawn(async move {
         let mut reader = BufReader::new(input);
+        let mut pushback: Option<String> = None;
         loop {
-            match read_frame(&mut reader).await {
+            // After a run of garbage, the header line that ended it starts the next frame.
+            match read_frame(&mut reader, pushback.take()).await {
                 Ok(Frame::Message(body)) => {
                     if to_server.write_all(&frame_bytes(&body)).await.is_err() {
                         break; // The server has stopped (after `exit`).
@@ -168,6 +201,14 @@ where
                     tracing::warn!("rejected a malformed client message: {err}");
                     let body = serde_json::to_vec(&err).unwrap_or_default();
                     let _ = err_tx.send(frame_bytes(&body));
+                }
+                Ok(Frame::Restart(header)) => {
+                    let err = error_response(Value::Null, -32700, "Parse error: bytes outside any frame (missing Content-Length)");
+                    tracing::warn!("rejected bytes outside a frame");
+                    let body = serde_json::to_vec(&err).unwrap_or_default();
+                    let _ = err_tx.send(frame_bytes(&body));
+                    // Read on from the header that ended the garbage.
+                    pushback = Some(header);
                 }
                 Ok(Frame::Eof) | Err(_) => break,
             }
@@ -220,5 +261,8 @@ mod tests {
         assert_eq!(validate(br#"{"jsonrpc":"1.0","id":3,"method":"x"}"#).unwrap_err()["id"], 3);
         assert_eq!(validate(br#"{"jsonrpc":"2.0","id":{},"method":"x"}"#).unwrap_err()["id"], Value::Null);
         assert_eq!(validate(br#"{"jsonrpc":"2.0","id":4,"method":"x","params":5}"#).unwrap_err()["error"]["code"], -32600);
+        let dollar = validate(br#"{"jsonrpc":"2.0","id":9,"method":"$/x"}"#).unwrap_err();
+        assert_eq!((dollar["error"]["code"].clone(), dollar["id"].clone()), (serde_json::json!(-32601), serde_json::json!(9)));
+        assert!(validate(br#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#).is_ok());
     }
 }
