@@ -57,6 +57,12 @@ log "cargo test"
 # PROPTEST_CASES bounds it.
 PROPTEST_CASES="${PROPTEST_CASES:-512}" cargo test --workspace --locked --no-fail-fast
 
-# --- 3. Real LSP clients against the built server ------------------------------------------
+# --- 3. The README's main command (on the debug build), as a newcomer runs it -------------
+log "warpsight analyze examples/ (README)"
+target/debug/warpsight analyze examples/ > target/readme-analyze.txt
+grep -q "kernel vadd" target/readme-analyze.txt
+echo "README command: 1 passed, 0 failed"
+
+# --- 4. Real LSP clients against the built server ------------------------------------------
 log "LSP clients (pytest-lsp, neovim)"
 tests/clients/run.sh
