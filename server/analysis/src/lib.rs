@@ -237,9 +237,9 @@ fn hash_of(parts: &[&str]) -> u64 {
 
 /// [`analyze`] with an optional memo of per-kernel results.
 pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo: Option<&mut Memo>) -> FileAnalysis {
-    let parse = ptx::parse(text);
-    let mut syntax: Vec<SyntaxDiagnostic> = parse
-        .errors
+    // Parse and lower in one streaming pass: no syntax tree of the bodies is kept.
+    let (module, parse_errors) = ptx_ir::parse_and_lower(text);
+    let mut syntax: Vec<SyntaxDiagnostic> = parse_errors
         .iter()
         .map(|e| SyntaxDiagnostic {
             span: e.span,
@@ -250,7 +250,6 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
             },
         })
         .collect();
-    let module = ptx_ir::lower(&parse.module, text);
     for d in &module.diagnostics {
         syntax.push(SyntaxDiagnostic {
             span: d.span,

@@ -93,8 +93,8 @@ pub(crate) enum Msg {
     FilesChanged,
     /// The debounce delay of an edit has passed.
     AnalysisDue { uri: Uri, version: i32 },
-    /// A finished analysis of `version` of `uri`.
-    Analyzed { uri: Uri, version: i32, result: Arc<DocAnalysis> },
+    /// A finished analysis of `version` of `uri`, made under settings `generation`.
+    Analyzed { uri: Uri, version: i32, generation: u64, result: Arc<DocAnalysis> },
     /// The analysis of `version` of `uri` panicked.
     AnalysisFailed { uri: Uri, version: i32 },
     Query { uri: Uri, query: Query },
@@ -112,6 +112,9 @@ struct DocState {
     memo: Arc<Mutex<analysis::Memo>>,
     /// Cancels the `.cu` compile in flight.
     cancel: cuda_frontend::process::CancelToken,
+    /// The version whose analysis is running, so a query and the debounce timer never
+    /// start the same analysis twice.
+    in_flight: Option<i32>,
     /// Queries that arrived after an edit of a `.ptx` document and before its analysis:
     /// answered when the analysis of the current version lands, so they never see
     /// positions from an older text and never block the actor.
@@ -128,6 +131,9 @@ struct State {
     told_no_compiler: bool,
     caps: ClientCaps,
     progress_token: u32,
+    /// Bumped whenever the settings or the files on disk change; an analysis started
+    /// before is out of date even for an unchanged text.
+    generation: u64,
 }
 
 /// Starts the actor and returns the sender the protocol handlers use.
@@ -142,6 +148,7 @@ pub(crate) fn spawn(client: Client) -> mpsc::UnboundedSender<Msg> {
         told_no_compiler: false,
         caps: ClientCaps::default(),
         progress_token: 0,
+        generation: 0,
     };
     tokio::spawn(async move {
         while let Some(msg) = rx.recv().await {
@@ -172,7 +179,7 @@ impl State {
             Msg::FilesChanged => self.reanalyze_all(),
             Msg::Open { uri, text, version, language_id } => {
                 let doc = Document::new(&text, version, language_id);
-                let state = DocState { doc, analysis: None, memo: Arc::default(), cancel: Default::default(), pending: Vec::new() };
+                let state = DocState { doc, analysis: None, memo: Arc::default(), cancel: Default::default(), in_flight: None, pending: Vec::new() };
                 self.docs.insert(uri.clone(), state);
                 self.schedule(uri, version, Duration::ZERO);
             }
@@ -193,16 +200,38 @@ impl State {
             Msg::Close { uri } => {
                 if let Some(s) = self.docs.remove(&uri) {
                     s.cancel.cancel();
+                    let big = s.doc.text.len_bytes() > (8 << 20);
                     for q in s.pending {
                         q.answer_empty();
+                    }
+                    drop(s.analysis);
+                    drop(s.doc);
+                    if big {
+                        // Hand a large document's memory back to the system now, off the
+                        // actor (trimming a multi-GB heap takes a while).
+                        tokio::task::spawn_blocking(crate::trim_memory);
                     }
                 }
                 // LSP: clear the diagnostics of a closed document.
                 self.client.publish_diagnostics(uri, Vec::new(), None).await;
             }
             Msg::AnalysisDue { uri, version } => self.start_analysis(uri, version).await,
-            Msg::Analyzed { uri, version, result } => self.finish_analysis(uri, version, result).await,
+            Msg::Analyzed { uri, version, generation, result } => {
+                if generation == self.generation {
+                    self.finish_analysis(uri, version, result).await;
+                } else if let Some(state) = self.docs.get_mut(&uri) {
+                    // Made under old settings: a fresh analysis is scheduled already.
+                    if state.in_flight == Some(version) {
+                        state.in_flight = None;
+                    }
+                }
+            }
             Msg::AnalysisFailed { uri, version } => {
+                if let Some(state) = self.docs.get_mut(&uri) {
+                    if state.in_flight == Some(version) {
+                        state.in_flight = None;
+                    }
+                }
                 if let Some(state) = self.docs.get_mut(&uri).filter(|s| s.doc.version == version) {
                     for q in std::mem::take(&mut state.pending) {
                         q.answer_empty();
@@ -220,7 +249,14 @@ impl State {
         }
     }
 
-    fn reanalyze_all(&self) {
+    /// Settings or files on disk changed: every document's analysis is out of date even
+    /// though its text is not.
+    fn reanalyze_all(&mut self) {
+        self.generation += 1;
+        for d in self.docs.values_mut() {
+            d.analysis = d.analysis.take().map(|(_, a)| (i32::MIN, a));
+            d.in_flight = None;
+        }
         for (uri, d) in &self.docs {
             self.schedule(uri.clone(), d.doc.version, Duration::ZERO);
         }
@@ -242,12 +278,18 @@ impl State {
         if state.doc.version != version {
             return; // Debounced away by a newer edit.
         }
+        let done = state.analysis.as_ref().is_some_and(|(v, _)| *v == version);
+        if done || state.in_flight == Some(version) {
+            return; // Already analysed, or being analysed (a query asked first).
+        }
+        state.in_flight = Some(version);
         let text = state.doc.text.to_string();
         let cuda = is_cuda(&uri, &state.doc.language_id);
         let memo = state.memo.clone();
         state.cancel = cuda_frontend::process::CancelToken::new();
         let cancel = state.cancel.clone();
         let config = self.config.clone();
+        let generation = self.generation;
         let tx = self.tx.clone();
         let path = uri.to_file_path().map(|p| p.into_owned()).unwrap_or_else(|| PathBuf::from(uri.path().as_str()));
         let progress = if cuda && self.caps.work_done_progress { Some(self.begin_progress(&path).await) } else { None };
@@ -275,7 +317,7 @@ impl State {
             }
             match result {
                 Ok(result) => {
-                    let _ = tx.send(Msg::Analyzed { uri, version, result: Arc::new(result) });
+                    let _ = tx.send(Msg::Analyzed { uri, version, generation, result: Arc::new(result) });
                 }
                 // A panic in the analysis is a bug; the server stays up and logs it, and
                 // queries waiting for this version get empty answers.
@@ -316,6 +358,9 @@ impl State {
 
     async fn finish_analysis(&mut self, uri: Uri, version: i32, result: Arc<DocAnalysis>) {
         let Some(state) = self.docs.get_mut(&uri) else { return };
+        if state.in_flight == Some(version) {
+            state.in_flight = None;
+        }
         if state.doc.version != version {
             return; // Stale: a newer edit has its own analysis coming.
         }

@@ -314,7 +314,8 @@ impl<'f> LoopCx<'f> {
     }
 
     fn induction_vars(&self, l: &Loop) -> Vec<InductionVar> {
-        let mut seen = std::collections::HashSet::new();
+        // Fx, not SipHash: one insert per register written in the loop.
+        let mut seen = crate::lower::FxSet::default();
         let mut res = Vec::new();
         for &b in &l.blocks {
             let blk = &self.f.blocks[b as usize];

@@ -255,6 +255,15 @@ pub enum Dim {
 impl SpecialReg {
     /// Recognises a special register by its PTX name (`%tid.x`, `%laneid`, ...).
     pub fn from_name(name: &str) -> Option<SpecialReg> {
+        // Early out for the general-purpose names compilers generate (`%r5`, `%rd2`,
+        // `%f3`, `%fd1`, `%p1`, `%h4`): no special register starts with `%f` or `%h`, and
+        // the only ones starting with `%r` or `%p` are `%reserved_*` and `%pm*`.
+        match name.as_bytes() {
+            [b'%', b'f' | b'h', ..] => return None,
+            [b'%', b'r', c, ..] if *c != b'e' => return None,
+            [b'%', b'p', c, ..] if *c != b'm' => return None,
+            _ => {}
+        }
         let (base, comp) = match name.split_once('.') {
             Some((b, c)) => (b, Some(c)),
             None => (name, None),

@@ -1,14 +1,14 @@
 //! The CFG as a petgraph graph, dominators, and natural loops with their nesting.
 //!
-//! Dominators come from petgraph's `algo::dominators::simple_fast` (Cooper, Harvey and
-//! Kennedy, "A Simple, Fast Dominance Algorithm", 2001). A natural loop is the set of
+//! Dominators come from the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple,
+//! Fast Dominance Algorithm", 2001), the one petgraph's `simple_fast` implements, run on
+//! the block arrays (see `immediate_dominators`). A natural loop is the set of
 //! blocks that reach a back edge `latch → header` without passing through the header,
 //! where the header dominates the latch (Aho, Lam, Sethi and Ullman, "Compilers", 2nd ed.,
 //! §9.6.6); back edges to the same header form one loop. Retreating edges whose target
 //! does not dominate the source (irreducible control flow, which nvcc does not emit for
 //! structured CUDA code) are reported as an `Info` diagnostic and form no loop.
 
-use petgraph::algo::dominators::simple_fast;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::ir::*;
@@ -47,12 +47,12 @@ pub(crate) fn analyze(func: &mut Function, diags: &mut Vec<Diagnostic>) {
         func.blocks[b].reachable = *r;
     }
 
-    let doms = simple_fast(&cfg, NodeIndex::new(0));
+    let doms = immediate_dominators(&func.blocks);
     let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (b, _) in reachable.iter().enumerate().skip(1).filter(|(_, r)| **r) {
-        if let Some(d) = doms.immediate_dominator(NodeIndex::new(b)) {
-            func.idom[b] = Some(d.index() as BlockId);
-            children[d.index()].push(b as u32);
+        if let Some(d) = doms[b] {
+            func.idom[b] = Some(d);
+            children[d as usize].push(b as u32);
         }
     }
     // Pre/post numbering of the dominator tree (iterative, so deep trees cannot overflow
@@ -79,6 +79,75 @@ pub(crate) fn analyze(func: &mut Function, diags: &mut Vec<Diagnostic>) {
     for l in 0..func.loops.len() {
         crate::induction::analyze_loop(func, l as LoopId);
     }
+}
+
+/// Immediate dominators of the blocks reachable from block 0 (`None` for the entry and
+/// for unreachable blocks), by the iterative algorithm of Cooper, Harvey and Kennedy, "A
+/// Simple, Fast Dominance Algorithm" (2001), over reverse postorder. It is the algorithm
+/// of petgraph's `simple_fast`, which this replaces: run on the block arrays directly it
+/// avoids building predecessor lists from the graph's edge lists, which made it 3% of
+/// parse + lower. Immediate dominators are unique, so the result is the same.
+fn immediate_dominators(blocks: &[BasicBlock]) -> Vec<Option<BlockId>> {
+    const UNDEF: u32 = u32::MAX;
+    let n = blocks.len();
+    // Postorder numbers by an iterative DFS from the entry (`UNDEF`: unreachable).
+    let mut po = vec![UNDEF; n];
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut visited = vec![false; n];
+    let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
+    visited[0] = true;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let succs = &blocks[b as usize].succs;
+        if let Some(&s) = succs.get(*next) {
+            *next += 1;
+            if (s as usize) < n && !visited[s as usize] {
+                visited[s as usize] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            po[b as usize] = order.len() as u32;
+            order.push(b);
+            stack.pop();
+        }
+    }
+    let mut idom = vec![UNDEF; n];
+    idom[0] = 0;
+    let intersect = |idom: &[u32], mut a: u32, mut b: u32| {
+        while a != b {
+            while po[a as usize] < po[b as usize] {
+                a = idom[a as usize];
+            }
+            while po[b as usize] < po[a as usize] {
+                b = idom[b as usize];
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        // Reverse postorder, entry excluded (it is last in postorder).
+        for &b in order.iter().rev().skip(1) {
+            let mut new_idom = UNDEF;
+            for &p in &blocks[b as usize].preds {
+                if (p as usize) >= n || idom[p as usize] == UNDEF {
+                    continue;
+                }
+                new_idom = if new_idom == UNDEF {
+                    p
+                } else {
+                    intersect(&idom, p, new_idom)
+                };
+            }
+            if new_idom != UNDEF && idom[b as usize] != new_idom {
+                idom[b as usize] = new_idom;
+                changed = true;
+            }
+        }
+    }
+    (0..n)
+        .map(|b| (b != 0 && idom[b] != UNDEF).then_some(idom[b]))
+        .collect()
 }
 
 /// Whether the reachable CFG minus its back edges has a cycle (iterative three-colour DFS).
@@ -249,4 +318,3 @@ fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnosti
     }
     func.loops = loops;
 }
-

@@ -6,6 +6,20 @@
 //! strings and symbols are interned once per module (so millions of instructions share a
 //! few hundred `Arc<str>`s), and PTX line numbers come from a cursor that moves forward
 //! through the text.
+//!
+//! Both entry points drive one `LowerSink`, which lowers a function body statement by
+//! statement: [`lower`] walks an existing tree, and [`parse_and_lower`] lets the parser
+//! hand it each statement as soon as it is parsed (`ptx::parse_with_sink`), so the
+//! statements of a large module never exist all at once. Sharing the sink is what keeps
+//! the two results identical (a unit test below checks it on the test corpus).
+//!
+//! Where the time went before (callgrind instruction counts on a 3.4 MB module, see
+//! docs/benchmarks.md), and what replaced it: a hash lookup per register use (now a
+//! prefix compare and a vector index: `%r17` is `%r` and 17), building and hashing the
+//! joined opcode string per instruction (now a lookup by the source text, where the
+//! opcode and its modifiers are adjacent), a temporary `Vec` per vector operand (now one
+//! scratch stack), a byte-at-a-time newline count, and a `.shared` name lookup per
+//! operand (now once per function, after the module's variables are all known).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -17,83 +31,955 @@ use crate::class::InstrClass;
 use crate::classify::classify;
 use crate::ir::*;
 
-/// The multiply-rotate hash of rustc's `FxHasher` (rustc-hash crate): the interning maps
-/// here are keyed by short register names and opcodes from trusted-enough input, where
-/// SipHash's DoS resistance costs more than it buys.
+/// The multiply-rotate hash of rustc's `FxHasher` (rustc-hash crate), with a short-key
+/// fast path: the interning maps here are keyed by short register names, opcodes and
+/// symbols from trusted-enough input, where SipHash's DoS resistance costs more than it
+/// buys. Keys of 4 to 16 bytes are read as two overlapping words instead of byte chunks.
 #[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
+
+const FX_K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(FX_K);
+    }
+}
+
+#[inline]
+fn word8(b: &[u8], at: usize) -> u64 {
+    let mut buf = [0u8; 8];
+    buf.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(buf)
+}
+
+#[inline]
+fn word4(b: &[u8], at: usize) -> u64 {
+    let mut buf = [0u8; 4];
+    buf.copy_from_slice(&b[at..at + 4]);
+    u64::from(u32::from_le_bytes(buf))
+}
 
 impl Hasher for FxHasher {
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        for chunk in bytes.chunks(8) {
-            let mut buf = [0u8; 8];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(buf)).wrapping_mul(K);
+        let n = bytes.len();
+        if (8..=16).contains(&n) {
+            self.add(word8(bytes, 0));
+            self.add(word8(bytes, n - 8));
+        } else if (4..8).contains(&n) {
+            self.add(word4(bytes, 0) | (word4(bytes, n - 4) << 32));
+        } else if n < 4 {
+            let mut w = 0u64;
+            for &b in bytes {
+                w = (w << 8) | u64::from(b);
+            }
+            self.add(w);
+        } else {
+            for chunk in bytes.chunks(8) {
+                let mut buf = [0u8; 8];
+                buf[..chunk.len()].copy_from_slice(chunk);
+                self.add(u64::from_le_bytes(buf));
+            }
         }
+        self.add(n as u64);
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
     }
     fn finish(&self) -> u64 {
         self.0
     }
 }
 
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub(crate) type FxSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
 
 /// Lowers one parsed module. `src` must be the text `module` was parsed from (it is used
 /// for PTX line numbers only; an empty string gives line 1 everywhere).
-pub fn lower(module: &ptx::Module<'_>, src: &str) -> Module {
-    let mut cx = ModuleCx::new(src);
-    let mut res = Module {
-        version: module.version,
-        address_size: module.address_size,
-        ..Module::default()
-    };
-    for item in &module.target {
-        let item = item.trim();
-        if res.target.is_none() && (item.starts_with("sm_") || item.starts_with("compute_")) {
-            let digits: String = item
-                .trim_start_matches("sm_")
-                .trim_start_matches("compute_")
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            res.sm = digits.parse().ok();
-            res.target = Some(item.to_string());
-        } else {
-            res.target_flags.push(item.to_string());
-        }
-    }
-    res.files = module
-        .files
-        .iter()
-        .map(|f| SourceFile {
-            index: f.index,
-            path: f.path.to_string(),
-        })
-        .collect();
-    res.variables = module.variables().map(lower_var).collect();
-
-    let shared_names: HashSet<&str> = module
-        .variables()
-        .filter(|v| v.space == "shared")
-        .map(|v| v.name)
-        .collect();
-    let mut direct_shared: Vec<HashSet<String>> = Vec::new();
-    res.functions.reserve_exact(module.items.len());
+pub fn lower<'a>(module: &ptx::Module<'a>, src: &'a str) -> Module {
+    let mut sink = LowerSink::new(src);
     for f in module.functions() {
-        let (func, shared) = cx.lower_function(f, &shared_names, &mut res.diagnostics);
-        res.functions.push(func);
-        direct_shared.push(shared);
+        if let Some(body) = &f.body {
+            sink.begin(f);
+            for st in &body.statements {
+                sink.stmt(st);
+            }
+        }
+        sink.end(f);
     }
-    finish_shared(&mut res, &direct_shared);
-    res
+    sink.finish(module)
 }
 
-/// Parses and lowers in one call; parse errors are returned alongside.
+/// Parses and lowers in one call; parse errors are returned alongside. The result is
+/// identical to `lower(&ptx::parse(src).module, src)`, but each function body is lowered
+/// while it is parsed, so no syntax tree of the bodies is ever built.
 pub fn parse_and_lower(src: &str) -> (Module, Vec<ptx::ParseError>) {
-    let parse = ptx::parse(src);
-    let module = lower(&parse.module, src);
+    let mut sink = LowerSink::new(src);
+    let parse = ptx::parse_with_sink(src, &mut sink);
+    let module = sink.finish(&parse.module);
     (module, parse.errors)
+}
+
+/// Counts lines forward through the source; rewinds (rarely) when asked for an earlier
+/// offset.
+struct LineCursor<'s> {
+    src: &'s [u8],
+    pos: usize,
+    line: u32,
+}
+
+/// Number of `\n` bytes in `bytes`, eight at a time: the gaps between instructions are
+/// a few dozen bytes, where a byte loop cost about 3 instructions per byte.
+fn count_newlines(bytes: &[u8]) -> usize {
+    const LO: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const NL: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut n = 0usize;
+    for chunk in &mut chunks {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(chunk);
+        // Exact zero-byte test of `w ^ NL` (no false positives from borrows): a byte's
+        // high bit ends up set iff the byte was `\n`.
+        let t = u64::from_le_bytes(buf) ^ NL;
+        let hits = !(((t & LO) + LO) | t | LO);
+        n += hits.count_ones() as usize;
+    }
+    n + chunks.remainder().iter().filter(|&&b| b == b'\n').count()
+}
+
+impl LineCursor<'_> {
+    #[inline]
+    fn line_of(&mut self, offset: u32) -> u32 {
+        let offset = (offset as usize).min(self.src.len());
+        if offset < self.pos {
+            self.pos = 0;
+            self.line = 1;
+        }
+        let n = count_newlines(&self.src[self.pos..offset]);
+        self.line += n as u32;
+        self.pos = offset;
+        self.line
+    }
+}
+
+/// An interned opcode: the shared string, the base length and the class.
+#[derive(Clone)]
+struct OpcodeInfo {
+    text: Arc<str>,
+    base_len: u8,
+    class: InstrClass,
+}
+
+/// Opcodes whose first register operand is read, not written.
+fn first_operand_is_read(op: &str) -> bool {
+    matches!(
+        op,
+        "bar"
+            | "barrier"
+            | "brx"
+            | "bra"
+            | "call"
+            | "nanosleep"
+            | "pmevent"
+            | "trap"
+            | "exit"
+            | "ret"
+            | "st"
+            | "red"
+            | "sust"
+            | "sured"
+            | "prefetch"
+            | "prefetchu"
+            | "stmatrix"
+            | "membar"
+            | "fence"
+            | "setmaxnreg"
+            | "griddepcontrol"
+    )
+}
+
+/// No register has this id (an empty slot of a dense table).
+const NO_REG: RegId = RegId::MAX;
+
+/// Dense register numbers are used below this bound; larger numbers (compilers number
+/// registers from 0 up to the count they declare) go to the hash map, so a name such as
+/// `%r99999` cannot make the table allocate much.
+const DENSE_LIMIT: usize = 1 << 14;
+
+/// Register name → id for one function. Compiler-generated names are a short prefix and a
+/// decimal number (`%r17`, `%rd3`, `%fd120`, `%p2`), so they are found by comparing the
+/// prefix (packed into one integer) against the few the function uses and indexing a
+/// vector by the number. Other names (`%tid.x`, `%r01`, long prefixes, user names) use a
+/// hash map. Ids are assigned by the caller in first-use order, so they are the ones a
+/// single map would give.
+#[derive(Default)]
+struct RegTable<'a> {
+    prefixes: Vec<(u64, Vec<RegId>)>,
+    names: FxMap<&'a str, RegId>,
+}
+
+/// Splits `%rd12` into (`%rd` packed as an integer, 12). `None` when there is no number
+/// or no prefix, when the prefix is longer than 7 bytes, when the number has a leading
+/// zero (`%r01` and `%r1` are different registers), or when it is at least
+/// [`DENSE_LIMIT`].
+#[inline]
+fn split_reg(name: &str) -> Option<(u64, usize)> {
+    let b = name.as_bytes();
+    if b.len() < 2 || b.len() > 12 {
+        return None;
+    }
+    let mut i = b.len();
+    let mut n = 0usize;
+    let mut scale = 1usize;
+    while i > 0 {
+        let d = b[i - 1].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        n += usize::from(d) * scale;
+        scale *= 10;
+        i -= 1;
+    }
+    let digits = b.len() - i;
+    if i == 0 || i > 7 || digits == 0 || digits > 5 || (digits > 1 && b[i] == b'0') {
+        return None;
+    }
+    if n >= DENSE_LIMIT {
+        return None;
+    }
+    // Length in the top byte, bytes below: distinct prefixes get distinct keys.
+    let mut key = (i as u64) << 56;
+    for (k, &c) in b[..i].iter().enumerate() {
+        key |= u64::from(c) << (8 * k);
+    }
+    Some((key, n))
+}
+
+impl<'a> RegTable<'a> {
+    fn clear(&mut self) {
+        self.prefixes.clear();
+        self.names.clear();
+    }
+
+    /// The id of `name`, whose [`split_reg`] is `split`.
+    #[inline]
+    fn get(&self, split: Option<(u64, usize)>, name: &str) -> Option<RegId> {
+        match split {
+            Some((prefix, n)) => {
+                let (_, ids) = self.prefixes.iter().find(|(p, _)| *p == prefix)?;
+                ids.get(n).copied().filter(|&id| id != NO_REG)
+            }
+            None => self.names.get(name).copied(),
+        }
+    }
+
+    fn insert(&mut self, split: Option<(u64, usize)>, name: &'a str, id: RegId) {
+        match split {
+            Some((prefix, n)) => {
+                let at = match self.prefixes.iter().position(|(p, _)| *p == prefix) {
+                    Some(at) => at,
+                    None => {
+                        self.prefixes.push((prefix, Vec::new()));
+                        self.prefixes.len() - 1
+                    }
+                };
+                let ids = &mut self.prefixes[at].1;
+                if ids.len() <= n {
+                    ids.resize((n + 1).max(ids.len() * 2), NO_REG);
+                }
+                ids[n] = id;
+            }
+            None => {
+                self.names.insert(name, id);
+            }
+        }
+    }
+}
+
+/// The function a [`LowerSink`] is lowering.
+struct FnState<'a> {
+    func: Function,
+    labels: FxMap<&'a str, BlockId>,
+    /// The block under construction.
+    open: Option<BasicBlock>,
+    branch_targets: Vec<(BlockId, &'a str, ptx::Span)>,
+    cur_loc: u32,
+    /// `.reg` declarations in source order: (type, name or range prefix, range).
+    regdecls: Vec<(&'a str, &'a str, Option<u32>)>,
+    /// Names this function uses that may be module-level `.shared` variables; resolved in
+    /// [`LowerSink::finish`], once every module-level variable is known.
+    shared_candidates: Vec<&'a str>,
+}
+
+/// Lowers function bodies statement by statement; see the module docs.
+struct LowerSink<'a> {
+    lines: LineCursor<'a>,
+    src: &'a str,
+    opcodes: FxMap<&'a str, OpcodeInfo>,
+    symbols: FxMap<&'a str, Arc<str>>,
+    buf: String,
+    regs: RegTable<'a>,
+    /// Boxed: it is taken out and put back for every statement.
+    cur: Option<Box<FnState<'a>>>,
+    /// Finished functions in source order, each with its `.shared` candidates.
+    functions: Vec<(Function, Vec<&'a str>)>,
+    diagnostics: Vec<Diagnostic>,
+    /// Scratch: the registers of the current instruction.
+    reg_scratch: SmallVec<[RegId; 8]>,
+    /// Scratch: lowered operands waiting to be appended to the arena. Used as a stack, so
+    /// the elements of a vector are appended before the operands that contain it.
+    op_scratch: Vec<Operand>,
+    /// Arenas of the previous function, emptied but with their capacity: the current
+    /// function grows into them, and [`compact`] moves the result into exactly sized
+    /// vectors. The sizes are unknown while streaming, and growing fresh vectors cost a
+    /// chain of reallocations per function (about 6% of lowering in callgrind).
+    spare: Spare,
+}
+
+#[derive(Default)]
+struct Spare {
+    instrs: Vec<Instr>,
+    operands: Vec<Operand>,
+    reg_refs: Vec<RegId>,
+    registers: Vec<Register>,
+    defs: Vec<SmallVec<[InstrId; 1]>>,
+}
+
+/// Moves `field`'s elements into a vector of exactly their number and leaves the emptied
+/// buffer (with its capacity) in `spare` for the next function.
+fn compact<T>(field: &mut Vec<T>, spare: &mut Vec<T>) {
+    let mut exact = Vec::with_capacity(field.len());
+    exact.append(field);
+    *spare = std::mem::replace(field, exact);
+}
+
+impl<'a> ptx::BodySink<'a> for LowerSink<'a> {
+    fn begin_body(&mut self, header: &ptx::Function<'a>) {
+        self.begin(header);
+    }
+    fn statement(&mut self, statement: &ptx::Statement<'a>) {
+        self.stmt(statement);
+    }
+    fn end_function(&mut self, function: &ptx::Function<'a>) {
+        self.end(function);
+    }
+}
+
+fn new_function(f: &ptx::Function<'_>, ptx_line: u32) -> Function {
+    Function {
+        name: f.name.to_string(),
+        kind: match f.kind {
+            ptx::FunctionKind::Entry => FunctionKind::Entry,
+            ptx::FunctionKind::Func => FunctionKind::Func,
+        },
+        linkage: lower_linkage(f.linkage),
+        has_body: f.body.is_some(),
+        params: f.params.iter().map(lower_param).collect(),
+        return_params: f.return_params.iter().map(lower_param).collect(),
+        perf: lower_perf(&f.performance),
+        span: f.span,
+        name_span: f.name_span,
+        ptx_line,
+        instrs: Vec::new(),
+        operands: Vec::new(),
+        reg_refs: Vec::new(),
+        locs: Vec::new(),
+        registers: Vec::new(),
+        reg_decls: Default::default(),
+        defs: Vec::new(),
+        variables: Vec::new(),
+        calls: Vec::new(),
+        blocks: Vec::new(),
+        cfg: Default::default(),
+        idom: Vec::new(),
+        dom_pre: Vec::new(),
+        dom_post: Vec::new(),
+        loops: Vec::new(),
+        shared_vars: Vec::new(),
+        static_smem_bytes: 0,
+        local_bytes: 0,
+    }
+}
+
+/// Interns a register of the current function: its id, creating it on first use.
+#[inline]
+fn intern_reg<'a>(regs: &mut RegTable<'a>, func: &mut Function, name: &'a str) -> RegId {
+    let split = split_reg(name);
+    if let Some(id) = regs.get(split, name) {
+        return id;
+    }
+    let id = func.registers.len() as RegId;
+    func.registers.push(Register {
+        name: name.to_string(),
+        ty: None,
+        special: SpecialReg::from_name(name),
+    });
+    func.defs.push(SmallVec::new());
+    regs.insert(split, name, id);
+    id
+}
+
+impl<'a> LowerSink<'a> {
+    fn new(src: &'a str) -> Self {
+        LowerSink {
+            lines: LineCursor {
+                src: src.as_bytes(),
+                pos: 0,
+                line: 1,
+            },
+            src,
+            opcodes: FxMap::default(),
+            symbols: FxMap::default(),
+            buf: String::new(),
+            regs: RegTable::default(),
+            cur: None,
+            functions: Vec::new(),
+            diagnostics: Vec::new(),
+            reg_scratch: SmallVec::new(),
+            op_scratch: Vec::new(),
+            spare: Spare::default(),
+        }
+    }
+
+    fn symbol(&mut self, s: &'a str) -> Arc<str> {
+        if let Some(it) = self.symbols.get(s) {
+            return it.clone();
+        }
+        let it: Arc<str> = Arc::from(s);
+        self.symbols.insert(s, it.clone());
+        it
+    }
+
+    /// The opcode with its modifiers as written (`ld.global.nc.v4.f32`), borrowed from
+    /// `src`. The parser only accepts modifiers adjacent to the opcode, so when the tree's
+    /// slices point into `src` (they do when `src` is the parsed text, as documented) the
+    /// joined opcode is a slice of it. Checked, not assumed: `None` (and the caller joins
+    /// the parts) unless every modifier starts right after a `.` that follows the previous
+    /// part.
+    fn opcode_text(&self, i: &ptx::Instruction<'a>) -> Option<&'a str> {
+        let base = self.src.as_ptr() as usize;
+        let start = (i.opcode.as_ptr() as usize).checked_sub(base)?;
+        let mut end = start + i.opcode.len();
+        let bytes = self.src.as_bytes();
+        for m in &i.modifiers {
+            if bytes.get(end) != Some(&b'.') || m.as_ptr() as usize != base + end + 1 {
+                return None;
+            }
+            end += 1 + m.len();
+        }
+        self.src.get(start..end)
+    }
+
+    fn opcode(&mut self, i: &ptx::Instruction<'a>) -> OpcodeInfo {
+        let key = match self.opcode_text(i) {
+            Some(text) => text,
+            None => {
+                self.buf.clear();
+                self.buf.push_str(i.opcode);
+                for m in &i.modifiers {
+                    self.buf.push('.');
+                    self.buf.push_str(m);
+                }
+                // Not a slice of the source: intern the joined text under its own key.
+                if let Some(info) = self.opcodes.get(self.buf.as_str()) {
+                    return info.clone();
+                }
+                let info = OpcodeInfo {
+                    text: Arc::from(self.buf.as_str()),
+                    base_len: u8::try_from(i.opcode.len()).unwrap_or(u8::MAX),
+                    class: classify(i.opcode, &i.modifiers),
+                };
+                return info;
+            }
+        };
+        if let Some(info) = self.opcodes.get(key) {
+            return info.clone();
+        }
+        let info = OpcodeInfo {
+            text: Arc::from(key),
+            base_len: u8::try_from(i.opcode.len()).unwrap_or(u8::MAX),
+            class: classify(i.opcode, &i.modifiers),
+        };
+        self.opcodes.insert(key, info.clone());
+        info
+    }
+
+    /// Starts a function with a body: its header line and its `.reg` parameters.
+    fn begin(&mut self, f: &ptx::Function<'a>) {
+        let ptx_line = self.lines.line_of(f.name_span.start);
+        let mut func = new_function(f, ptx_line);
+        func.instrs = std::mem::take(&mut self.spare.instrs);
+        func.operands = std::mem::take(&mut self.spare.operands);
+        func.reg_refs = std::mem::take(&mut self.spare.reg_refs);
+        func.registers = std::mem::take(&mut self.spare.registers);
+        func.defs = std::mem::take(&mut self.spare.defs);
+        self.regs.clear();
+        // Old-style `.reg` parameters of `.func` are registers of the body.
+        for p in f.params.iter().chain(&f.return_params) {
+            if p.space == "reg" {
+                intern_reg(&mut self.regs, &mut func, p.name);
+            }
+        }
+        self.cur = Some(Box::new(FnState {
+            func,
+            labels: FxMap::default(),
+            open: None,
+            branch_targets: Vec::new(),
+            cur_loc: u32::MAX,
+            regdecls: Vec::new(),
+            shared_candidates: Vec::new(),
+        }));
+    }
+
+    fn stmt(&mut self, st: &ptx::Statement<'a>) {
+        let Some(mut fs) = self.cur.take() else {
+            return;
+        };
+        self.stmt_in(&mut fs, st);
+        self.cur = Some(fs);
+    }
+
+    fn stmt_in(&mut self, fs: &mut FnState<'a>, st: &ptx::Statement<'a>) {
+        match st {
+            ptx::Statement::Instruction(i) => self.instr(fs, i),
+            ptx::Statement::Label { name, span } => {
+                let line = self.lines.line_of(span.start);
+                let n_instrs = fs.func.instrs.len() as u32;
+                if fs.open.as_ref().is_some_and(|b| b.instrs.start < n_instrs) {
+                    close_block(&mut fs.func, &mut fs.open, n_instrs);
+                }
+                let b = fs.open.get_or_insert_with(|| BasicBlock {
+                    instrs: n_instrs..n_instrs,
+                    ptx_line: line,
+                    ..BasicBlock::default()
+                });
+                b.labels.push(name.to_string());
+                let id = fs.func.blocks.len() as BlockId;
+                if fs.labels.insert(name, id).is_some() {
+                    self.diagnostics.push(Diagnostic {
+                        severity: Severity::Warning,
+                        message: format!("label `{name}` is defined more than once"),
+                        span: *span,
+                        function: Some(fs.func.name.clone()),
+                    });
+                }
+            }
+            ptx::Statement::RegDecl(d) => {
+                let mut declared = 0usize;
+                for n in &d.names {
+                    fs.regdecls.push((d.ty, n.name, n.range));
+                    declared += n.range.map_or(1, |r| r as usize);
+                }
+                // Compilers declare every register up front, so this sizes the register
+                // tables once instead of growing them. Capped by what the rest of the
+                // text could mention, so `%r<4000000000>` cannot allocate much.
+                let rest = self.src.len().saturating_sub(d.span.end as usize) / 3;
+                let want = declared.min(rest) + 16;
+                let have = fs.func.registers.capacity() - fs.func.registers.len();
+                if want > have {
+                    fs.func.registers.reserve(want);
+                    fs.func.defs.reserve(want);
+                }
+            }
+            ptx::Statement::Variable(v) => {
+                let var = lower_var(v);
+                if var.space == VarSpace::Local {
+                    fs.func.local_bytes += var.size_bytes.unwrap_or(0);
+                }
+                fs.func.variables.push(var);
+            }
+            ptx::Statement::Loc(l) => {
+                let loc = SrcLoc {
+                    file: l.file,
+                    line: l.line,
+                    column: l.column,
+                    inlined_at: l.inlined_at,
+                };
+                if fs.func.locs.last() != Some(&loc) {
+                    fs.func.locs.push(loc);
+                }
+                fs.cur_loc = fs.func.locs.len() as u32 - 1;
+            }
+            ptx::Statement::Block(b) => {
+                for st in &b.statements {
+                    self.stmt_in(fs, st);
+                }
+            }
+            ptx::Statement::Directive(_) | ptx::Statement::Error(_) => {}
+        }
+    }
+
+    /// Lowers one operand onto the scratch stack (the elements of a vector or list are
+    /// appended to the arena first, so each list's elements are contiguous), collecting
+    /// the registers it mentions.
+    fn operand(&mut self, func: &mut Function, op: &ptx::Operand<'a>) {
+        let lowered = match op {
+            ptx::Operand::Register(r) => {
+                let id = intern_reg(&mut self.regs, func, r);
+                self.reg_scratch.push(id);
+                Operand::Reg(id)
+            }
+            ptx::Operand::NegatedRegister(r) => {
+                let id = intern_reg(&mut self.regs, func, r);
+                self.reg_scratch.push(id);
+                Operand::NegReg(id)
+            }
+            ptx::Operand::Int(v) => Operand::Imm(*v),
+            ptx::Operand::Float(f) => Operand::Float(f.value()),
+            ptx::Operand::Symbol(s) => Operand::Symbol(self.symbol(s)),
+            ptx::Operand::Address(a) => {
+                let base = match a.base {
+                    ptx::AddressBase::Register(r) => {
+                        let id = intern_reg(&mut self.regs, func, r);
+                        self.reg_scratch.push(id);
+                        AddrBase::Reg(id)
+                    }
+                    ptx::AddressBase::Symbol(s) => AddrBase::Symbol(self.symbol(s)),
+                    ptx::AddressBase::Absolute => AddrBase::Absolute,
+                };
+                Operand::Addr {
+                    base,
+                    offset: a.offset,
+                }
+            }
+            ptx::Operand::Vector(items) | ptx::Operand::List(items) => {
+                let mark = self.op_scratch.len();
+                for it in items {
+                    self.operand(func, it);
+                }
+                let start = func.operands.len() as u32;
+                let len = (self.op_scratch.len() - mark) as u32;
+                func.operands.extend(self.op_scratch.drain(mark..));
+                if matches!(op, ptx::Operand::Vector(_)) {
+                    Operand::Vector { start, len }
+                } else {
+                    Operand::List { start, len }
+                }
+            }
+            ptx::Operand::Pair(a, b) => {
+                let mut half = |name: &'a str| {
+                    name.starts_with('%').then(|| {
+                        let id = intern_reg(&mut self.regs, func, name);
+                        self.reg_scratch.push(id);
+                        id
+                    })
+                };
+                let (a, b) = (half(a), half(b));
+                Operand::Pair(a, b)
+            }
+            ptx::Operand::Expr(text) => {
+                // Bracketed texture/tensor operands and `sym+8`: record the registers
+                // they name (all read).
+                for name in op.registers() {
+                    let id = intern_reg(&mut self.regs, func, name);
+                    self.reg_scratch.push(id);
+                }
+                Operand::Expr(self.symbol(text))
+            }
+        };
+        self.op_scratch.push(lowered);
+    }
+
+    fn instr(&mut self, fs: &mut FnState<'a>, i: &ptx::Instruction<'a>) {
+        let line = self.lines.line_of(i.span.start);
+        let func = &mut fs.func;
+        let id = func.instrs.len() as InstrId;
+        let block_id = func.blocks.len() as BlockId;
+        fs.open.get_or_insert_with(|| BasicBlock {
+            instrs: id..id,
+            ptx_line: line,
+            ..BasicBlock::default()
+        });
+        let info = self.opcode(i);
+
+        // Operands and registers.
+        self.reg_scratch.clear();
+        self.op_scratch.clear();
+        let mut n_dst = 0usize;
+        let writes_first = !first_operand_is_read(i.opcode);
+        let is_call = i.opcode == "call";
+        for (k, op) in i.operands.iter().enumerate() {
+            let before = self.reg_scratch.len();
+            self.operand(func, op);
+            if k == 0 {
+                let is_dst = matches!(
+                    op,
+                    ptx::Operand::Register(_) | ptx::Operand::Vector(_) | ptx::Operand::Pair(..)
+                ) && writes_first
+                    && i.operands.len() > 1;
+                let call_ret =
+                    is_call && matches!(op, ptx::Operand::List(_)) && i.operands.len() > 2;
+                if is_dst || call_ret {
+                    n_dst = self.reg_scratch.len() - before;
+                }
+            }
+        }
+        let guard = i.guard.map(|g| {
+            let reg = intern_reg(&mut self.regs, func, g.register);
+            self.reg_scratch.push(reg);
+            Guard {
+                reg,
+                negated: g.negated,
+            }
+        });
+        let op_start = func.operands.len() as u32;
+        func.operands.append(&mut self.op_scratch);
+        let op_end = func.operands.len() as u32;
+        let regs_start = func.reg_refs.len() as u32;
+        func.reg_refs.extend_from_slice(&self.reg_scratch);
+        for &d in &self.reg_scratch[..n_dst] {
+            if let Some(defs) = func.defs.get_mut(d as usize) {
+                defs.push(id);
+            }
+        }
+
+        // Symbols: calls, branch targets, and names that may be `.shared` variables. The
+        // top-level lowered operands correspond one to one to the tree's operands.
+        let mut callee_done = !is_call;
+        for op in &i.operands {
+            match op {
+                ptx::Operand::Symbol(s) => {
+                    fs.shared_candidates.push(s);
+                    if !callee_done {
+                        func.calls.push(CallSite {
+                            instr: id,
+                            callee: Some(s.to_string()),
+                        });
+                        callee_done = true;
+                    }
+                }
+                ptx::Operand::Address(ptx::Address {
+                    base: ptx::AddressBase::Symbol(s),
+                    ..
+                }) => fs.shared_candidates.push(s),
+                ptx::Operand::Expr(text) => {
+                    for part in text.split(|c: char| {
+                        !(c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.')
+                    }) {
+                        fs.shared_candidates.push(part);
+                    }
+                }
+                ptx::Operand::Register(_) if !callee_done => {
+                    func.calls.push(CallSite {
+                        instr: id,
+                        callee: None,
+                    });
+                    callee_done = true;
+                }
+                _ => {}
+            }
+        }
+        if i.opcode == "bra" {
+            if let Some(ptx::Operand::Symbol(target)) = i.operands.first() {
+                fs.branch_targets.push((block_id, target, i.span));
+            }
+        } else if i.opcode == "brx" {
+            self.diagnostics.push(Diagnostic {
+                severity: Severity::Info,
+                message: "indirect branch (`brx`): its targets are not followed".into(),
+                span: i.span,
+                function: Some(func.name.clone()),
+            });
+        }
+
+        func.instrs.push(Instr {
+            opcode: info.text,
+            base_len: info.base_len,
+            class: info.class,
+            guard,
+            operands: op_start..op_end,
+            regs_start,
+            n_dst: u8::try_from(n_dst).unwrap_or(u8::MAX),
+            n_src: u8::try_from(self.reg_scratch.len() - n_dst).unwrap_or(u8::MAX),
+            loc: fs.cur_loc,
+            block: block_id,
+            ptx_line: line,
+            span: i.span,
+        });
+        if matches!(i.opcode, "bra" | "brx" | "ret" | "exit" | "trap") {
+            close_block(func, &mut fs.open, id + 1);
+        }
+    }
+
+    /// Finishes a function: blocks, edges, register types, loops. A prototype (no
+    /// [`LowerSink::begin`]) becomes a function without instructions.
+    fn end(&mut self, f: &ptx::Function<'a>) {
+        let Some(mut fs) = self.cur.take() else {
+            let ptx_line = self.lines.line_of(f.name_span.start);
+            self.functions.push((new_function(f, ptx_line), Vec::new()));
+            return;
+        };
+        // The header seen by `begin` ended before the body; the span and body flag are
+        // only final now.
+        fs.func.span = f.span;
+        fs.func.has_body = f.body.is_some();
+        let func = &mut fs.func;
+        let n_instrs = func.instrs.len() as u32;
+        if fs.open.is_some() {
+            close_block(func, &mut fs.open, n_instrs);
+        }
+
+        // Edges.
+        let n_blocks = func.blocks.len() as BlockId;
+        for (block, target, span) in fs.branch_targets.drain(..) {
+            match fs.labels.get(target) {
+                Some(&t) => {
+                    if let Some(b) = func.blocks.get_mut(block as usize) {
+                        b.target = Some(t);
+                    }
+                }
+                None => self.diagnostics.push(Diagnostic {
+                    severity: Severity::Error,
+                    message: format!("branch to undefined label `{target}`"),
+                    span,
+                    function: Some(f.name.to_string()),
+                }),
+            }
+        }
+        for b in 0..n_blocks {
+            let blk = &func.blocks[b as usize];
+            let mut succs: SmallVec<[BlockId; 2]> = SmallVec::new();
+            let falls = match blk.terminator().map(|t| &func.instrs[t as usize]) {
+                Some(t) if matches!(t.base(), "bra" | "brx" | "ret" | "exit" | "trap") => {
+                    if let Some(target) = blk.target {
+                        succs.push(target);
+                    }
+                    t.guard.is_some()
+                }
+                _ => true,
+            };
+            if falls && b + 1 < n_blocks && !succs.contains(&(b + 1)) {
+                succs.push(b + 1);
+            }
+            for &s in &succs {
+                func.blocks[s as usize].preds.push(b);
+            }
+            func.blocks[b as usize].succs = succs;
+        }
+
+        // Registers: declared types and counts. A later declaration of the same name or
+        // range prefix wins, as with a map; the lists are short (nvcc declares one range
+        // per type), so they are scanned instead of hashed.
+        let mut exact: FxMap<&str, Arc<str>> = FxMap::default();
+        let mut prefixed: Vec<(&str, Arc<str>, u32)> = Vec::new();
+        for &(ty, name, range) in &fs.regdecls {
+            match range {
+                Some(count) => {
+                    let ty = self.symbol(ty);
+                    match prefixed.iter_mut().find(|(p, _, _)| *p == name) {
+                        Some(it) => *it = (name, ty.clone(), count),
+                        None => prefixed.push((name, ty.clone(), count)),
+                    }
+                    *func.reg_decls.entry(ty.to_string()).or_insert(0) += count;
+                }
+                None => {
+                    exact.insert(name, self.symbol(ty));
+                    *func.reg_decls.entry(ty.to_string()).or_insert(0) += 1;
+                }
+            }
+        }
+        if !exact.is_empty() || !prefixed.is_empty() {
+            for r in &mut func.registers {
+                if r.special.is_some() {
+                    continue;
+                }
+                if !exact.is_empty()
+                    && let Some(ty) = exact.get(r.name.as_str())
+                {
+                    r.ty = Some(ty.clone());
+                    continue;
+                }
+                let prefix = r.name.trim_end_matches(|c: char| c.is_ascii_digit());
+                let Some((_, ty, count)) = prefixed.iter().find(|(p, _, _)| *p == prefix) else {
+                    continue;
+                };
+                let index: Option<u32> = r.name[prefix.len()..].parse().ok();
+                if index.is_some_and(|index| index < *count) {
+                    r.ty = Some(ty.clone());
+                }
+            }
+        }
+
+        crate::loops::analyze(func, &mut self.diagnostics);
+        compact(&mut func.instrs, &mut self.spare.instrs);
+        compact(&mut func.operands, &mut self.spare.operands);
+        compact(&mut func.reg_refs, &mut self.spare.reg_refs);
+        compact(&mut func.registers, &mut self.spare.registers);
+        compact(&mut func.defs, &mut self.spare.defs);
+        let fs = *fs;
+        self.functions.push((fs.func, fs.shared_candidates));
+    }
+
+    /// Module-level facts, `.shared` usage and sizes; consumes the lowered functions.
+    fn finish(self, module: &ptx::Module<'_>) -> Module {
+        let mut res = Module {
+            version: module.version,
+            address_size: module.address_size,
+            diagnostics: self.diagnostics,
+            ..Module::default()
+        };
+        for item in &module.target {
+            let item = item.trim();
+            if res.target.is_none() && (item.starts_with("sm_") || item.starts_with("compute_")) {
+                let digits: String = item
+                    .trim_start_matches("sm_")
+                    .trim_start_matches("compute_")
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                res.sm = digits.parse().ok();
+                res.target = Some(item.to_string());
+            } else {
+                res.target_flags.push(item.to_string());
+            }
+        }
+        res.files = module
+            .files
+            .iter()
+            .map(|f| SourceFile {
+                index: f.index,
+                path: f.path.to_string(),
+            })
+            .collect();
+        res.variables = module.variables().map(lower_var).collect();
+
+        let shared_names: FxMap<&str, ()> = module
+            .variables()
+            .filter(|v| v.space == "shared")
+            .map(|v| (v.name, ()))
+            .collect();
+        let mut direct_shared: Vec<HashSet<String>> = Vec::with_capacity(self.functions.len());
+        res.functions.reserve_exact(self.functions.len());
+        for (func, candidates) in self.functions {
+            let mut used = HashSet::new();
+            if !shared_names.is_empty() {
+                for c in candidates {
+                    if shared_names.contains_key(c) && !used.contains(c) {
+                        used.insert(c.to_string());
+                    }
+                }
+            }
+            res.functions.push(func);
+            direct_shared.push(used);
+        }
+        finish_shared(&mut res, &direct_shared);
+        res
+    }
 }
 
 fn lower_linkage(l: ptx::Linkage) -> Linkage {
@@ -160,582 +1046,6 @@ fn lower_perf(dirs: &[ptx::Directive<'_>]) -> PerfDirectives {
         }
     }
     res
-}
-
-/// Counts lines forward through the source; rewinds (rarely) when asked for an earlier
-/// offset.
-struct LineCursor<'s> {
-    src: &'s [u8],
-    pos: usize,
-    line: u32,
-}
-
-impl LineCursor<'_> {
-    fn line_of(&mut self, offset: u32) -> u32 {
-        let offset = (offset as usize).min(self.src.len());
-        if offset < self.pos {
-            self.pos = 0;
-            self.line = 1;
-        }
-        let n = self.src[self.pos..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        self.line += n as u32;
-        self.pos = offset;
-        self.line
-    }
-}
-
-/// An interned opcode: the shared string, the base length and the class.
-#[derive(Clone)]
-struct OpcodeInfo {
-    text: Arc<str>,
-    base_len: u8,
-    class: InstrClass,
-}
-
-struct ModuleCx<'s> {
-    lines: LineCursor<'s>,
-    opcodes: FxMap<Box<str>, OpcodeInfo>,
-    symbols: FxMap<Box<str>, Arc<str>>,
-    buf: String,
-}
-
-/// Opcodes whose first register operand is read, not written.
-fn first_operand_is_read(op: &str) -> bool {
-    matches!(
-        op,
-        "bar"
-            | "barrier"
-            | "brx"
-            | "bra"
-            | "call"
-            | "nanosleep"
-            | "pmevent"
-            | "trap"
-            | "exit"
-            | "ret"
-            | "st"
-            | "red"
-            | "sust"
-            | "sured"
-            | "prefetch"
-            | "prefetchu"
-            | "stmatrix"
-            | "membar"
-            | "fence"
-            | "setmaxnreg"
-            | "griddepcontrol"
-    )
-}
-
-/// One event of the flattened body.
-enum Event<'p, 'a> {
-    Label(&'a str, ptx::Span),
-    Instr(&'p ptx::Instruction<'a>),
-    Loc(ptx::Loc),
-}
-
-fn flatten<'p, 'a>(
-    block: &'p ptx::Block<'a>,
-    events: &mut Vec<Event<'p, 'a>>,
-    regdecls: &mut Vec<&'p ptx::RegDecl<'a>>,
-    vars: &mut Vec<&'p ptx::VarDecl<'a>>,
-) {
-    for st in &block.statements {
-        match st {
-            ptx::Statement::Instruction(i) => events.push(Event::Instr(i)),
-            ptx::Statement::Label { name, span } => events.push(Event::Label(name, *span)),
-            ptx::Statement::RegDecl(r) => regdecls.push(r),
-            ptx::Statement::Variable(v) => vars.push(v),
-            ptx::Statement::Loc(l) => events.push(Event::Loc(*l)),
-            ptx::Statement::Block(b) => flatten(b, events, regdecls, vars),
-            ptx::Statement::Directive(_) | ptx::Statement::Error(_) => {}
-        }
-    }
-}
-
-/// Per-function lowering state.
-struct FnCx<'a> {
-    reg_ids: FxMap<&'a str, RegId>,
-    func: Function,
-}
-
-impl<'a> FnCx<'a> {
-    fn intern_reg(&mut self, name: &'a str) -> RegId {
-        if let Some(&id) = self.reg_ids.get(name) {
-            return id;
-        }
-        let id = self.func.registers.len() as RegId;
-        self.func.registers.push(Register {
-            name: name.to_string(),
-            ty: None,
-            special: SpecialReg::from_name(name),
-        });
-        self.func.defs.push(SmallVec::new());
-        self.reg_ids.insert(name, id);
-        id
-    }
-}
-
-impl<'s> ModuleCx<'s> {
-    fn new(src: &'s str) -> Self {
-        ModuleCx {
-            lines: LineCursor {
-                src: src.as_bytes(),
-                pos: 0,
-                line: 1,
-            },
-            opcodes: FxMap::default(),
-            symbols: FxMap::default(),
-            buf: String::new(),
-        }
-    }
-
-    fn symbol(&mut self, s: &str) -> Arc<str> {
-        if let Some(it) = self.symbols.get(s) {
-            return it.clone();
-        }
-        let it: Arc<str> = Arc::from(s);
-        self.symbols.insert(Box::from(s), it.clone());
-        it
-    }
-
-    fn opcode(&mut self, i: &ptx::Instruction<'_>) -> OpcodeInfo {
-        self.buf.clear();
-        self.buf.push_str(i.opcode);
-        for m in &i.modifiers {
-            self.buf.push('.');
-            self.buf.push_str(m);
-        }
-        if let Some(info) = self.opcodes.get(self.buf.as_str()) {
-            return info.clone();
-        }
-        let info = OpcodeInfo {
-            text: Arc::from(self.buf.as_str()),
-            base_len: u8::try_from(i.opcode.len()).unwrap_or(u8::MAX),
-            class: classify(i.opcode, &i.modifiers),
-        };
-        self.opcodes
-            .insert(Box::from(self.buf.as_str()), info.clone());
-        info
-    }
-
-    /// Lowers one operand into the arena (nested lists first, so each list's elements
-    /// are contiguous), collecting the registers it mentions.
-    fn operand<'a>(
-        &mut self,
-        fx: &mut FnCx<'a>,
-        op: &ptx::Operand<'a>,
-        regs: &mut SmallVec<[RegId; 6]>,
-    ) -> Operand {
-        match op {
-            ptx::Operand::Register(r) => {
-                let id = fx.intern_reg(r);
-                regs.push(id);
-                Operand::Reg(id)
-            }
-            ptx::Operand::NegatedRegister(r) => {
-                let id = fx.intern_reg(r);
-                regs.push(id);
-                Operand::NegReg(id)
-            }
-            ptx::Operand::Int(v) => Operand::Imm(*v),
-            ptx::Operand::Float(f) => Operand::Float(f.value()),
-            ptx::Operand::Symbol(s) => Operand::Symbol(self.symbol(s)),
-            ptx::Operand::Address(a) => {
-                let base = match a.base {
-                    ptx::AddressBase::Register(r) => {
-                        let id = fx.intern_reg(r);
-                        regs.push(id);
-                        AddrBase::Reg(id)
-                    }
-                    ptx::AddressBase::Symbol(s) => AddrBase::Symbol(self.symbol(s)),
-                    ptx::AddressBase::Absolute => AddrBase::Absolute,
-                };
-                Operand::Addr {
-                    base,
-                    offset: a.offset,
-                }
-            }
-            ptx::Operand::Vector(items) | ptx::Operand::List(items) => {
-                let lowered: Vec<Operand> =
-                    items.iter().map(|it| self.operand(fx, it, regs)).collect();
-                let start = fx.func.operands.len() as u32;
-                let len = lowered.len() as u32;
-                fx.func.operands.extend(lowered);
-                if matches!(op, ptx::Operand::Vector(_)) {
-                    Operand::Vector { start, len }
-                } else {
-                    Operand::List { start, len }
-                }
-            }
-            ptx::Operand::Pair(a, b) => {
-                let mut half = |name: &'a str| {
-                    name.starts_with('%').then(|| {
-                        let id = fx.intern_reg(name);
-                        regs.push(id);
-                        id
-                    })
-                };
-                let (a, b) = (half(a), half(b));
-                Operand::Pair(a, b)
-            }
-            ptx::Operand::Expr(text) => {
-                // Bracketed texture/tensor operands and `sym+8`: record the registers
-                // they name (all read).
-                for name in op.registers() {
-                    let id = fx.intern_reg(name);
-                    regs.push(id);
-                }
-                Operand::Expr(self.symbol(text))
-            }
-        }
-    }
-
-    fn lower_function<'a>(
-        &mut self,
-        f: &ptx::Function<'a>,
-        shared_names: &HashSet<&str>,
-        diags: &mut Vec<Diagnostic>,
-    ) -> (Function, HashSet<String>) {
-        let ptx_line = self.lines.line_of(f.name_span.start);
-        let func = Function {
-            name: f.name.to_string(),
-            kind: match f.kind {
-                ptx::FunctionKind::Entry => FunctionKind::Entry,
-                ptx::FunctionKind::Func => FunctionKind::Func,
-            },
-            linkage: lower_linkage(f.linkage),
-            has_body: f.body.is_some(),
-            params: f.params.iter().map(lower_param).collect(),
-            return_params: f.return_params.iter().map(lower_param).collect(),
-            perf: lower_perf(&f.performance),
-            span: f.span,
-            name_span: f.name_span,
-            ptx_line,
-            instrs: Vec::new(),
-            operands: Vec::new(),
-            reg_refs: Vec::new(),
-            locs: Vec::new(),
-            registers: Vec::new(),
-            reg_decls: Default::default(),
-            defs: Vec::new(),
-            variables: Vec::new(),
-            calls: Vec::new(),
-            blocks: Vec::new(),
-            cfg: Default::default(),
-            idom: Vec::new(),
-            dom_pre: Vec::new(),
-            dom_post: Vec::new(),
-            loops: Vec::new(),
-            shared_vars: Vec::new(),
-            static_smem_bytes: 0,
-            local_bytes: 0,
-        };
-        let mut fx = FnCx {
-            reg_ids: FxMap::default(),
-            func,
-        };
-        let mut shared_used: HashSet<String> = HashSet::new();
-        let Some(body) = &f.body else {
-            return (fx.func, shared_used);
-        };
-        // Old-style `.reg` parameters of `.func` are registers of the body.
-        for p in f.params.iter().chain(&f.return_params) {
-            if p.space == "reg" {
-                fx.intern_reg(p.name);
-            }
-        }
-
-        let mut events = Vec::new();
-        let mut regdecls = Vec::new();
-        let mut vars = Vec::new();
-        flatten(body, &mut events, &mut regdecls, &mut vars);
-        // Sizing the arenas up front avoids repeated reallocation (and the page faults of
-        // copying) on functions with tens of thousands of instructions.
-        let n_events = events.len();
-        fx.func.instrs.reserve_exact(n_events);
-        fx.func.operands.reserve(n_events * 3);
-        fx.func.reg_refs.reserve(n_events * 3);
-        // Registers: about as many as declared, but never trust a declaration like
-        // `%r<4000000000>` for an allocation size: cap by the body's size.
-        let declared: u64 = regdecls
-            .iter()
-            .flat_map(|d| d.names.iter())
-            .map(|n| u64::from(n.range.unwrap_or(1)))
-            .sum();
-        let n_regs = declared.min(n_events as u64 * 3 + 16) as usize + 16;
-        fx.reg_ids.reserve(n_regs);
-        fx.func.registers.reserve_exact(n_regs);
-        fx.func.defs.reserve_exact(n_regs);
-
-        let mut labels: FxMap<&'a str, BlockId> = FxMap::default();
-        // Per block under construction: start instr, labels, first line.
-        let mut open: Option<BasicBlock> = None;
-        let mut branch_targets: Vec<(BlockId, &'a str, ptx::Span)> = Vec::new();
-        let mut cur_loc: u32 = u32::MAX;
-        let mut regs: SmallVec<[RegId; 6]> = SmallVec::new();
-        let mut top: SmallVec<[Operand; 4]> = SmallVec::new();
-
-        for ev in events {
-            match ev {
-                Event::Loc(l) => {
-                    let loc = SrcLoc {
-                        file: l.file,
-                        line: l.line,
-                        column: l.column,
-                        inlined_at: l.inlined_at,
-                    };
-                    if fx.func.locs.last() != Some(&loc) {
-                        fx.func.locs.push(loc);
-                    }
-                    cur_loc = fx.func.locs.len() as u32 - 1;
-                }
-                Event::Label(name, span) => {
-                    let line = self.lines.line_of(span.start);
-                    let n_instrs = fx.func.instrs.len() as u32;
-                    if open.as_ref().is_some_and(|b| b.instrs.start < n_instrs) {
-                        close_block(&mut fx.func, &mut open, n_instrs);
-                    }
-                    let b = open.get_or_insert_with(|| BasicBlock {
-                        instrs: n_instrs..n_instrs,
-                        ptx_line: line,
-                        ..BasicBlock::default()
-                    });
-                    b.labels.push(name.to_string());
-                    let id = fx.func.blocks.len() as BlockId;
-                    if labels.insert(name, id).is_some() {
-                        diags.push(Diagnostic {
-                            severity: Severity::Warning,
-                            message: format!("label `{name}` is defined more than once"),
-                            span,
-                            function: Some(f.name.to_string()),
-                        });
-                    }
-                }
-                Event::Instr(i) => {
-                    let line = self.lines.line_of(i.span.start);
-                    let id = fx.func.instrs.len() as InstrId;
-                    let block_id = fx.func.blocks.len() as BlockId;
-                    open.get_or_insert_with(|| BasicBlock {
-                        instrs: id..id,
-                        ptx_line: line,
-                        ..BasicBlock::default()
-                    });
-                    let info = self.opcode(i);
-
-                    // Operands and registers.
-                    regs.clear();
-                    top.clear();
-                    let mut n_dst = 0usize;
-                    let writes_first = !first_operand_is_read(i.opcode);
-                    for (k, op) in i.operands.iter().enumerate() {
-                        let before = regs.len();
-                        let lowered = self.operand(&mut fx, op, &mut regs);
-                        let is_dst = k == 0
-                            && matches!(
-                                op,
-                                ptx::Operand::Register(_)
-                                    | ptx::Operand::Vector(_)
-                                    | ptx::Operand::Pair(..)
-                            )
-                            && writes_first
-                            && i.operands.len() > 1;
-                        let call_ret = k == 0
-                            && i.opcode == "call"
-                            && matches!(op, ptx::Operand::List(_))
-                            && i.operands.len() > 2;
-                        if is_dst || call_ret {
-                            n_dst = regs.len() - before;
-                        }
-                        top.push(lowered);
-                    }
-                    if let Some(g) = &i.guard {
-                        let gid = fx.intern_reg(g.register);
-                        regs.push(gid);
-                    }
-                    let op_start = fx.func.operands.len() as u32;
-                    fx.func.operands.extend(top.drain(..));
-                    let op_end = fx.func.operands.len() as u32;
-                    let regs_start = fx.func.reg_refs.len() as u32;
-                    fx.func.reg_refs.extend(regs.iter().copied());
-                    for &d in &regs[..n_dst] {
-                        if let Some(defs) = fx.func.defs.get_mut(d as usize) {
-                            defs.push(id);
-                        }
-                    }
-
-                    // Symbols: calls, branch targets, shared variables.
-                    let mut callee_done = false;
-                    for op in &fx.func.operands[op_start as usize..op_end as usize] {
-                        match op {
-                            Operand::Symbol(s) => {
-                                if shared_names.contains(&**s) {
-                                    shared_used.insert(s.to_string());
-                                }
-                                if i.opcode == "call" && !callee_done {
-                                    fx.func.calls.push(CallSite {
-                                        instr: id,
-                                        callee: Some(s.to_string()),
-                                    });
-                                    callee_done = true;
-                                }
-                            }
-                            Operand::Addr {
-                                base: AddrBase::Symbol(s),
-                                ..
-                            } if shared_names.contains(&**s) => {
-                                shared_used.insert(s.to_string());
-                            }
-                            Operand::Expr(text) => {
-                                for part in text.split(|c: char| {
-                                    !(c.is_ascii_alphanumeric() || "_$.".contains(c))
-                                }) {
-                                    if shared_names.contains(part) {
-                                        shared_used.insert(part.to_string());
-                                    }
-                                }
-                            }
-                            Operand::Reg(_) if i.opcode == "call" && !callee_done => {
-                                fx.func.calls.push(CallSite {
-                                    instr: id,
-                                    callee: None,
-                                });
-                                callee_done = true;
-                            }
-                            _ => {}
-                        }
-                    }
-                    if i.opcode == "bra" {
-                        if let Some(ptx::Operand::Symbol(target)) = i.operands.first() {
-                            branch_targets.push((block_id, target, i.span));
-                        }
-                    } else if i.opcode == "brx" {
-                        diags.push(Diagnostic {
-                            severity: Severity::Info,
-                            message: "indirect branch (`brx`): its targets are not followed".into(),
-                            span: i.span,
-                            function: Some(f.name.to_string()),
-                        });
-                    }
-
-                    fx.func.instrs.push(Instr {
-                        opcode: info.text,
-                        base_len: info.base_len,
-                        class: info.class,
-                        guard: i.guard.map(|g| Guard {
-                            reg: fx.reg_ids.get(g.register).copied().unwrap_or(0),
-                            negated: g.negated,
-                        }),
-                        operands: op_start..op_end,
-                        regs_start,
-                        n_dst: u8::try_from(n_dst).unwrap_or(u8::MAX),
-                        n_src: u8::try_from(regs.len() - n_dst).unwrap_or(u8::MAX),
-                        loc: cur_loc,
-                        block: block_id,
-                        ptx_line: line,
-                        span: i.span,
-                    });
-                    let terminator = matches!(i.opcode, "bra" | "brx" | "ret" | "exit" | "trap");
-                    if terminator {
-                        close_block(&mut fx.func, &mut open, id + 1);
-                    }
-                }
-            }
-        }
-        let n_instrs = fx.func.instrs.len() as u32;
-        if open.is_some() {
-            close_block(&mut fx.func, &mut open, n_instrs);
-        }
-
-        // Edges.
-        let n_blocks = fx.func.blocks.len() as BlockId;
-        for (block, target, span) in branch_targets {
-            match labels.get(target) {
-                Some(&t) => {
-                    if let Some(b) = fx.func.blocks.get_mut(block as usize) {
-                        b.target = Some(t);
-                    }
-                }
-                None => diags.push(Diagnostic {
-                    severity: Severity::Error,
-                    message: format!("branch to undefined label `{target}`"),
-                    span,
-                    function: Some(f.name.to_string()),
-                }),
-            }
-        }
-        for b in 0..n_blocks {
-            let blk = &fx.func.blocks[b as usize];
-            let mut succs: SmallVec<[BlockId; 2]> = SmallVec::new();
-            let falls = match blk.terminator().map(|t| &fx.func.instrs[t as usize]) {
-                Some(t) if matches!(t.base(), "bra" | "brx" | "ret" | "exit" | "trap") => {
-                    if let Some(target) = blk.target {
-                        succs.push(target);
-                    }
-                    t.guard.is_some()
-                }
-                _ => true,
-            };
-            if falls && b + 1 < n_blocks && !succs.contains(&(b + 1)) {
-                succs.push(b + 1);
-            }
-            for &s in &succs {
-                fx.func.blocks[s as usize].preds.push(b);
-            }
-            fx.func.blocks[b as usize].succs = succs;
-        }
-
-        // Registers: declared types and counts.
-        let mut exact: FxMap<&str, Arc<str>> = FxMap::default();
-        let mut prefixed: FxMap<&str, (Arc<str>, u32)> = FxMap::default();
-        for d in &regdecls {
-            for n in &d.names {
-                match n.range {
-                    Some(count) => {
-                        prefixed.insert(n.name, (self.symbol(d.ty), count));
-                        *fx.func.reg_decls.entry(d.ty.to_string()).or_insert(0) += count;
-                    }
-                    None => {
-                        exact.insert(n.name, self.symbol(d.ty));
-                        *fx.func.reg_decls.entry(d.ty.to_string()).or_insert(0) += 1;
-                    }
-                }
-            }
-        }
-        for r in &mut fx.func.registers {
-            if r.special.is_some() {
-                continue;
-            }
-            if let Some(ty) = exact.get(r.name.as_str()) {
-                r.ty = Some(ty.clone());
-                continue;
-            }
-            let prefix = r.name.trim_end_matches(|c: char| c.is_ascii_digit());
-            let index: Option<u32> = r.name[prefix.len()..].parse().ok();
-            if let (Some((ty, count)), Some(index)) = (prefixed.get(prefix), index)
-                && index < *count
-            {
-                r.ty = Some(ty.clone());
-            }
-        }
-
-        // Body-level variables.
-        for v in vars {
-            let var = lower_var(v);
-            match var.space {
-                VarSpace::Local => fx.func.local_bytes += var.size_bytes.unwrap_or(0),
-                VarSpace::Shared => {}
-                _ => {}
-            }
-            fx.func.variables.push(var);
-        }
-
-        crate::loops::analyze(&mut fx.func, diags);
-        (fx.func, shared_used)
-    }
 }
 
 fn close_block(func: &mut Function, open: &mut Option<BasicBlock>, end: InstrId) {
@@ -808,5 +1118,160 @@ fn finish_shared(m: &mut Module, direct: &[HashSet<String>]) {
     for (f, (names, bytes)) in m.functions.iter_mut().zip(results) {
         f.shared_vars = names;
         f.static_smem_bytes = bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Real compiler output: nvcc, NVRTC and clang, with loops, calls, debug sections,
+    /// inline-asm scopes and Hopper instructions.
+    const CORPUS: &[&str] = &[
+        include_str!("../tests/data/loops.ptx"),
+        include_str!("../tests/data/loops2.ptx"),
+        include_str!("../tests/data/mix.ptx"),
+        include_str!("../tests/data/reduce.ptx"),
+        include_str!("../../ptx/tests/data/clang19_sm80.ptx"),
+        include_str!("../../ptx/tests/data/nvrtc_sm89.ptx"),
+        include_str!("../../ptx/tests/data/nvcc_sm90_debug_sections.ptx"),
+        include_str!("../../ptx/tests/data/nvcc_sm80_lineinfo.ptx"),
+        include_str!("../../ptx/tests/data/nvcc_sm100a.ptx"),
+        include_str!("../../ptx/tests/data/nvcc_sm90a_hopper_asm.ptx"),
+    ];
+
+    fn assert_same(src: &str, what: &str) {
+        let parse = ptx::parse(src);
+        let two_step = lower(&parse.module, src);
+        let (fused, errors) = parse_and_lower(src);
+        assert_eq!(
+            format!("{:?}", parse.errors),
+            format!("{errors:?}"),
+            "{what}"
+        );
+        assert_eq!(
+            two_step.functions.len(),
+            fused.functions.len(),
+            "{what}: function count"
+        );
+        for (a, b) in two_step.functions.iter().zip(&fused.functions) {
+            assert_eq!(
+                format!("{a:?}"),
+                format!("{b:?}"),
+                "{what}: function {}",
+                a.name
+            );
+        }
+        assert_eq!(format!("{two_step:?}"), format!("{fused:?}"), "{what}");
+    }
+
+    #[test]
+    fn streaming_and_tree_lowering_agree_on_compiler_output() {
+        for (k, src) in CORPUS.iter().enumerate() {
+            assert_same(src, &format!("corpus file {k}"));
+            let m = parse_and_lower(src).0;
+            assert!(m.functions.iter().any(|f| !f.instrs.is_empty()), "file {k}");
+        }
+    }
+
+    #[test]
+    fn streaming_and_tree_lowering_agree_on_broken_input() {
+        // Truncations (unclosed bodies and blocks), stray braces, duplicated lines, names
+        // the dense register table must not take (`%r01`, huge numbers, special
+        // registers), shared variables declared after their use, and a call.
+        let extra = [
+            "@%p1 bra $L__BB0_99;",
+            "}",
+            "{ .reg .b32 %r<3>; ld.shared.v2.f32 {%f1, %f2}, [smem+8]; }",
+            "add.s32 %r01, %r1, %tid.x; mov.u32 %r99999, %r1; mov.u32 %clock64, %r1;",
+            "call.uni (retval0), foo, (%r1); st.shared.u32 [late_smem], %r1;",
+        ];
+        for (k, src) in CORPUS.iter().enumerate() {
+            let lines: Vec<&str> = src.lines().collect();
+            for step in 1..=7 {
+                let at = lines.len() * step / 8;
+                assert_same(&lines[..at].join("\n"), &format!("file {k} cut at {at}"));
+                for (e, text) in extra.iter().enumerate() {
+                    let mut ls = lines.clone();
+                    ls.insert(at, text);
+                    ls.push(".shared .align 4 .b8 late_smem[64];");
+                    assert_same(&ls.join("\n"), &format!("file {k} + extra {e} at {at}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn opcode_text_falls_back_when_src_is_not_the_parsed_text() {
+        let src = CORPUS[0];
+        let parse = ptx::parse(src);
+        let with_src = lower(&parse.module, src);
+        let without = lower(&parse.module, "");
+        for (a, b) in with_src.functions.iter().zip(&without.functions) {
+            let ops_a: Vec<&str> = a.instrs.iter().map(|i| &*i.opcode).collect();
+            let ops_b: Vec<&str> = b.instrs.iter().map(|i| &*i.opcode).collect();
+            assert_eq!(ops_a, ops_b);
+            assert!(b.instrs.iter().all(|i| i.ptx_line == 1));
+        }
+        assert!(with_src.functions.iter().any(|f| {
+            f.instrs
+                .iter()
+                .any(|i| &*i.opcode == "ld.global.f32" || &*i.opcode == "ld.param.u64")
+        }));
+    }
+
+    #[test]
+    fn register_names_split_only_when_unambiguous() {
+        let key = |s: &str| split_reg(s).map(|(_, n)| n);
+        assert_eq!(key("%r17"), Some(17));
+        assert_eq!(key("%rd0"), Some(0));
+        assert_eq!(
+            key("%r01"),
+            None,
+            "leading zero: a different register than %r1"
+        );
+        assert_eq!(key("%r"), None);
+        assert_eq!(key("17"), None, "no prefix");
+        assert_eq!(key("%tid.x"), None);
+        assert_eq!(key("%r99999"), None, "beyond the dense limit");
+        assert_eq!(key("%longprefix1"), None, "prefix longer than 7 bytes");
+        assert_ne!(
+            split_reg("%r1").map(|k| k.0),
+            split_reg("%rd1").map(|k| k.0)
+        );
+        let mut t = RegTable::default();
+        for (id, name) in ["%r1", "%rd1", "%r01", "%tid.x", "%r300"]
+            .iter()
+            .enumerate()
+        {
+            t.insert(split_reg(name), name, id as RegId);
+        }
+        for (id, name) in ["%r1", "%rd1", "%r01", "%tid.x", "%r300"]
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(t.get(split_reg(name), name), Some(id as RegId), "{name}");
+        }
+        assert_eq!(t.get(split_reg("%r2"), "%r2"), None);
+        assert_eq!(t.get(split_reg("%f1"), "%f1"), None);
+    }
+
+    #[test]
+    fn newline_count_matches_a_byte_loop() {
+        let text: Vec<u8> = (0..1000u32)
+            .map(|i| {
+                if i % 7 == 0 || i % 13 == 0 {
+                    b'\n'
+                } else {
+                    (i % 200) as u8 + 11
+                }
+            })
+            .collect();
+        for start in 0..20 {
+            for end in (start..text.len()).step_by(37) {
+                let want = text[start..end].iter().filter(|&&b| b == b'\n').count();
+                assert_eq!(count_newlines(&text[start..end]), want, "{start}..{end}");
+            }
+        }
     }
 }

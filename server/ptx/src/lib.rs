@@ -9,7 +9,8 @@
 //!
 //! Layout: [`lexer`](crate::lexer) turns bytes into tokens on demand, `parser` builds the
 //! [`ast`], [`opcodes`] is the PTX 9.x opcode table, and [`line_index`] converts byte
-//! offsets to lines and columns for consumers.
+//! offsets to lines and columns for consumers. [`parse_with_sink`] is the streaming
+//! variant for consumers that walk each function body once.
 
 pub mod ast;
 mod lexer;
@@ -20,6 +21,7 @@ mod parser;
 pub use ast::*;
 pub use line_index::{LineCol, LineIndex};
 pub use opcodes::is_known_opcode;
+pub use parser::BodySink;
 
 /// The result of parsing one PTX module: the tree and the errors, both always present.
 #[derive(Debug, Clone, Default)]
@@ -39,6 +41,28 @@ impl Parse<'_> {
 /// Parses a whole PTX module. Never panics; inputs longer than `u32::MAX` bytes (spans
 /// are 32-bit) are parsed up to that length and an error covers the rest.
 pub fn parse(src: &str) -> Parse<'_> {
+    parse_inner(src, None)
+}
+
+/// Parses a whole PTX module like [`parse`], but hands every statement of every function
+/// body to `sink` (in source order, as soon as it is parsed) instead of storing it in the
+/// tree.
+///
+/// Why: a consumer that only walks the bodies once, like `ptx-ir`'s lowering, does not
+/// need the statements to exist all at once. A 50 MB module's statements take several
+/// hundred MB as a tree, and allocating, faulting in and freeing that memory cost more
+/// than the parse itself. Streaming keeps one statement alive at a time.
+///
+/// The returned tree is complete except that every function body's
+/// [`Block::statements`] is empty (its span is kept). The errors are exactly those of
+/// [`parse`]. Nested `{ ... }` scopes are delivered as their statements followed by a
+/// [`Statement::Block`] with no statements, so a consumer that flattens blocks sees the
+/// statements in the same order as a walk over the full tree.
+pub fn parse_with_sink<'a>(src: &'a str, sink: &mut dyn BodySink<'a>) -> Parse<'a> {
+    parse_inner(src, Some(sink))
+}
+
+fn parse_inner<'a>(src: &'a str, sink: Option<&mut dyn BodySink<'a>>) -> Parse<'a> {
     const MAX: usize = u32::MAX as usize;
     let (text, truncated) = if src.len() > MAX {
         let cut = (0..=MAX)
@@ -49,7 +73,7 @@ pub fn parse(src: &str) -> Parse<'_> {
     } else {
         (src, false)
     };
-    let (module, mut errors) = parser::Parser::new(text).parse_module();
+    let (module, mut errors) = parser::Parser::new(text, sink).parse_module();
     if truncated {
         errors.push(ParseError {
             span: Span::new(text.len(), text.len()),
@@ -58,4 +82,91 @@ pub fn parse(src: &str) -> Parse<'_> {
         });
     }
     Parse { module, errors }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records what a sink sees, as text, for comparison with a walk over the full tree.
+    #[derive(Default)]
+    struct Recorder {
+        events: Vec<String>,
+    }
+
+    impl<'a> BodySink<'a> for Recorder {
+        fn begin_body(&mut self, header: &Function<'a>) {
+            self.events.push(format!("begin {}", header.name));
+        }
+        fn statement(&mut self, statement: &Statement<'a>) {
+            match statement {
+                Statement::Block(b) => {
+                    assert!(
+                        b.statements.is_empty(),
+                        "a streamed block has no statements"
+                    );
+                    self.events.push("block".to_owned());
+                }
+                other => self.events.push(format!("{other:?}")),
+            }
+        }
+        fn end_function(&mut self, function: &Function<'a>) {
+            self.events.push(format!("end {}", function.name));
+        }
+    }
+
+    fn walk(block: &Block<'_>, acc: &mut Vec<String>) {
+        for st in &block.statements {
+            match st {
+                Statement::Block(b) => {
+                    walk(b, acc);
+                    acc.push("block".to_owned());
+                }
+                other => acc.push(format!("{other:?}")),
+            }
+        }
+    }
+
+    fn expected_events(src: &str) -> Vec<String> {
+        let mut acc = Vec::new();
+        for f in parse(src).module.functions() {
+            if let Some(body) = &f.body {
+                acc.push(format!("begin {}", f.name));
+                walk(body, &mut acc);
+            }
+            acc.push(format!("end {}", f.name));
+        }
+        acc
+    }
+
+    #[test]
+    fn streaming_delivers_the_tree_in_order_with_the_same_errors() {
+        let files = [
+            include_str!("../tests/data/nvcc_sm80_lineinfo.ptx"),
+            include_str!("../tests/data/nvcc_sm90a_hopper_asm.ptx"),
+            include_str!("../tests/data/clang19_sm80.ptx"),
+            // Broken: an unclosed body, a stray brace, a nested scope and garbage.
+            ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry a()\n{\n{ .reg .b32 r; mov.u32 r, 1; }\n@%p1 bra L;\n#garbage\nL:\nret;\n.visible .entry b()\n{\nadd.s32 %r1, %r2\n}\n}\n.func c();\n",
+        ];
+        for (k, src) in files.iter().enumerate() {
+            let mut rec = Recorder::default();
+            let streamed = parse_with_sink(src, &mut rec);
+            let full = parse(src);
+            assert_eq!(rec.events, expected_events(src), "file {k}");
+            assert_eq!(streamed.errors, full.errors, "file {k}");
+            let names = |p: &Parse<'_>| {
+                p.module
+                    .functions()
+                    .map(|f| f.name.to_owned())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(names(&streamed), names(&full), "file {k}");
+            assert!(
+                streamed
+                    .module
+                    .functions()
+                    .all(|f| f.body.as_ref().is_none_or(|b| b.statements.is_empty()))
+            );
+        }
+    }
 }

@@ -31,8 +31,27 @@ use crate::opcodes::is_known_opcode;
 /// error node without recursion.
 const MAX_DEPTH: u32 = 64;
 
-pub(crate) struct Parser<'a> {
+/// Receives function bodies statement by statement from [`crate::parse_with_sink`].
+///
+/// For each function in source order: [`BodySink::begin_body`] when its header has been
+/// read and a body follows, then [`BodySink::statement`] for every statement of the body
+/// (nested scopes flattened, see [`crate::parse_with_sink`]), then
+/// [`BodySink::end_function`] with the finished function (whose body, if any, has no
+/// statements). Prototypes get only `end_function`.
+pub trait BodySink<'a> {
+    /// A function header (linkage, name, parameters, performance directives; `body` is
+    /// `None` and `span` ends at the header) whose body starts next.
+    fn begin_body(&mut self, header: &Function<'a>);
+    /// One statement of the current body.
+    fn statement(&mut self, statement: &Statement<'a>);
+    /// A complete function: a definition after its body's statements, or a prototype.
+    fn end_function(&mut self, function: &Function<'a>);
+}
+
+pub(crate) struct Parser<'a, 's> {
     src: &'a str,
+    /// Where function bodies go when streaming; `None` builds the full tree.
+    sink: Option<&'s mut dyn BodySink<'a>>,
     lx: Lexer<'a>,
     tok: Token,
     /// End of the last consumed token.
@@ -233,12 +252,13 @@ fn parse_number(text: &str, negative: bool) -> Option<Operand<'static>> {
     Some(Operand::Int(if negative { v.wrapping_neg() } else { v }))
 }
 
-impl<'a> Parser<'a> {
-    pub(crate) fn new(src: &'a str) -> Parser<'a> {
+impl<'a, 's> Parser<'a, 's> {
+    pub(crate) fn new(src: &'a str, sink: Option<&'s mut dyn BodySink<'a>>) -> Parser<'a, 's> {
         let mut lx = Lexer::new(src);
         let tok = lx.next_token();
         Parser {
             src,
+            sink,
             lx,
             tok,
             prev_end: 0,
@@ -791,15 +811,7 @@ impl<'a> Parser<'a> {
         while self.tok.kind == Kind::DotName && is_header_directive(self.dot_name(self.tok)) {
             performance.push(self.header_directive());
         }
-        let body = if self.at(b'{') {
-            Some(self.block())
-        } else if self.eat(b';') {
-            None
-        } else {
-            self.expected("`{` or `;` after the function header");
-            None
-        };
-        Function {
+        let mut f = Function {
             linkage,
             kind,
             name,
@@ -807,12 +819,25 @@ impl<'a> Parser<'a> {
             return_params,
             params,
             performance,
-            body,
+            body: None,
             span: Span {
                 start,
                 end: self.prev_end,
             },
+        };
+        if self.at(b'{') {
+            if let Some(sink) = self.sink.as_deref_mut() {
+                sink.begin_body(&f);
+            }
+            f.body = Some(self.block());
+        } else if !self.eat(b';') {
+            self.expected("`{` or `;` after the function header");
         }
+        f.span.end = self.prev_end;
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.end_function(&f);
+        }
+        f
     }
 
     /// `.maxntid 256, 1, 1` and friends: arguments run to the next directive, `{` or `;`.
@@ -1102,8 +1127,29 @@ impl<'a> Parser<'a> {
                     );
                     break;
                 }
+                // Streaming: instructions, most statements, go straight to the sink
+                // instead of through the statement vector (one 344-byte copy less).
+                Kind::Punct(b'@') if self.sink.is_some() => {
+                    let st = self.instruction();
+                    if let Some(sink) = self.sink.as_deref_mut() {
+                        sink.statement(&st);
+                    }
+                }
+                Kind::Ident if self.sink.is_some() && !self.is_label(self.tok) => {
+                    let st = self.instruction();
+                    if let Some(sink) = self.sink.as_deref_mut() {
+                        sink.statement(&st);
+                    }
+                }
                 _ => {
-                    if !self.statement(&mut statements) {
+                    let more = self.statement(&mut statements);
+                    if let Some(sink) = self.sink.as_deref_mut() {
+                        for st in &statements {
+                            sink.statement(st);
+                        }
+                        statements.clear();
+                    }
+                    if !more {
                         let span = Span {
                             start: open.start,
                             end: open.end,
@@ -1435,8 +1481,14 @@ impl<'a> Parser<'a> {
                     // The statement ran off the end of its line: the mistake is there (a
                     // missing `;` or a stray word), not on the next line, which is often
                     // a valid instruction.
-                    let at = Span { start: self.prev_end.saturating_sub(1), end: self.prev_end };
-                    self.error(at, "expected `,` or `;` before the end of the line".to_string());
+                    let at = Span {
+                        start: self.prev_end.saturating_sub(1),
+                        end: self.prev_end,
+                    };
+                    self.error(
+                        at,
+                        "expected `,` or `;` before the end of the line".to_string(),
+                    );
                 } else {
                     self.expected("`,` or `;` after an operand");
                 }

@@ -160,3 +160,4 @@ async fn malformed_json_and_unknown_methods_do_not_kill_the_server() {
     assert!(syntax(ts.diagnostics("file:///w/vadd.ptx", 1).await).is_empty());
     ts.shutdown().await;
 }
+mod robustness;
