@@ -352,7 +352,7 @@ fn analyze_kernel(
             }
         }
     }
-    let demangled = cx.demangled.clone();
+    let demangled = cx.demangled.clone().or_else(|| ptx::demangle(&func.name));
     let targets = gpus
         .iter()
         .filter_map(|gpu| {

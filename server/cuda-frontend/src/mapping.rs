@@ -2,7 +2,7 @@
 //! each `.loc` file index to a path.
 //!
 //! PTX names kernels by their Itanium C++ mangled names (`_Z5saxpyifPKfPf`); the source
-//! and the user say `saxpy`. Names are demangled with `cpp_demangle` and reduced to an
+//! and the user say `saxpy`. Names are demangled (`ptx::demangle`, Itanium ABI) and reduced to an
 //! unqualified base name (no namespace, template arguments or parameters) for lookups;
 //! `extern "C"` kernels are not mangled and are their own base name. The `.loc` directives
 //! emitted with `-lineinfo` point at `.file` indices; the main file's index is the one whose
@@ -31,9 +31,7 @@ pub struct KernelMapping {
 
 /// Demangles an Itanium C++ symbol; `None` for names that are not mangled.
 pub fn demangle(name: &str) -> Option<String> {
-    let sym = cpp_demangle::Symbol::new(name).ok()?;
-    let opts = cpp_demangle::DemangleOptions::new();
-    sym.demangle(&opts).ok()
+    ptx::demangle(name)
 }
 
 /// The unqualified base name of a (possibly mangled) kernel name:

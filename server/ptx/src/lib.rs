@@ -13,12 +13,14 @@
 //! variant for consumers that walk each function body once.
 
 pub mod ast;
+pub mod demangle;
 mod lexer;
 pub mod line_index;
 pub mod opcodes;
 mod parser;
 
 pub use ast::*;
+pub use demangle::demangle;
 pub use line_index::{LineCol, LineIndex};
 pub use opcodes::is_known_opcode;
 pub use parser::BodySink;
