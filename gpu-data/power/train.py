@@ -12,8 +12,11 @@ What it does, deterministically (fixed seeds, one thread):
      (Table 5.4 / 5.7) on every dataset, with plain shuffled 5-fold CV (what the thesis
      reported) and with 5-fold CV grouped by kernel name (no kernel in both train and
      test: the number that matters for a user's new kernel);
-  3. runs the feature / hyperparameter experiments on the K20 data documented in
-     docs/power.md (each row: what changed, plain and grouped CV);
+  3. repeats plain CV over five shuffles for the thesis configuration and for the
+     plain-CV configuration (FEATURES_PLAIN) compared with the thesis's Tables 5.8/5.9,
+     and grouped CV on the K20 over five shuffled kernel-to-fold assignments;
+     runs the feature / hyperparameter / loss experiments E1-E18 on the K20 data
+     documented in docs/power.md (each row: what changed, plain and grouped CV);
   4. trains the shipped model (FEATURES_SHIPPED, HP_SHIPPED) on all rows
      of each of the thesis's three GPUs and writes it as XGBoost JSON to models/;
   5. writes models/manifest.json (feature names, training power range, CV metrics) and
@@ -22,8 +25,9 @@ What it does, deterministically (fixed seeds, one thread):
   6. writes results.md, the CV tables copied into docs/power.md.
 
 Usage:  python gpu-data/power/train.py [DATA_DIR] [--skip-experiments]
-Runtime: about 2 minutes of CPU in total, run as two single-threaded processes
-(measured on a 2-core machine shared with other builds: 2m27s wall; 3m58s at load ~6).
+Runtime: about 4 minutes of CPU in total, run as two single-threaded processes
+(measured on a 2-core machine shared with other builds: 4m17s user, 2m17s wall; 4m09s
+wall with another experiment running beside it).
 """
 
 from __future__ import annotations
@@ -221,6 +225,20 @@ def add_ws_features(d: pd.DataFrame) -> pd.DataFrame:
     d["log2_cache_penalty"] = np.log2(1 + d.cache_penalty.clip(lower=0))
     d["mean_lat"] = (d.comp_inst_sm * d.avg_comp_lat + d.glob_inst_sm * d.avg_glob_lat
                      + d.shar_inst_sm * d.avg_shar_lat + d.misc_inst_sm * 10.0) / tot
+    # Activity densities, tried in experiment E15 only (not shipped, so not in Rust; each is
+    # computable from a KernelProfile: per-thread dynamic counts, grid, block, wtotal).
+    w = d.wtotal.clip(lower=1)
+    d["log2_per_thread"] = np.log2((d.total_inst / w).clip(lower=1))
+    d["log2_grid"] = np.log2(d.grid_size.clip(lower=1))
+    d["log2_block"] = np.log2(d.block_size.clip(lower=1))
+    d["sm_frac"] = np.minimum(d.grid_size, 13) / 13
+    d["log2_waves"] = np.log2(w)
+    d["log2_glob_work"] = np.log2(1 + d.total_threads * d.glob_inst_sm / w)
+    d["log2_comp_work"] = np.log2(1 + d.total_threads * d.comp_inst_sm / w)
+    d["log2_store_work"] = np.log2(1 + d.total_threads * d.glob_store_sm / w)
+    d["frac_misc"] = d.misc_inst_sm / tot
+    d["log2_static"] = np.log2(1 + d.comp_inst_kernel + d.glob_inst_kernel
+                               + d.misc_inst_kernel)
     return d
 
 
@@ -240,15 +258,27 @@ FEATURES_SHIPPED = FEATURES_THESIS + [
 # sample weights 1/sqrt(rows of the kernel) (E6) so the 50-90-row kernels do not dominate.
 HP_SHIPPED = dict(HP_THESIS, reg_lambda=10.0)
 WEIGHT_POWER_SHIPPED = 0.5
+# The plain-CV configuration compared with the thesis (Tables 5.8/5.9): the thesis's 15
+# features plus log2(total threads), thesis hyperparameters, no sample weights. The thesis
+# dropped total_threads for its Pearson correlation with inst_issue_cycles (Table 5.4
+# notes), not for accuracy; trees gain from it on all three GPUs. No other tuning.
+FEATURES_PLAIN = FEATURES_THESIS + ["log2_threads"]
+# Experiment E15: activity densities (see add_ws_features).
+FEATURES_ACTIVITY = ["log2_per_thread", "log2_grid", "log2_block", "sm_frac", "log2_waves",
+                     "log2_glob_work", "log2_comp_work", "log2_store_work", "frac_misc",
+                     "log2_static"]
+# Shuffled GroupKFold seeds: how much grouped R2 depends on which kernels share a fold.
+GROUP_SEEDS = [1, 2, 3, 4, 5]
 
 
 # ----------------------------------------------------------------------------- CV
 
-def make_model(hp: dict, monotone: tuple | None = None) -> xgb.XGBRegressor:
+def make_model(hp: dict, monotone: tuple | None = None,
+               objective: str = "reg:squarederror") -> xgb.XGBRegressor:
     extra = {}
     if monotone is not None:
         extra["monotone_constraints"] = "(" + ",".join(str(m) for m in monotone) + ")"
-    return xgb.XGBRegressor(objective="reg:squarederror", tree_method="exact",
+    return xgb.XGBRegressor(objective=objective, tree_method="exact",
                             n_jobs=1, random_state=SEED, **hp, **extra)
 
 
@@ -266,19 +296,38 @@ def kernel_weights(d: pd.DataFrame, power: float) -> np.ndarray:
 
 def cross_validate(d: pd.DataFrame, feats: list[str], hp: dict,
                    monotone: tuple | None = None, weight_power: float = 0.0,
-                   plain_seed: int = SEED, grouped: bool = True) -> dict:
-    """Mean over folds of R2/RMSE/MAE/MAPE for plain and kernel-grouped 5-fold CV."""
+                   plain_seed: int | None = SEED, grouped: bool = True,
+                   opts: dict | None = None) -> dict:
+    """Mean over folds of R2/RMSE/MAE/MAPE for plain and kernel-grouped 5-fold CV.
+
+    plain_seed None skips plain CV. opts (experiments only): "objective" (an XGBoost
+    objective), "target" ("log": fit log(power), predict exp), "normalize" (sample
+    weights scaled to mean 1), "group_seed" (shuffled GroupKFold with that seed instead
+    of sklearn's deterministic size-balanced assignment).
+    """
+    opts = opts or {}
     X, y = d[feats], d["power"].to_numpy()
     w = kernel_weights(d, weight_power)
+    if opts.get("normalize"):
+        w = w / w.mean()
+    log_target = opts.get("target") == "log"
+    yt = np.log(y) if log_target else y
+    objective = opts.get("objective", "reg:squarederror")
     res = {}
-    splits = {"plain": KFold(5, shuffle=True, random_state=plain_seed).split(X)}
+    splits = {}
+    if plain_seed is not None:
+        splits["plain"] = KFold(5, shuffle=True, random_state=plain_seed).split(X)
     if grouped:
-        splits["grouped"] = GroupKFold(5).split(X, y, groups=d["kernel"])
+        gs = opts.get("group_seed")
+        gkf = GroupKFold(5) if gs is None else GroupKFold(5, shuffle=True, random_state=gs)
+        splits["grouped"] = gkf.split(X, y, groups=d["kernel"])
     for name, it in splits.items():
         ms = []
         for tr, te in it:
-            m = make_model(hp, monotone).fit(X.iloc[tr], y[tr], sample_weight=w[tr])
-            ms.append(metrics(y[te], m.predict(X.iloc[te])))
+            m = make_model(hp, monotone, objective).fit(X.iloc[tr], yt[tr],
+                                                         sample_weight=w[tr])
+            p = m.predict(X.iloc[te])
+            ms.append(metrics(y[te], np.exp(p) if log_target else p))
         res[name] = {k: float(np.mean([m[k] for m in ms])) for k in ms[0]}
     return res
 
@@ -293,8 +342,9 @@ DATA: dict[str, pd.DataFrame] = {}
 
 
 def run_job(job: tuple) -> dict:
-    key, feats, hp, mono, wp, seed, grouped = job
-    return cross_validate(DATA[key], feats, hp, mono, wp, seed, grouped)
+    key, feats, hp, mono, wp, seed, grouped, *rest = job
+    return cross_validate(DATA[key], feats, hp, mono, wp, seed, grouped,
+                          rest[0] if rest else None)
 
 
 def run_jobs(jobs: list[tuple]) -> list[dict]:
@@ -306,23 +356,46 @@ def run_jobs(jobs: list[tuple]) -> list[dict]:
 # ----------------------------------------------------------------------------- main
 
 def experiment_specs() -> list[tuple]:
-    """The experiments on the K20 (larger) dataset: (description, feats, hp, mono, w)."""
+    """The experiments on the K20 (larger) dataset: (description, feats, hp, mono, w, opts)."""
     mono = tuple(1 if f in ("inst_issue_cycles", "log2_issue") else 0
                  for f in FEATURES_SHIPPED)
+    drop2 = [f for f in FEATURES_SHIPPED if f not in ("shmem_block", "glob_store_sm")]
+    w = WEIGHT_POWER_SHIPPED
     return [
         ("E1 thesis 15 minus the static kernel-size counts (comp/glob/misc_inst_kernel)",
-         [f for f in FEATURES_THESIS if not f.endswith("_inst_kernel")], HP_THESIS, None, 0),
+         [f for f in FEATURES_THESIS if not f.endswith("_inst_kernel")], HP_THESIS, None, 0,
+         None),
         ("E2 thesis 15, depth 4, min_child_weight 3, 400 trees", FEATURES_THESIS,
-         dict(HP_THESIS, max_depth=4, min_child_weight=3, n_estimators=400), None, 0),
-        ("E3 mixes and ratios only (FEATURES_WS)", FEATURES_WS, HP_THESIS, None, 0),
+         dict(HP_THESIS, max_depth=4, min_child_weight=3, n_estimators=400), None, 0, None),
+        ("E3 mixes and ratios only (FEATURES_WS)", FEATURES_WS, HP_THESIS, None, 0, None),
         ("E4 thesis 15 + mixes and ratios (FEATURES_SHIPPED)", FEATURES_SHIPPED, HP_THESIS,
-         None, 0),
-        ("E5 E4 + reg_lambda 10", FEATURES_SHIPPED, HP_SHIPPED, None, 0),
+         None, 0, None),
+        ("E5 E4 + reg_lambda 10", FEATURES_SHIPPED, HP_SHIPPED, None, 0, None),
         ("E6 E5 + kernel-balanced weights 1/sqrt(n) (shipped)", FEATURES_SHIPPED, HP_SHIPPED,
-         None, WEIGHT_POWER_SHIPPED),
-        ("E7 E5 + kernel-balanced weights 1/n", FEATURES_SHIPPED, HP_SHIPPED, None, 1.0),
+         None, w, None),
+        ("E7 E5 + kernel-balanced weights 1/n", FEATURES_SHIPPED, HP_SHIPPED, None, 1.0, None),
         ("E8 E6 + monotone increasing in inst_issue_cycles and log2_issue",
-         FEATURES_SHIPPED, HP_SHIPPED, mono, WEIGHT_POWER_SHIPPED),
+         FEATURES_SHIPPED, HP_SHIPPED, mono, w, None),
+        ("E9 E6 with pseudo-Huber loss (slope 10 W, base 75 W)", FEATURES_SHIPPED,
+         dict(HP_SHIPPED, huber_slope=10.0, base_score=75.0), None, w,
+         {"objective": "reg:pseudohubererror"}),
+        ("E10 E6 with absolute-error loss", FEATURES_SHIPPED, HP_SHIPPED, None, w,
+         {"objective": "reg:absoluteerror"}),
+        ("E11 E6 fitted to log(power) (multiplicative model)", FEATURES_SHIPPED, HP_SHIPPED,
+         None, w, {"target": "log"}),
+        ("E12 E6 with a gamma loss (log link)", FEATURES_SHIPPED, HP_SHIPPED, None, w,
+         {"objective": "reg:gamma"}),
+        ("E13 E6 with depth-3 trees", FEATURES_SHIPPED, dict(HP_SHIPPED, max_depth=3), None, w,
+         None),
+        ("E14 E6 with depth-2 trees, 1000 trees", FEATURES_SHIPPED,
+         dict(HP_SHIPPED, max_depth=2, n_estimators=1000), None, w, None),
+        ("E15 E6 + activity densities (FEATURES_ACTIVITY)", FEATURES_SHIPPED + FEATURES_ACTIVITY,
+         HP_SHIPPED, None, w, None),
+        ("E16 E6 with the weights normalised to mean 1", FEATURES_SHIPPED, HP_SHIPPED, None, w,
+         {"normalize": True}),
+        ("E17 E6 minus shmem_block and glob_store_sm (backward elimination on grouped CV)",
+         drop2, HP_SHIPPED, None, w, None),
+        ("E18 E17 + weights 1/n^0.75", drop2, HP_SHIPPED, None, 0.75, None),
     ]
 
 
@@ -385,12 +458,30 @@ def main() -> int:
     for key in SHIPPED:
         jobs.append((key, FEATURES_SHIPPED, HP_SHIPPED, None, WEIGHT_POWER_SHIPPED, SEED, True))
         tags.append(("shipped", key))
+    # The plain-CV configuration (FEATURES_PLAIN): the fixed seed with grouped CV beside
+    # it, then the four other shuffles.
+    for key in SHIPPED:
+        jobs.append((key, FEATURES_PLAIN, HP_THESIS, None, 0, SEED, True))
+        tags.append(("plaincfg", key))
+        for seed in REPEAT_SEEDS:
+            jobs.append((key, FEATURES_PLAIN, HP_THESIS, None, 0, seed, False))
+            tags.append(("plainrep", key))
+    # Grouped CV on K20 with shuffled kernel-to-fold assignments (fold-assignment spread).
+    gconfigs = [("E0 thesis 15 features, thesis hyperparameters", FEATURES_THESIS, HP_THESIS, 0),
+                ("plain-CV configuration (FEATURES_PLAIN)", FEATURES_PLAIN, HP_THESIS, 0),
+                ("shipped (E6)", FEATURES_SHIPPED, HP_SHIPPED, WEIGHT_POWER_SHIPPED)]
+    for desc, feats, hp, wp in gconfigs:
+        for gs in GROUP_SEEDS:
+            jobs.append(("k20", feats, hp, None, wp, None, True, {"group_seed": gs}))
+            tags.append(("gshuf", desc))
     specs = [] if args.skip_experiments else experiment_specs()
-    for desc, feats, hp, mono_c, wp in specs:
-        jobs.append(("k20", feats, hp, mono_c, wp, SEED, True))
+    for desc, feats, hp, mono_c, wp, opts in specs:
+        jobs.append(("k20", feats, hp, mono_c, wp, SEED, True, opts))
         tags.append(("exp", desc))
     results = run_jobs(jobs)
     thesis_cv, ws_cv, exps, repeats = {}, {}, [], {k: [] for k in SHIPPED}
+    plain_cfg, plain_reps = {}, {k: [] for k in SHIPPED}
+    gshuf: dict[str, list] = {desc: [] for desc, *_ in gconfigs}
     for (kind, name), r in zip(tags, results):
         if kind == "thesis":
             d = data[name]
@@ -400,6 +491,13 @@ def main() -> int:
             repeats[name].append(r["plain"])
         elif kind == "shipped":
             ws_cv[name] = r
+        elif kind == "plaincfg":
+            plain_cfg[name] = r
+            plain_reps[name].append(r["plain"])
+        elif kind == "plainrep":
+            plain_reps[name].append(r["plain"])
+        elif kind == "gshuf":
+            gshuf[name].append(r["grouped"])
         else:
             exps.append((name, r))
     for key in SHIPPED:
@@ -410,6 +508,11 @@ def main() -> int:
         log(f"  thesis features {key}: plain {fmt(r['plain'])} / grouped {fmt(r['grouped'])}")
     for desc, r in exps:
         log(f"  {desc}: plain {fmt(r['plain'])} / grouped {fmt(r['grouped'])}")
+    for key in SHIPPED:
+        v = np.array([r["r2"] for r in plain_reps[key]])
+        log(f"  plain-CV configuration {key}: {fmt(plain_cfg[key]['plain'])} / grouped "
+            f"{fmt(plain_cfg[key]['grouped'])}; 5 shuffles R2 {v.mean():.4f} +- "
+            f"{v.std(ddof=1):.4f}")
 
     # 2. Shipped models: FEATURES_SHIPPED on all rows of each thesis GPU.
     models_dir = HERE / "models"
@@ -495,6 +598,40 @@ def main() -> int:
         t = THESIS_5RUNS[key]
         lines.append(f"| {key} | {ms('r2', 4)} | {ms('mae', 2)} | {ms('mape', 2)} | "
                      f"{t['r2']} / {t['mae']} / {t['mape']} |")
+    lines += ["", "## Plain-CV configuration vs the thesis (FEATURES_PLAIN, thesis hyperparameters, "
+              "no weights)", "",
+              "Features: " + ", ".join(FEATURES_PLAIN) + ". Single run = KFold seed "
+              f"{SEED} (fixed before any result was seen); 5 shuffles = KFold seeds "
+              + ", ".join(str(x) for x in [SEED] + REPEAT_SEEDS) + " (mean +- sd).", "",
+              "| GPU | single run: plain R2 / RMSE / MAE / MAPE | grouped R2 / RMSE / MAE / MAPE "
+              "| 5 shuffles: R2 | RMSE | MAE | MAPE | thesis Table 5.8 (single) | "
+              "thesis Table 5.9 (5 runs) R2 / MAE / MAPE |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for key in SHIPPED:
+        rs = plain_reps[key]
+        def mss(k: str, nd: int) -> str:
+            v = np.array([r[k] for r in rs])
+            return f"{v.mean():.{nd}f} +- {v.std(ddof=1):.{nd}f}"
+        r = plain_cfg[key]
+        t = THESIS_5RUNS[key]
+        lines.append(f"| {key} | {fmt(r['plain'])} | {fmt(r['grouped'])} | {mss('r2', 4)} | "
+                     f"{mss('rmse', 2)} | {mss('mae', 2)} | {mss('mape', 2)} | "
+                     f"{fmt(THESIS[key])} | {t['r2']} / {t['mae']} / {t['mape']} |")
+    lines += ["", "## Grouped CV on the K20 over shuffled kernel-to-fold assignments", "",
+              "GroupKFold(5, shuffle=True) with seeds " + ", ".join(map(str, GROUP_SEEDS))
+              + "; 'fixed' is sklearn's deterministic size-balanced GroupKFold(5) used in "
+              "every other table.", "",
+              "| configuration | fixed R2 / MAE | R2 per seed | R2 mean +- sd | MAE mean |",
+              "|---|---|---|---|---|"]
+    fixed = {"E0 thesis 15 features, thesis hyperparameters": thesis_cv["k20"][0]["grouped"],
+             "plain-CV configuration (FEATURES_PLAIN)": plain_cfg["k20"]["grouped"],
+             "shipped (E6)": ws_cv["k20"]["grouped"]}
+    for desc, rs in gshuf.items():
+        v = np.array([r["r2"] for r in rs])
+        mae = np.mean([r["mae"] for r in rs])
+        lines.append(f"| {desc} | {fixed[desc]['r2']:.4f} / {fixed[desc]['mae']:.2f} | "
+                     + ", ".join(f"{x:.3f}" for x in v)
+                     + f" | {v.mean():.4f} +- {v.std(ddof=1):.4f} | {mae:.2f} |")
     lines += ["", "## Shipped models (FEATURES_SHIPPED, HP_SHIPPED, weights 1/sqrt(n))", "",
               "| GPU | plain R2 / RMSE / MAE / MAPE | grouped R2 / RMSE / MAE / MAPE | "
               "thesis (plain) |", "|---|---|---|---|"]
