@@ -238,16 +238,8 @@ impl LatencyTable {
 /// break points; we close them on the left. Beyond 2,203,648 the last piece is kept,
 /// floored at 220 cycles (its value would otherwise fall with more threads).
 pub fn table_3_3(x: f64) -> f64 {
-    let v = if x < 4096.0 {
-        0.02828 * x + 220.0
-    } else if x < 24576.0 {
-        0.004780 * x + 251.7
-    } else if x < 991_232.0 {
-        0.0001679 * x + 307.8
-    } else {
-        -0.00002529 * x + 501.8
-    };
-    v.max(220.0)
+    // The fit itself lives with the scheduling model, which reads the same table.
+    perf_models::scheduling::tables::k20_global_latency(x).max(220.0)
 }
 
 /// The datasets' wave count (see the module documentation).
