@@ -121,20 +121,18 @@ pub fn resolve(sources: &[(LaunchSource, &PartialLaunch)], extra_args: &BTreeMap
     let mut source = LaunchSource::Default;
     let mut args = BTreeMap::new();
     for (src, p) in sources {
-        if block.is_none() {
-            if let Some(b) = p.block {
+        if block.is_none()
+            && let Some(b) = p.block {
                 block = Some(b);
                 source = *src;
             }
-        }
-        if grid.is_none() {
-            if let Some(g) = p.grid {
+        if grid.is_none()
+            && let Some(g) = p.grid {
                 grid = Some(g);
                 if source == LaunchSource::Default {
                     source = *src;
                 }
             }
-        }
         if smem.is_none() {
             smem = p.dynamic_smem;
         }

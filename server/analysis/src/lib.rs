@@ -289,13 +289,10 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
         .kernels()
         .map(|func| {
             // A PTX annotation belongs to the first kernel after it.
-            let ptx_annotation = annotations
-                .iter()
-                .filter(|a| (a.offset as u32) < func.span.start)
-                .filter(|a| {
-                    !module.kernels().any(|k| k.span.start > a.offset as u32 && k.span.start < func.span.start)
-                })
-                .last();
+            let ptx_annotation = annotations.iter().rfind(|a| {
+                (a.offset as u32) < func.span.start
+                    && !module.kernels().any(|k| k.span.start > a.offset as u32 && k.span.start < func.span.start)
+            });
             let cx = context.kernels.get(&func.name).cloned().unwrap_or_default();
             let Some(memo) = memo.as_deref_mut() else {
                 return analyze_kernel(&module, func, ptx_annotation, &cx, settings, &gpus);

@@ -152,7 +152,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
     }
 
     /// The affine form of a trip-count-style expression (induction variable init/step).
-    fn from_expr(&mut self, e: &Expr) -> Affine {
+    fn of_expr(&mut self, e: &Expr) -> Affine {
         match e {
             Expr::Const(c) => Affine::constant(*c),
             Expr::Param { index, name } => match self.env.args.get(index) {
@@ -160,9 +160,9 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 None => self.uniform(format!("param:{name}")),
             },
             Expr::Special(s) => self.special(*s),
-            Expr::Neg(a) => self.from_expr(a).scale(-1),
+            Expr::Neg(a) => self.of_expr(a).scale(-1),
             Expr::Bin(op, a, b) => {
-                let (a, b) = (self.from_expr(a), self.from_expr(b));
+                let (a, b) = (self.of_expr(a), self.of_expr(b));
                 self.binop(*op, a, b)
             }
             #[allow(unreachable_patterns)]
@@ -231,7 +231,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                     (Some(x), Some(k)) if k != 0 => Affine::constant(x.div_euclid(k)),
                     // `tid.x / 32` (or `>> 5`): the warp index, uniform within a warp when
                     // the block's x dimension is a multiple of 32.
-                    (None, Some(k)) if k > 0 && k % 32 == 0 && self.only_tid_x(&a) && self.env.block[0] % 32 == 0 => {
+                    (None, Some(k)) if k > 0 && k % 32 == 0 && self.only_tid_x(&a) && self.env.block[0].is_multiple_of(32) => {
                         let key = format!("warp-index:{}", self.uniforms.len());
                         self.uniform(key)
                     }
@@ -300,14 +300,14 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         if let Some((loop_id, init, step)) = self.ivs.get(&r).cloned() {
             // iv = init + iteration · step.
             let init = match init {
-                Some(e) => self.from_expr(&e),
+                Some(e) => self.of_expr(&e),
                 None => {
                     // The entry value is computed in the function: find its definition
                     // outside the loop.
                     self.def_outside_loop(r, loop_id)
                 }
             };
-            let step = self.from_expr(&step);
+            let step = self.of_expr(&step);
             let iter = self.mul(Affine::var(Var::Iter(loop_id)), step);
             return init.add(&iter, 1);
         }

@@ -59,11 +59,10 @@ impl CudaInfo {
             if d.in_ptx {
                 continue;
             }
-            if let Some(f) = &d.file {
-                if !self.is_this_file(f) {
+            if let Some(f) = &d.file
+                && !self.is_this_file(f) {
                     continue;
                 }
-            }
             let default = match d.severity {
                 cuda_frontend::diagnostics::Severity::Error => analysis::Severity::Error,
                 cuda_frontend::diagnostics::Severity::Warning => analysis::Severity::Warning,

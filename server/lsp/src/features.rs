@@ -218,11 +218,10 @@ fn hint(position: LineCol, label: String, tooltip: Option<String>) -> lsp::Inlay
 fn kernel_label(t: &analysis::TargetAnalysis, config: &Config) -> String {
     let p = &config.inlay;
     let mut parts = Vec::new();
-    if p.occupancy {
-        if let Ok(o) = &t.occupancy {
+    if p.occupancy
+        && let Ok(o) = &t.occupancy {
             parts.push(format!("occ {:.0}%", o.occupancy * 100.0));
         }
-    }
     if let Some(r) = &t.models {
         if p.bound {
             parts.push(format!("{}-bound", r.headline.bound.name()));
@@ -231,11 +230,10 @@ fn kernel_label(t: &analysis::TargetAnalysis, config: &Config) -> String {
             parts.push(if r.headline.time_us >= 1000.0 { format!("≈{:.2} ms", r.headline.time_us / 1000.0) } else { format!("≈{:.1} µs", r.headline.time_us) });
         }
     }
-    if p.power {
-        if let Some(pw) = &t.power {
+    if p.power
+        && let Some(pw) = &t.power {
             parts.push(format!("{:.0} W", pw.watts));
         }
-    }
     parts.join(" · ")
 }
 

@@ -227,11 +227,10 @@ impl State {
                 }
             }
             Msg::AnalysisFailed { uri, version } => {
-                if let Some(state) = self.docs.get_mut(&uri) {
-                    if state.in_flight == Some(version) {
+                if let Some(state) = self.docs.get_mut(&uri)
+                    && state.in_flight == Some(version) {
                         state.in_flight = None;
                     }
-                }
                 if let Some(state) = self.docs.get_mut(&uri).filter(|s| s.doc.version == version) {
                     for q in std::mem::take(&mut state.pending) {
                         q.answer_empty();
@@ -374,12 +373,11 @@ impl State {
             self.answer(&uri, q);
         }
         self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
-        if let Some(c) = &result.cuda {
-            if c.prepared.toolchain.is_none() && !self.told_no_compiler {
+        if let Some(c) = &result.cuda
+            && c.prepared.toolchain.is_none() && !self.told_no_compiler {
                 self.told_no_compiler = true;
                 self.client.show_message(lsp::MessageType::WARNING, format!("warpsight: {}", c.prepared.toolchain_note)).await;
             }
-        }
         // Hints and lenses depend on the analysis: ask the client to refresh them, where
         // it supports that.
         let (client, caps) = (self.client.clone(), self.caps);

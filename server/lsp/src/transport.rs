@@ -66,11 +66,10 @@ fn validate(body: &[u8]) -> Result<(), Value> {
     if obj.contains_key("id") && obj.get("method").and_then(Value::as_str).is_some_and(|m| m.starts_with("$/")) {
         return Err(error_response(id, -32601, "Method not found"));
     }
-    if let Some(params) = obj.get("params") {
-        if !matches!(params, Value::Object(_) | Value::Array(_) | Value::Null) {
+    if let Some(params) = obj.get("params")
+        && !matches!(params, Value::Object(_) | Value::Array(_) | Value::Null) {
             return Err(error_response(id, -32600, "Invalid Request: params must be an object or array"));
         }
-    }
     Ok(())
 }
 
@@ -160,11 +159,10 @@ async fn read_server_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> O
         if line.is_empty() {
             break;
         }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
+        if let Some((name, value)) = line.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length") {
                 len = value.trim().parse::<usize>().ok();
             }
-        }
     }
     let mut body = vec![0u8; len?];
     reader.read_exact(&mut body).await.ok()?;

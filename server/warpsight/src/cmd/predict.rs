@@ -34,11 +34,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         Ok(g) => g,
         Err(e) => bail!("{e}"),
     };
-    if let Some(m) = &args.model {
-        if !perf_models::consensus::MODELS.contains(&m.as_str()) {
+    if let Some(m) = &args.model
+        && !perf_models::consensus::MODELS.contains(&m.as_str()) {
             bail!("unknown model `{m}` (models: {})", perf_models::consensus::MODELS.join(", "));
         }
-    }
     let Some(report) = perf_models::run_all_for_gpu(&profile, gpu, &perf_models::ModelConfig::uncalibrated()) else {
         bail!("no model applies to this profile (is the launch empty?)");
     };
