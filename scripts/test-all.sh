@@ -52,6 +52,10 @@ export XDG_CACHE_HOME="$root/target/test-cache"
 # --- 2. Rust: build, unit and integration tests ------------------------------------------
 log "cargo build"
 cargo build --workspace --all-targets --locked
+# The workspace lints (no printing to stdout in library crates: stdout is the LSP wire)
+# are clippy lints: they hold only if clippy runs.
+log "cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
 log "cargo test"
 # The bounded fuzz run (proptest over mutated real PTX) is part of the ptx crate's tests;
 # PROPTEST_CASES bounds it.
