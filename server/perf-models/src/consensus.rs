@@ -136,6 +136,11 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> O
         .static_smem_bytes
         .saturating_add(profile.launch.dynamic_smem);
     let resident = gpu.resident_blocks_per_sm(tpb, profile.resources.registers_per_thread, smem);
+    // When not even one block fits on an SM, that is the reason every launch-dependent
+    // model gives up, whatever its own precondition says.
+    let why = |own: &'static str| -> &'static str {
+        if resident == 0 { "the launch cannot run on this GPU: no block fits on an SM (see the occupancy)" } else { own }
+    };
 
     // The MWP/CWP-family adapters build their own device from the database entry when
     // there is one (their `predict_for_gpu`); for the papers' presets we build it here.
@@ -158,7 +163,7 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> O
             mwp_cwp::predict(profile, &device, resident, &cfg.mwp_cwp)
         }
     };
-    push("mwp_cwp", mwp, "no resident block or non-finite counts");
+    push("mwp_cwp", mwp, why("no resident block or non-finite counts"));
 
     let cg = match &gpu.spec {
         Some(spec) => cgpredict::predict_for_gpu(profile, spec, &cfg.cgpredict),
@@ -173,18 +178,18 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> O
     push(
         "cgpredict",
         cg,
-        "no platform constants for this GPU (seed 003 Table 3 is the TK1's), or the launch does not fit",
+        why("no platform constants for this GPU (seed 003 Table 3 is the TK1's), or the launch does not fit"),
     );
     push(
         "wave",
         wave::predict(profile, gpu, &cfg.wave),
-        "no resident block or no instructions",
+        why("no resident block or no instructions"),
     );
     push("bsp", bsp::predict(profile, gpu, &cfg.bsp), "empty launch");
     push(
         "scheduling",
         scheduling::predict(profile, gpu),
-        "the profile has no basic blocks (dependence graphs)",
+        why("the profile has no basic blocks (dependence graphs)"),
     );
 
     let find = |name: &str| predictions.iter().find(|p| p.model == name);
