@@ -124,13 +124,34 @@ fn target_section(s: &mut String, t: &TargetAnalysis) {
     }
 }
 
+/// The SM unit that executes a class (CUDA C++ Programming Guide, "Arithmetic
+/// Instructions" and the architecture whitepapers' SM diagrams).
+fn unit(class: ptx_ir::InstrClass) -> &'static str {
+    use ptx_ir::InstrClass::*;
+    match class {
+        IntAlu => "integer ALU (INT32 cores)",
+        Fp32 => "FP32 cores",
+        Fp64 => "FP64 units",
+        Fp16 => "FP16/BF16 paths of the FP32 cores",
+        Sfu => "special function units (SFU)",
+        Tensor => "tensor cores",
+        Conversion => "conversion (SFU or ALU, by type)",
+        Move => "register moves (ALU)",
+        Load(_) | Store(_) | Atomic(_) => "load/store units (LSU) and the memory system",
+        Barrier | Fence => "the SM's barrier and memory-ordering logic",
+        WarpLevel => "warp-level shuffle/vote logic",
+        Branch | Call | Return => "the branch unit",
+        Other => "no single unit",
+    }
+}
+
 /// The Markdown card for one PTX instruction at `offset` in the analysed text, for the
 /// primary target GPU.
 pub fn instruction_card(k: &KernelAnalysis, module: &ptx_ir::Module, offset: u32) -> Option<String> {
     let func = module.function(&k.name)?;
     let instr = func.instrs.iter().find(|i| i.span.start <= offset && offset < i.span.end.max(i.span.start + 1))?;
     let t = k.targets.first()?;
-    let mut s = format!("**`{}`** — class `{}`", instr.opcode, instr.class.name());
+    let mut s = format!("**`{}`** — class `{}`, {}", instr.opcode, instr.class.name(), unit(instr.class));
     let cls = instr.class.name();
     if let Some(lat) = t.gpu.instr_latency_cycles.get(&cls) {
         let _ = write!(s, " · latency ≈ {lat} cycles on {}", t.gpu.id);
