@@ -1,0 +1,162 @@
+//! The extension's entry point: starts the warpsight language server and keeps it in step
+//! with the settings.
+//!
+//! The extension is deliberately thin (house style §1.1): every analysis lives in the Rust
+//! server, and this file only finds the binary (`bootstrap.ts`), starts
+//! vscode-languageclient for CUDA and PTX documents, forwards the `warpsight.*` settings, and
+//! turns the server's `warpsight.openReport` command into a webview (`report.ts`). A failure
+//! to start is shown to the user with a button to the output channel, instead of leaving the
+//! editor silently without hints.
+
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  TransportKind,
+} from "vscode-languageclient/node";
+import { findServer } from "./bootstrap";
+import { ReportPanel, type ReportTarget } from "./report";
+
+let client: LanguageClient | undefined;
+let output: vscode.LogOutputChannel | undefined;
+
+/**
+ * The `warpsight.*` settings as the plain object the server reads
+ * (docs/lsp-extensions.md § Configuration). Unset values (null) are left out, because the
+ * server logs a malformed value for each null it receives; `server.path` is the extension's
+ * own and is not sent.
+ */
+export function serverSettings(): Record<string, unknown> {
+  const cfg = vscode.workspace.getConfiguration("warpsight");
+  const res: Record<string, unknown> = {};
+  const put = (key: string) => {
+    const v = cfg.get<unknown>(key);
+    if (v !== undefined && v !== null) res[key] = v;
+  };
+  for (const key of ["gpus", "args", "defaultTripCount", "nvcc", "compileTimeoutMs", "severities", "inlayHints", "debounceMs"]) {
+    put(key);
+  }
+  const launch: Record<string, unknown> = {};
+  for (const key of ["grid", "block", "dynamicSmem"]) {
+    const v = cfg.get<unknown>(`launch.${key}`);
+    if (v !== undefined && v !== null) launch[key] = v;
+  }
+  if (Object.keys(launch).length > 0) res.launch = launch;
+  return res;
+}
+
+/** The report target from a code lens argument, or else from the active editor. */
+function reportTarget(args: unknown[]): ReportTarget | undefined {
+  const first = args[0];
+  if (typeof first === "object" && first !== null && typeof (first as { uri?: unknown }).uri === "string") {
+    const { uri, kernel } = first as { uri: string; kernel?: unknown };
+    return { uri, kernel: typeof kernel === "string" ? kernel : undefined };
+  }
+  const editor = vscode.window.activeTextEditor;
+  if (editor !== undefined && ["ptx", "cuda-cpp"].includes(editor.document.languageId)) {
+    return { uri: editor.document.uri.toString() };
+  }
+  return undefined;
+}
+
+async function openReport(context: vscode.ExtensionContext, args: unknown[]): Promise<void> {
+  const target = reportTarget(args);
+  if (client === undefined || target === undefined) {
+    void vscode.window.showWarningMessage("warpsight: open a .ptx or .cu file to see its kernel report.");
+    return;
+  }
+  try {
+    const report = await client.sendRequest("warpsight/kernelReport", target);
+    ReportPanel.show(context, target, report);
+  } catch (e) {
+    void vscode.window.showErrorMessage(`warpsight: the kernel report failed: ${String(e)}`);
+  }
+}
+
+async function start(context: vscode.ExtensionContext): Promise<void> {
+  const out = output ?? vscode.window.createOutputChannel("warpsight", { log: true });
+  output = out;
+  const server = findServer(context.extensionPath);
+  if (typeof server === "string") {
+    out.appendLine(server);
+    const pick = await vscode.window.showErrorMessage(`warpsight: ${server}`, "Open Settings");
+    if (pick === "Open Settings") {
+      void vscode.commands.executeCommand("workbench.action.openSettings", "warpsight.server.path");
+    }
+    return;
+  }
+  out.appendLine(`Starting ${server.path} lsp (from ${server.source}).`);
+  const run = { command: server.path, args: ["lsp"], transport: TransportKind.stdio };
+  const serverOptions: ServerOptions = { run, debug: run };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "cuda-cpp" },
+      { scheme: "file", language: "ptx" },
+    ],
+    outputChannel: out,
+    initializationOptions: serverSettings(),
+    middleware: {
+      // The server offers `warpsight.openReport` through workspace/executeCommand, so the
+      // client registers the VS Code command itself; intercepting it here shows the report
+      // in a panel instead of discarding the result.
+      executeCommand: async (command, args, next) => {
+        if (command === "warpsight.openReport") {
+          await openReport(context, args);
+          return undefined;
+        }
+        return next(command, args);
+      },
+    },
+  };
+  const c = new LanguageClient("warpsight", "warpsight", serverOptions, clientOptions);
+  client = c;
+  try {
+    await c.start();
+  } catch (e) {
+    client = undefined;
+    out.appendLine(`The server failed to start: ${String(e)}`);
+    const pick = await vscode.window.showErrorMessage(
+      `warpsight: the language server (${server.path}) failed to start: ${String(e)}`,
+      "Show Output",
+    );
+    if (pick === "Show Output") out.show();
+  }
+}
+
+async function restart(context: vscode.ExtensionContext): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (old !== undefined) {
+    try {
+      await old.stop();
+    } catch {
+      // A server that already died cannot be stopped; starting a new one is what matters.
+    }
+  }
+  await start(context);
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration("warpsight")) return;
+      if (e.affectsConfiguration("warpsight.server.path")) {
+        void restart(context);
+      } else if (client !== undefined && client.isRunning()) {
+        // The server accepts `{ "warpsight": { ... } }` as the settings object.
+        void client.sendNotification(DidChangeConfigurationNotification.type, {
+          settings: { warpsight: serverSettings() },
+        });
+      }
+    }),
+  );
+  await start(context);
+}
+
+export async function deactivate(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c !== undefined) await c.stop();
+}
