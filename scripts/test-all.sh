@@ -8,6 +8,8 @@
 # What it installs, and where:
 #   .cuda/        a Python venv with NVIDIA's CUDA compiler wheels (scripts/cuda-requirements.txt)
 #   .venv-lsp/    a Python venv with pytest-lsp (tests/clients/requirements.txt)
+#   target/vscode-test/  code-server, playwright-core and the extension's npm packages
+#                 (scripts/test-vscode.sh; it also installs Debian's chromium when missing)
 #   Debian        the packages listed on the `#debian:` lines below, when missing
 #debian: neovim
 set -euo pipefail
@@ -74,3 +76,7 @@ echo "README command: 1 passed, 0 failed"
 # --- 4. Real LSP clients against the built server ------------------------------------------
 log "LSP clients (pytest-lsp, neovim)"
 tests/clients/run.sh
+
+# --- 5. The VS Code extension inside real VS Code (code-server + headless Chromium) -------
+log "VS Code extension (code-server)"
+WARPSIGHT_SERVER_BIN="$root/target/debug/warpsight" scripts/test-vscode.sh
