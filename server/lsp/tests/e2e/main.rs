@@ -2,6 +2,8 @@
 //! protocol feature, through the real server loop.
 
 mod features;
+#[path = "../common/ptxgen.rs"]
+mod ptxgen;
 mod support;
 
 use serde_json::{Value, json};
