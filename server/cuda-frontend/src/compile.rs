@@ -597,12 +597,7 @@ fn run_error(tool: &str, e: RunError, timeout: Duration) -> CompileResult {
             cacheable: false,
             cancelled: false,
         },
-        RunError::Spawn { .. } => CompileResult {
-            ptx: None,
-            diagnostics: vec![CompilerDiagnostic::general(Severity::Error, e.to_string())],
-            cacheable: false,
-            cancelled: false,
-        },
+        RunError::Spawn { .. } => CompileResult::failed(e.to_string()),
     }
 }
 
@@ -626,6 +621,19 @@ fn restore_paths(
     ptx.map(|s| s.replace(&format!("\"{tmp}\""), &format!("\"{real_s}\"")))
 }
 
+impl CompileResult {
+    /// A compile that could not even start (no temporary directory, an unwritable file):
+    /// one error, nothing to cache.
+    fn failed(message: String) -> CompileResult {
+        CompileResult {
+            ptx: None,
+            diagnostics: vec![CompilerDiagnostic::general(Severity::Error, message)],
+            cacheable: false,
+            cancelled: false,
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn compile_nvcc(
     tc: &Toolchain,
@@ -640,15 +648,7 @@ fn compile_nvcc(
     let tmp = match TempDir::new() {
         Ok(t) => t,
         Err(e) => {
-            return CompileResult {
-                ptx: None,
-                diagnostics: vec![CompilerDiagnostic::general(
-                    Severity::Error,
-                    format!("cannot create a temporary directory: {e}"),
-                )],
-                cacheable: false,
-                cancelled: false,
-            };
+            return CompileResult::failed(format!("cannot create a temporary directory: {e}"));
         }
     };
     // Compile a copy of the text (the editor's buffer may be unsaved); `-I` the real
@@ -659,15 +659,7 @@ fn compile_nvcc(
     let src = tmp.0.join(&name);
     let out = tmp.0.join("out.ptx");
     if let Err(e) = std::fs::write(&src, text) {
-        return CompileResult {
-            ptx: None,
-            diagnostics: vec![CompilerDiagnostic::general(
-                Severity::Error,
-                format!("cannot write {}: {e}", src.display()),
-            )],
-            cacheable: false,
-            cancelled: false,
-        };
+        return CompileResult::failed(format!("cannot write {}: {e}", src.display()));
     }
     let mut cmd = Command::new(&tc.path);
     cmd.arg("-ptx")
@@ -716,12 +708,7 @@ fn compile_nvrtc(
     let lib = match crate::nvrtc::Nvrtc::load(&tc.path) {
         Ok(l) => l,
         Err(e) => {
-            return CompileResult {
-                ptx: None,
-                diagnostics: vec![CompilerDiagnostic::general(Severity::Error, e)],
-                cacheable: false,
-                cancelled: false,
-            };
+            return CompileResult::failed(e);
         }
     };
     let mut incs: Vec<PathBuf> = vec![dir.to_path_buf()];
@@ -819,15 +806,7 @@ fn compile_clang(
     let tmp = match TempDir::new() {
         Ok(t) => t,
         Err(e) => {
-            return CompileResult {
-                ptx: None,
-                diagnostics: vec![CompilerDiagnostic::general(
-                    Severity::Error,
-                    format!("cannot create a temporary directory: {e}"),
-                )],
-                cacheable: false,
-                cancelled: false,
-            };
+            return CompileResult::failed(format!("cannot create a temporary directory: {e}"));
         }
     };
     let name = path
