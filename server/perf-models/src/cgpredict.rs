@@ -151,19 +151,11 @@ pub fn predict_for_gpu(
     gpu: &gpu_spec::Gpu,
     options: &AdapterOptions,
 ) -> Option<Prediction> {
-    let threads = u32::try_from(profile.launch.threads_per_block()).ok()?;
-    let occupancy = gpu
-        .occupancy(
-            threads,
-            profile.resources.registers_per_thread,
-            profile.resources.static_smem_bytes,
-            profile.launch.dynamic_smem,
-        )
-        .ok()?;
+    let resident = crate::gpu::resident_blocks(profile, gpu)?;
     predict(
         profile,
         &Platform::from_gpu(gpu),
-        occupancy.blocks_per_sm,
+        resident,
         options,
     )
 }

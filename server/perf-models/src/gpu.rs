@@ -349,6 +349,16 @@ pub const KEPLER_LIMITS: SmLimits = SmLimits {
     smem_alloc_unit_bytes: 256,
 };
 
+/// Resident blocks per SM of a profile's launch on a database GPU, by NVIDIA's occupancy
+/// calculation (the GPU's defaults: opt-in shared memory, default carveout). `None` when
+/// the inputs are invalid; `Some(0)` when no block fits.
+pub fn resident_blocks(profile: &kernel_profile::KernelProfile, gpu: &gpu_spec::Gpu) -> Option<u32> {
+    let threads = u32::try_from(profile.launch.threads_per_block()).ok()?;
+    gpu.occupancy(threads, profile.resources.registers_per_thread, profile.resources.static_smem_bytes, profile.launch.dynamic_smem)
+        .ok()
+        .map(|o| o.blocks_per_sm)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
