@@ -17,17 +17,18 @@ What it does, deterministically (fixed seeds, one thread):
      and grouped CV on the K20 over five shuffled kernel-to-fold assignments;
      runs the feature / hyperparameter / loss experiments E1-E18 on the K20 data
      documented in docs/power.md (each row: what changed, plain and grouped CV);
-  4. trains the shipped model (FEATURES_SHIPPED, HP_SHIPPED) on all rows
-     of each of the thesis's three GPUs and writes it as XGBoost JSON to models/;
+  4. scores blends alpha*E6 + (1-alpha)*PLAIN of the generalising and the plain-CV
+     configurations on every split, picks alpha per GPU by the rule of BLEND_GRID, fits
+     both components on all rows of each of the thesis's three GPUs, merges them into one
+     XGBoost model and writes it as XGBoost JSON to models/;
   5. writes models/manifest.json (feature names, training power range, CV metrics) and
      fixtures/shap-<gpu>.json (xgboost's own predictions and pred_contribs=True on
      held-out synthetic rows) for the Rust crate's exactness test;
   6. writes results.md, the CV tables copied into docs/power.md.
 
 Usage:  python gpu-data/power/train.py [DATA_DIR] [--skip-experiments]
-Runtime: about 4 minutes of CPU in total, run as two single-threaded processes
-(measured on a 2-core machine shared with other builds: 4m17s user, 2m17s wall; 4m09s
-wall with another experiment running beside it).
+Runtime: about 6.5 minutes of CPU in total, run as two single-threaded processes
+(measured on a 2-core machine: 6m22s user, 3m24s wall).
 """
 
 from __future__ import annotations
@@ -269,6 +270,20 @@ FEATURES_ACTIVITY = ["log2_per_thread", "log2_grid", "log2_block", "sm_frac", "l
                      "log2_static"]
 # Shuffled GroupKFold seeds: how much grouped R2 depends on which kernels share a fold.
 GROUP_SEEDS = [1, 2, 3, 4, 5]
+# The shipped model of each GPU is a blend  alpha * E6 + (1 - alpha) * PLAIN  of the
+# generalising configuration (FEATURES_SHIPPED, HP_SHIPPED, weights 1/sqrt(n)) and the
+# plain-CV configuration (FEATURES_PLAIN, HP_THESIS, no weights), merged into one XGBoost
+# model (the trees of both, leaf values scaled by their weights). alpha is chosen per GPU
+# by a rule fixed before looking at the blends: the largest alpha on this grid whose
+# plain 5-fold R2, averaged over the five shuffles (the thesis's Table 5.9 protocol), is
+# at least the thesis's Table 5.9 R2. That keeps plain CV at the thesis's level (the
+# issue's constraint) and moves as far towards the kernel-generalising model as it allows.
+BLEND_GRID = [i / 10 for i in range(11)]
+THESIS_59_R2 = {"k20": 0.901, "m60": 0.9418, "v100": 0.9553}
+# The splits every blend is scored on: the fixed-seed plain run, four more shuffles, the
+# fixed GroupKFold, and the five shuffled kernel-to-fold assignments.
+BLEND_SPLITS = ([("plain", SEED)] + [("plain", s) for s in REPEAT_SEEDS] + [("grouped", None)]
+                + [("grouped", s) for s in GROUP_SEEDS])
 
 
 # ----------------------------------------------------------------------------- CV
@@ -347,10 +362,112 @@ def run_job(job: tuple) -> dict:
                           rest[0] if rest else None)
 
 
-def run_jobs(jobs: list[tuple]) -> list[dict]:
+def run_jobs(jobs: list[tuple], fn=run_job) -> list:
     import multiprocessing as mp
     with mp.get_context("fork").Pool(2) as pool:
-        return pool.map(run_job, jobs, chunksize=1)
+        return pool.map(fn, jobs, chunksize=1)
+
+
+def fit_component(d: pd.DataFrame, which: str, rows=None) -> xgb.XGBRegressor:
+    """Fits one blend component ("e6" or "plain") on `rows` of `d` (all rows if None)."""
+    feats, hp, wp = ((FEATURES_SHIPPED, HP_SHIPPED, WEIGHT_POWER_SHIPPED) if which == "e6"
+                     else (FEATURES_PLAIN, HP_THESIS, 0.0))
+    w = kernel_weights(d, wp)
+    idx = np.arange(len(d)) if rows is None else rows
+    return make_model(hp).fit(d[feats].iloc[idx], d["power"].iloc[idx], sample_weight=w[idx])
+
+
+def blend_job(job: tuple) -> list[tuple]:
+    """Out-of-fold predictions of both blend components on one split of one dataset.
+
+    A blend of two models fitted on the same training fold is exactly the blended model of
+    that fold, so every alpha is scored from these two predictions.
+    """
+    key, kind, seed = job
+    d = DATA[key]
+    y = d["power"].to_numpy()
+    if kind == "plain":
+        it = KFold(5, shuffle=True, random_state=seed).split(d)
+    else:
+        gkf = GroupKFold(5) if seed is None else GroupKFold(5, shuffle=True, random_state=seed)
+        it = gkf.split(d, y, groups=d["kernel"])
+    out = []
+    for tr, te in it:
+        p_e6 = fit_component(d, "e6", tr).predict(d[FEATURES_SHIPPED].iloc[te])
+        p_plain = fit_component(d, "plain", tr).predict(d[FEATURES_PLAIN].iloc[te])
+        out.append((y[te], p_e6, p_plain))
+    return out
+
+
+def blend_scores(folds_by_split: list[list[tuple]], alpha: float) -> dict:
+    """Metrics of the blend alpha*E6 + (1-alpha)*PLAIN on BLEND_SPLITS."""
+    per_split = []
+    for folds in folds_by_split:
+        ms = [metrics(y, alpha * a + (1 - alpha) * b) for y, a, b in folds]
+        per_split.append({k: float(np.mean([m[k] for m in ms])) for k in ms[0]})
+    mean = lambda rs: {k: float(np.mean([r[k] for r in rs])) for k in rs[0]}
+    sd = lambda rs, k: float(np.std([r[k] for r in rs], ddof=1))
+    plain5, gshuf = per_split[:5], per_split[6:]
+    return {"plain": per_split[0], "plain5": mean(plain5),
+            "plain5_sd": {k: sd(plain5, k) for k in plain5[0]},
+            "grouped": per_split[5], "grouped_shuffled": mean(gshuf),
+            "grouped_shuffled_sd": {k: sd(gshuf, k) for k in gshuf[0]},
+            "grouped_shuffled_r2": [r["r2"] for r in gshuf]}
+
+
+def choose_alpha(key: str, scores: dict[float, dict]) -> float:
+    """The rule of BLEND_GRID: the largest alpha whose 5-shuffle plain R2 meets Table 5.9."""
+    ok = [a for a in BLEND_GRID if scores[a]["plain5"]["r2"] >= THESIS_59_R2[key]]
+    return max(ok) if ok else 0.0
+
+
+def merge_blend(e6: xgb.Booster, plain: xgb.Booster, alpha: float) -> xgb.Booster:
+    """One XGBoost model whose output is alpha*e6 + (1-alpha)*plain, over FEATURES_SHIPPED.
+
+    The trees of both boosters, leaf values (and node weights) scaled by their component's
+    weight, the PLAIN trees' split features renumbered into FEATURES_SHIPPED, base_score the
+    blended base. TreeSHAP is linear in the leaf values, so the merged model's contributions
+    are the blended contributions. A component with weight 0 is left out.
+    """
+    j1 = json.loads(e6.save_raw("json"))
+    j2 = json.loads(plain.save_raw("json"))
+    remap = [FEATURES_SHIPPED.index(f) for f in FEATURES_PLAIN]
+
+    def base(j: dict) -> float:
+        return float(j["learner"]["learner_model_param"]["base_score"].strip("[]"))
+
+    def scaled(trees: list[dict], s: float, remap_to: list[int] | None) -> list[dict]:
+        out = []
+        for t in trees:
+            t = dict(t)
+            left = t["left_children"]
+            t["base_weights"] = [w * s for w in t["base_weights"]]
+            t["split_conditions"] = [c * s if left[i] == -1 else c
+                                     for i, c in enumerate(t["split_conditions"])]
+            if remap_to is not None:
+                t["split_indices"] = [remap_to[k] if left[i] != -1 else k
+                                      for i, k in enumerate(t["split_indices"])]
+            t["tree_param"] = dict(t["tree_param"], num_feature=str(len(FEATURES_SHIPPED)))
+            out.append(t)
+        return out
+
+    trees = []
+    if alpha > 0:
+        trees += scaled(j1["learner"]["gradient_booster"]["model"]["trees"], alpha, None)
+    if alpha < 1:
+        trees += scaled(j2["learner"]["gradient_booster"]["model"]["trees"], 1 - alpha, remap)
+    for i, t in enumerate(trees):
+        t["id"] = i
+    m = j1["learner"]["gradient_booster"]["model"]
+    m["trees"] = trees
+    m["tree_info"] = [0] * len(trees)
+    m["iteration_indptr"] = list(range(len(trees) + 1))
+    m["gbtree_model_param"]["num_trees"] = str(len(trees))
+    b = alpha * base(j1) + (1 - alpha) * base(j2)
+    j1["learner"]["learner_model_param"]["base_score"] = f"[{np.float32(b):E}]"
+    booster = xgb.Booster()
+    booster.load_model(bytearray(json.dumps(j1), "utf-8"))
+    return booster
 
 
 # ----------------------------------------------------------------------------- main
@@ -371,8 +488,8 @@ def experiment_specs() -> list[tuple]:
         ("E4 thesis 15 + mixes and ratios (FEATURES_SHIPPED)", FEATURES_SHIPPED, HP_THESIS,
          None, 0, None),
         ("E5 E4 + reg_lambda 10", FEATURES_SHIPPED, HP_SHIPPED, None, 0, None),
-        ("E6 E5 + kernel-balanced weights 1/sqrt(n) (shipped)", FEATURES_SHIPPED, HP_SHIPPED,
-         None, w, None),
+        ("E6 E5 + kernel-balanced weights 1/sqrt(n) (blend component)", FEATURES_SHIPPED,
+         HP_SHIPPED, None, w, None),
         ("E7 E5 + kernel-balanced weights 1/n", FEATURES_SHIPPED, HP_SHIPPED, None, 1.0, None),
         ("E8 E6 + monotone increasing in inst_issue_cycles and log2_issue",
          FEATURES_SHIPPED, HP_SHIPPED, mono, w, None),
@@ -469,7 +586,7 @@ def main() -> int:
     # Grouped CV on K20 with shuffled kernel-to-fold assignments (fold-assignment spread).
     gconfigs = [("E0 thesis 15 features, thesis hyperparameters", FEATURES_THESIS, HP_THESIS, 0),
                 ("plain-CV configuration (FEATURES_PLAIN)", FEATURES_PLAIN, HP_THESIS, 0),
-                ("shipped (E6)", FEATURES_SHIPPED, HP_SHIPPED, WEIGHT_POWER_SHIPPED)]
+                ("E6 (blend component)", FEATURES_SHIPPED, HP_SHIPPED, WEIGHT_POWER_SHIPPED)]
     for desc, feats, hp, wp in gconfigs:
         for gs in GROUP_SEEDS:
             jobs.append(("k20", feats, hp, None, wp, None, True, {"group_seed": gs}))
@@ -479,6 +596,21 @@ def main() -> int:
         jobs.append(("k20", feats, hp, mono_c, wp, SEED, True, opts))
         tags.append(("exp", desc))
     results = run_jobs(jobs)
+    # The blends of the shipped models: both components' out-of-fold predictions on every
+    # split of BLEND_SPLITS, then every alpha of BLEND_GRID scored from them.
+    bjobs = [(key, kind, seed) for key in SHIPPED for kind, seed in BLEND_SPLITS]
+    bres = run_jobs(bjobs, blend_job)
+    nsplit = len(BLEND_SPLITS)
+    blend: dict[str, dict[float, dict]] = {}
+    alphas: dict[str, float] = {}
+    for i, key in enumerate(SHIPPED):
+        folds = bres[i * nsplit:(i + 1) * nsplit]
+        blend[key] = {a: blend_scores(folds, a) for a in BLEND_GRID}
+        alphas[key] = choose_alpha(key, blend[key])
+        b = blend[key][alphas[key]]
+        log(f"  blend {key}: alpha {alphas[key]}: plain {fmt(b['plain'])}, 5 shuffles R2 "
+            f"{b['plain5']['r2']:.4f}; grouped {fmt(b['grouped'])}, shuffled R2 "
+            f"{b['grouped_shuffled']['r2']:.4f}")
     thesis_cv, ws_cv, exps, repeats = {}, {}, [], {k: [] for k in SHIPPED}
     plain_cfg, plain_reps = {}, {k: [] for k in SHIPPED}
     gshuf: dict[str, list] = {desc: [] for desc, *_ in gconfigs}
@@ -514,31 +646,47 @@ def main() -> int:
             f"{fmt(plain_cfg[key]['grouped'])}; 5 shuffles R2 {v.mean():.4f} +- "
             f"{v.std(ddof=1):.4f}")
 
-    # 2. Shipped models: FEATURES_SHIPPED on all rows of each thesis GPU.
+    # 2. Shipped models: the chosen blend of E6 and PLAIN, both fitted on all rows of each
+    # thesis GPU, merged into one XGBoost model over FEATURES_SHIPPED.
     models_dir = HERE / "models"
     fixtures_dir = HERE / "fixtures"
     models_dir.mkdir(exist_ok=True)
     fixtures_dir.mkdir(exist_ok=True)
     manifest = {"source": "github.com/santonus/energymodel (companion of seed 004)",
-                "features": FEATURES_SHIPPED, "hyperparameters": HP_SHIPPED,
-                "kernel_weight_power": WEIGHT_POWER_SHIPPED,
+                "features": FEATURES_SHIPPED,
+                "blend": {"model": "alpha * e6 + (1 - alpha) * plain, merged into one model",
+                          "e6": {"features": FEATURES_SHIPPED, "hyperparameters": HP_SHIPPED,
+                                 "kernel_weight_power": WEIGHT_POWER_SHIPPED},
+                          "plain": {"features": FEATURES_PLAIN, "hyperparameters": HP_THESIS,
+                                    "kernel_weight_power": 0.0},
+                          "alpha_rule": "largest alpha in 0, 0.1, ..., 1 whose plain 5-fold "
+                                        "R2 over 5 shuffles >= thesis Table 5.9 R2"},
                 "xgboost": xgb.__version__, "models": {}}
     for key in SHIPPED:
         d = data[key]
-        r = ws_cv[key]
-        log(f"  shipped {key}: plain {fmt(r['plain'])} / grouped {fmt(r['grouped'])}")
-        model = make_model(HP_SHIPPED).fit(
-            d[FEATURES_SHIPPED], d["power"],
-            sample_weight=kernel_weights(d, WEIGHT_POWER_SHIPPED))
-        booster = model.get_booster()
+        alpha = alphas[key]
+        r = blend[key][alpha]
+        e6 = fit_component(d, "e6").get_booster()
+        plain = fit_component(d, "plain").get_booster()
+        booster = merge_blend(e6, plain, alpha)
+        # The merged model must reproduce the blend it stands for.
+        want = (alpha * e6.predict(xgb.DMatrix(d[FEATURES_SHIPPED]))
+                + (1 - alpha) * plain.predict(xgb.DMatrix(d[FEATURES_PLAIN])))
+        got = booster.predict(xgb.DMatrix(d[FEATURES_SHIPPED]))
+        err = float(np.max(np.abs(got - want)))
+        if err > 1e-3:
+            raise SystemExit(f"merged {key} model differs from its blend by {err} W")
         booster.save_model(str(models_dir / f"{key}.json"))
         p = d["power"]
         manifest["models"][key] = {
             "gpu": ENERGYMODEL[key][1], "dataset": ENERGYMODEL[key][0], "rows": len(d),
-            "kernels": int(d.kernel.nunique()),
+            "kernels": int(d.kernel.nunique()), "alpha": alpha,
+            "trees": len(booster.get_dump()),
             "power_min_w": float(p.min()), "power_max_w": float(p.max()),
             "power_p05_w": float(p.quantile(0.05)), "power_p95_w": float(p.quantile(0.95)),
-            "cv_plain": r["plain"], "cv_grouped": r["grouped"],
+            "cv_plain": r["plain"], "cv_plain_5_shuffles": r["plain5"],
+            "cv_grouped": r["grouped"], "cv_grouped_5_shuffled_assignments":
+                r["grouped_shuffled"],
         }
         fx = fixture_rows(d, FEATURES_SHIPPED)
         dm = xgb.DMatrix(fx, missing=np.nan)
@@ -625,19 +773,39 @@ def main() -> int:
               "|---|---|---|---|---|"]
     fixed = {"E0 thesis 15 features, thesis hyperparameters": thesis_cv["k20"][0]["grouped"],
              "plain-CV configuration (FEATURES_PLAIN)": plain_cfg["k20"]["grouped"],
-             "shipped (E6)": ws_cv["k20"]["grouped"]}
+             "E6 (blend component)": ws_cv["k20"]["grouped"]}
     for desc, rs in gshuf.items():
         v = np.array([r["r2"] for r in rs])
         mae = np.mean([r["mae"] for r in rs])
         lines.append(f"| {desc} | {fixed[desc]['r2']:.4f} / {fixed[desc]['mae']:.2f} | "
                      + ", ".join(f"{x:.3f}" for x in v)
                      + f" | {v.mean():.4f} +- {v.std(ddof=1):.4f} | {mae:.2f} |")
-    lines += ["", "## Shipped models (FEATURES_SHIPPED, HP_SHIPPED, weights 1/sqrt(n))", "",
+    lines += ["", "## E6, the generalising configuration (FEATURES_SHIPPED, HP_SHIPPED, "
+              "weights 1/sqrt(n))", "",
               "| GPU | plain R2 / RMSE / MAE / MAPE | grouped R2 / RMSE / MAE / MAPE | "
               "thesis (plain) |", "|---|---|---|---|"]
     for key, r in ws_cv.items():
         lines.append(f"| {key} | {fmt(r['plain'])} | {fmt(r['grouped'])} | "
                      f"{fmt(THESIS[key])} |")
+    lines += ["", "## Shipped models: blends alpha * E6 + (1 - alpha) * PLAIN", "",
+              "Every alpha scored on the same splits: the fixed-seed plain run, 5 plain "
+              "shuffles (mean), the fixed GroupKFold and 5 shuffled kernel-to-fold "
+              "assignments (mean +- sd). Rule: the largest alpha whose 5-shuffle plain R2 "
+              ">= thesis Table 5.9 R2 (" + ", ".join(f"{k} {v}" for k, v in THESIS_59_R2.items())
+              + "); **bold** = shipped.", "",
+              "| GPU | alpha | plain, single run R2 / RMSE / MAE / MAPE | plain, 5 shuffles "
+              "R2 / RMSE / MAE / MAPE | grouped (fixed) R2 / RMSE / MAE / MAPE | grouped, 5 "
+              "shuffled assignments: R2 | MAE |", "|---|---|---|---|---|---|---|"]
+    for key in SHIPPED:
+        for a in BLEND_GRID:
+            b = blend[key][a]
+            gs = b["grouped_shuffled"]
+            row = (f"| {key} | {a:.1f} | {fmt(b['plain'])} | {fmt(b['plain5'])} | "
+                   f"{fmt(b['grouped'])} | {gs['r2']:.4f} +- "
+                   f"{b['grouped_shuffled_sd']['r2']:.4f} | {gs['mae']:.2f} |")
+            if a == alphas[key]:
+                row = "| " + " | ".join(f"**{c.strip()}**" for c in row.strip("|").split("|")) + " |"
+            lines.append(row)
     if exps:
         lines += ["", "## Experiments on the K20 (larger) dataset", "",
                   "| experiment | plain R2 / RMSE / MAE / MAPE | "

@@ -4,7 +4,10 @@
 //! PTX features and computes energy as power × predicted time. We ship one gradient-boosted
 //! tree model per GPU the published datasets cover (Tesla K20, M60, V100; data from the
 //! `santonus/energymodel` GitHub repository), trained by `gpu-data/power/train.py` and
-//! embedded here as XGBoost JSON so the binary stands alone (no Python at run time).
+//! embedded here as XGBoost JSON so the binary stands alone (no Python at run time). Each
+//! model is a blend of a kernel-generalising and a plain-CV configuration, merged by the
+//! script into one XGBoost model (docs/power.md, "Shipped models"); to this crate it is an
+//! ordinary tree ensemble.
 //!
 //! What this crate offers:
 //! - [`xgb::Model`]: XGBoost JSON loading, prediction, and exact TreeSHAP contributions
