@@ -114,9 +114,7 @@ fn target_section(s: &mut String, t: &TargetAnalysis) {
         let _ = writeln!(s);
     }
     if let Some(p) = &t.power {
-        let mut top: Vec<&(String, f64)> = p.contributions.iter().collect();
-        top.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
-        let parts: Vec<String> = top.iter().take(3).map(|(f, w)| format!("{w:+.1} W from {f}")).collect();
+        let parts = p.top_contributions(3);
         let _ = writeln!(s, "- power **{:.0} W** ({} confidence): base {:.1} W, {}", p.watts, p.confidence, p.base_watts, parts.join(", "));
         if let Some(e) = t.energy_uj {
             let _ = writeln!(s, "- energy ≈ {:.1} µJ per launch", e);

@@ -124,6 +124,22 @@ pub struct PowerSummary {
     pub notes: Vec<String>,
 }
 
+impl PowerSummary {
+    /// The `n` largest contributions by magnitude, in words, e.g. "+18.0 W from global
+    /// loads per SM (glob_load_sm)": the explanation the hover and the CLI print.
+    pub fn top_contributions(&self, n: usize) -> Vec<String> {
+        let mut top: Vec<&(String, f64)> = self.contributions.iter().collect();
+        top.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+        top.iter()
+            .take(n)
+            .map(|(f, w)| match power_model::Features::label(f) {
+                Some(label) => format!("{w:+.1} W from {label} ({f})"),
+                None => format!("{w:+.1} W from {f}"),
+            })
+            .collect()
+    }
+}
+
 /// One loop of a kernel, as the IR sees it (before the launch is applied).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoopSummary {

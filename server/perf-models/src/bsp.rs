@@ -347,7 +347,14 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &BspConfig) -> Opt
     assumptions.extend(gpu.provenance.iter().cloned());
     let explanation = format!(
         "{:.0} threads × ({:.0} compute + {:.0} global + {:.0} shared cycles) over {} cores at {} MHz, divided by λ = {}",
-        inp.t, inp.comp, comm_gm, comm_sm, inp.p, gpu.clock_mhz, inp.lambda
+        inp.t,
+        inp.comp,
+        // `+ 0.0` turns a -0.0 (a kernel without shared accesses) into 0 for display.
+        comm_gm + 0.0,
+        comm_sm + 0.0,
+        inp.p,
+        gpu.clock_mhz,
+        inp.lambda
     );
     Some(Prediction {
         model: "bsp",

@@ -284,6 +284,39 @@ impl Features {
         "log2_cache_penalty",
     ];
 
+    /// What a feature means, in words a CUDA programmer reads in a hover ("+18 W from
+    /// global loads per SM"); `None` for a name that is not a feature. Definitions are in
+    /// docs/power.md, "Feature definitions".
+    pub fn label(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "inst_issue_cycles" => "total work in issue cycles",
+            "avg_comp_lat" => "compute latency",
+            "avg_glob_lat" => "global-memory latency",
+            "avg_shar_lat" => "shared-memory latency",
+            "branch" => "branches per SM",
+            "comp_inst_kernel" => "compute instructions in the code",
+            "glob_inst_kernel" => "global-memory instructions in the code",
+            "glob_load_sm" => "global loads per SM",
+            "glob_store_sm" => "global stores per SM",
+            "misc_inst_kernel" => "other instructions in the code",
+            "cache_penalty" => "L2 cache pressure",
+            "occupancy" => "occupancy",
+            "reg_thread" => "registers per thread",
+            "shmem_block" => "shared memory per block",
+            "block_size" => "block size",
+            "log2_issue" => "total work on a log scale",
+            "log2_threads" => "threads launched",
+            "frac_comp" => "compute share of instructions",
+            "frac_glob" => "global-memory share of instructions",
+            "frac_shar" => "shared-memory share of instructions",
+            "frac_branch" => "branch share of instructions",
+            "frac_store" => "store share of global accesses",
+            "mean_lat" => "mean instruction latency",
+            "log2_cache_penalty" => "L2 cache pressure on a log scale",
+            _ => return None,
+        })
+    }
+
     pub fn get(&self, name: &str) -> Option<f64> {
         Features::NAMES
             .iter()
@@ -531,6 +564,16 @@ pub fn from_profile(profile: &KernelProfile, gpu: &GpuFacts, occupancy: f64) -> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_feature_has_a_label() {
+        for name in Features::NAMES {
+            let label = Features::label(name).unwrap_or_else(|| panic!("no label for {name}"));
+            // Labels are printed as "+5.6 W from LABEL (name)", joined by ", ".
+            assert!(!label.is_empty() && !label.contains(['_', '(', ',']), "{name}: {label}");
+        }
+        assert_eq!(Features::label("no_such_feature"), None);
+    }
+
     use super::*;
     use kernel_profile::{
         BlockProfile, InstrNode, InstructionCounts, LaunchConfig, LaunchSource, ResourceSource,

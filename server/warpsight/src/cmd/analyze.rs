@@ -200,9 +200,7 @@ fn print_table(out: &mut impl Write, loaded: &input::Loaded) -> std::io::Result<
                 }
             }
             if let Some(p) = &t.power {
-                let mut top: Vec<&(String, f64)> = p.contributions.iter().collect();
-                top.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
-                let parts: Vec<String> = top.iter().take(3).map(|(f, w)| format!("{w:+.1} W {f}")).collect();
+                let parts = p.top_contributions(3);
                 let energy = t.energy_uj.map(|e| format!("; energy ≈ {e:.1} µJ")).unwrap_or_default();
                 writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
             }
