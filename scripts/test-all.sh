@@ -11,7 +11,10 @@
 #   target/vscode-test/  code-server, playwright-core and the extension's npm packages
 #                 (scripts/test-vscode.sh; it also installs Debian's chromium when missing)
 #   Debian        the packages listed on the `#debian:` lines below, when missing
+#                 (neovim and emacs-nox + elpa-eglot: real LSP clients for tests/clients)
 #debian: neovim
+#debian: emacs-nox
+#debian: elpa-eglot
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -74,7 +77,7 @@ grep -q "kernel vadd" target/readme-analyze.txt
 echo "README command: 1 passed, 0 failed"
 
 # --- 4. Real LSP clients against the built server ------------------------------------------
-log "LSP clients (pytest-lsp, neovim)"
+log "LSP clients (pytest-lsp, neovim, emacs)"
 tests/clients/run.sh
 
 # --- 5. The VS Code extension inside real VS Code (code-server + headless Chromium) -------

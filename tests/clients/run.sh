@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Drives the built `warpsight lsp` with real LSP clients: pytest-lsp (pygls) and headless
-# Neovim. Called by scripts/test-all.sh after the Rust build; expects target/debug/warpsight.
+# Drives the built `warpsight lsp` with real LSP clients: pytest-lsp (pygls), headless
+# Neovim and Emacs (eglot) in batch mode. Called by scripts/test-all.sh after the Rust
+# build; expects target/debug/warpsight.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -16,3 +17,8 @@ awk '/ld.global/ && !done { print "\tthis is ( not ptx"; done=1 } { print }' tes
 FIXTURE="$tmp/bad.ptx" timeout 60 nvim --headless --clean -u NONE -c "luafile tests/clients/nvim/hover_and_diagnostic.lua" 2>&1
 echo
 echo "neovim: 1 passed, 0 failed"
+
+echo "--- emacs (eglot)"
+FIXTURE="$tmp/bad.ptx" timeout 60 emacs --batch -q -l tests/clients/emacs/hover_and_diagnostic.el 2>&1 \
+  | grep -v '^Loading /etc/emacs/site-start'
+echo "emacs: 1 passed, 0 failed"
