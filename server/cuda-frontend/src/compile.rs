@@ -634,6 +634,20 @@ impl CompileResult {
     }
 }
 
+/// A scratch directory for one compile and the path, inside it, of the copy of the source
+/// (named like the user's file, so compiler messages name it). The copy is compiled rather
+/// than the file itself because the editor's buffer may be unsaved.
+fn scratch_source(path: &Path) -> Result<(TempDir, PathBuf), CompileResult> {
+    let tmp = TempDir::new().map_err(|e| {
+        CompileResult::failed(format!("cannot create a temporary directory: {e}"))
+    })?;
+    let name = path
+        .file_name()
+        .map_or_else(|| "input.cu".into(), |n| n.to_os_string());
+    let src = tmp.0.join(name);
+    Ok((tmp, src))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn compile_nvcc(
     tc: &Toolchain,
@@ -645,18 +659,11 @@ fn compile_nvcc(
     timeout: Duration,
     cancel: &CancelToken,
 ) -> CompileResult {
-    let tmp = match TempDir::new() {
+    // `-I` the real directory first so `#include "..."` resolves as it would in place.
+    let (tmp, src) = match scratch_source(path) {
         Ok(t) => t,
-        Err(e) => {
-            return CompileResult::failed(format!("cannot create a temporary directory: {e}"));
-        }
+        Err(failed) => return failed,
     };
-    // Compile a copy of the text (the editor's buffer may be unsaved); `-I` the real
-    // directory first so `#include "..."` resolves as it would in place.
-    let name = path
-        .file_name()
-        .map_or_else(|| "input.cu".into(), |n| n.to_os_string());
-    let src = tmp.0.join(&name);
     let out = tmp.0.join("out.ptx");
     if let Err(e) = std::fs::write(&src, text) {
         return CompileResult::failed(format!("cannot write {}: {e}", src.display()));
@@ -803,16 +810,10 @@ fn compile_clang(
     timeout: Duration,
     cancel: &CancelToken,
 ) -> CompileResult {
-    let tmp = match TempDir::new() {
+    let (tmp, src) = match scratch_source(path) {
         Ok(t) => t,
-        Err(e) => {
-            return CompileResult::failed(format!("cannot create a temporary directory: {e}"));
-        }
+        Err(failed) => return failed,
     };
-    let name = path
-        .file_name()
-        .map_or_else(|| "input.cu".into(), |n| n.to_os_string());
-    let src = tmp.0.join(&name);
     let shim = tmp.0.join("warpsight_shim.h");
     let out = tmp.0.join("out.ptx");
     let device_src = crate::devicecode::device_only(text, include_dirs);
@@ -820,15 +821,7 @@ fn compile_clang(
         .and_then(|()| std::fs::write(&shim, CLANG_SHIM))
         .is_err()
     {
-        return CompileResult {
-            ptx: None,
-            diagnostics: vec![CompilerDiagnostic::general(
-                Severity::Error,
-                "cannot write temporary files for clang",
-            )],
-            cacheable: false,
-            cancelled: false,
-        };
+        return CompileResult::failed("cannot write temporary files for clang".into());
     }
     let mut cmd = Command::new(&tc.path);
     cmd.args([

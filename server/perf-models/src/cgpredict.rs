@@ -651,8 +651,7 @@ pub fn predict(
 
 /// Wraps an evaluation into the common [`Prediction`].
 pub fn to_prediction(out: &CgOutputs, p: &Platform, assumptions: Vec<String>) -> Prediction {
-    let mut breakdown = BTreeMap::new();
-    for (key, value) in [
+    let breakdown = crate::prediction::finite_breakdown([
         ("comp_cycles", out.comp_cycles),
         ("mem_cycles", out.mem_cycles),
         ("smem_cycles", out.smem_cycles),
@@ -662,11 +661,7 @@ pub fn to_prediction(out: &CgOutputs, p: &Platform, assumptions: Vec<String>) ->
         ("sync_cycles", out.sync_cost),
         ("exec_cycles", out.exec_cycles),
         ("batch", out.batch),
-    ] {
-        if value.is_finite() {
-            breakdown.insert(key.to_string(), value);
-        }
-    }
+    ]);
     let (bound, explanation) = match out.case {
         CgCase::NoMemory => (
             Bound::Compute,

@@ -52,7 +52,6 @@
 //!   global data). The model is tuned for the Tesla C1060 only; on any other GPU its
 //!   departure delays are estimates and its confidence is low.
 
-use std::collections::BTreeMap;
 
 use kernel_profile::{AccessClass, KernelProfile, Space};
 
@@ -1012,8 +1011,7 @@ pub fn predict(
 
 /// Wraps an evaluation into the common [`Prediction`].
 pub fn to_prediction(out: &MwpCwpOutputs, d: &Device, assumptions: Vec<String>) -> Prediction {
-    let mut breakdown = BTreeMap::new();
-    for (key, value) in [
+    let breakdown = crate::prediction::finite_breakdown([
         ("comp_cycles", out.comp_cycles),
         ("mem_cycles", out.mem_cycles),
         ("mem_latency_cycles", out.mem_l),
@@ -1026,11 +1024,7 @@ pub fn to_prediction(out: &MwpCwpOutputs, d: &Device, assumptions: Vec<String>) 
         ("mwp_without_bw", out.mwp_without_bw),
         ("mwp_peak_bw", out.mwp_peak_bw),
         ("transactions_per_request", out.ntpr),
-    ] {
-        if value.is_finite() {
-            breakdown.insert(key.to_string(), value);
-        }
-    }
+    ]);
     let (bound, explanation) = match out.case {
         Case::NoMemory => (
             Bound::Compute,

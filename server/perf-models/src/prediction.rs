@@ -41,6 +41,16 @@ impl Confidence {
     }
 }
 
+/// A [`Prediction::breakdown`] from named values, leaving out the ones that are not finite
+/// (a quantity a model's case did not define, e.g. MWP without memory requests).
+pub fn finite_breakdown<const N: usize>(parts: [(&str, f64); N]) -> BTreeMap<String, f64> {
+    parts
+        .into_iter()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
 /// One model's prediction for one kernel, launch and GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
