@@ -16,12 +16,15 @@ use serde::Deserialize;
 
 use crate::cc::{CcLimits, ComputeCapability};
 use crate::gpu::{Gpu, SmUnits};
+use crate::paper::{PaperFile, PaperGpu};
+use crate::throughput::THROUGHPUT_KEYS;
 
 /// The embedded data files, as (path relative to `gpu-data/`, contents).
 pub const BUILTIN_FILES: &[(&str, &str)] = &[
     ("references.toml", include_str!("../../../gpu-data/references.toml")),
     ("compute-capabilities.toml", include_str!("../../../gpu-data/compute-capabilities.toml")),
     ("architectures.toml", include_str!("../../../gpu-data/architectures.toml")),
+    ("paper-gpus.toml", include_str!("../../../gpu-data/paper-gpus.toml")),
     ("gpus/tesla.toml", include_str!("../../../gpu-data/gpus/tesla.toml")),
     ("gpus/fermi.toml", include_str!("../../../gpu-data/gpus/fermi.toml")),
     ("gpus/kepler.toml", include_str!("../../../gpu-data/gpus/kepler.toml")),
@@ -85,9 +88,9 @@ impl std::error::Error for UnknownGpu {}
 /// A number with its source, as written in the files.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Src<T> {
-    v: T,
-    src: String,
+pub(crate) struct Src<T> {
+    pub(crate) v: T,
+    pub(crate) src: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -131,6 +134,9 @@ struct RawCc {
     barrier_slots_per_block: Src<u32>,
     partitioned_gc: Src<bool>,
     virtual_resources_per_sm: Src<u32>,
+    /// Results per clock per SM by instruction class (`[cc.throughput]`), optional.
+    #[serde(default)]
+    throughput: BTreeMap<String, Src<f64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -162,6 +168,11 @@ struct RawModel {
     departure_delay_uncoalesced_cycles: Option<Src<f64>>,
     l2_departure_delay_cycles: Option<Src<f64>>,
     dram_departure_delay_cycles: Option<Src<f64>>,
+    l1_bytes_per_clk_per_sm: Option<Src<f64>>,
+    shared_bytes_per_clk_per_sm: Option<Src<f64>>,
+    l2_bytes_per_clk_per_sm: Option<Src<f64>>,
+    dram_efficiency: Option<Src<f64>>,
+    launch_overhead_us: Option<Src<f64>>,
     #[serde(default)]
     issue_cycles: BTreeMap<String, Src<f64>>,
     #[serde(default)]
@@ -205,6 +216,11 @@ impl RawModel {
             ),
             l2_departure_delay_cycles: pick(&self.l2_departure_delay_cycles, &over.l2_departure_delay_cycles),
             dram_departure_delay_cycles: pick(&self.dram_departure_delay_cycles, &over.dram_departure_delay_cycles),
+            l1_bytes_per_clk_per_sm: pick(&self.l1_bytes_per_clk_per_sm, &over.l1_bytes_per_clk_per_sm),
+            shared_bytes_per_clk_per_sm: pick(&self.shared_bytes_per_clk_per_sm, &over.shared_bytes_per_clk_per_sm),
+            l2_bytes_per_clk_per_sm: pick(&self.l2_bytes_per_clk_per_sm, &over.l2_bytes_per_clk_per_sm),
+            dram_efficiency: pick(&self.dram_efficiency, &over.dram_efficiency),
+            launch_overhead_us: pick(&self.launch_overhead_us, &over.launch_overhead_us),
             issue_cycles: issue,
             instr_latency_cycles: lat,
             model_params: params,
@@ -264,7 +280,10 @@ pub struct Database {
     references: BTreeMap<String, Reference>,
     ccs: Vec<CcLimits>,
     cc_sources: BTreeMap<ComputeCapability, BTreeMap<String, String>>,
+    /// `[cc.throughput]` per compute capability: key -> (results per clock per SM, source).
+    cc_throughput: BTreeMap<ComputeCapability, BTreeMap<String, (f64, String)>>,
     gpus: Vec<Gpu>,
+    paper_gpus: Vec<PaperGpu>,
     errors: Vec<LoadError>,
 }
 
@@ -310,9 +329,16 @@ impl Database {
             Some(Err(e)) => push(&mut errors, "architectures.toml", e.to_string()),
             None => push(&mut errors, "architectures.toml", "missing".into()),
         }
+        let mut raw_papers = Vec::new();
+        match find(PAPER_FILE).map(toml::from_str::<PaperFile>) {
+            Some(Ok(f)) => raw_papers = f.paper_gpu,
+            Some(Err(e)) => push(&mut errors, PAPER_FILE, e.to_string()),
+            // Optional: a database without the papers' GPUs is still a database.
+            None => {}
+        }
         let mut raw_gpus = Vec::new();
         for (name, text) in files {
-            if matches!(*name, "references.toml" | "compute-capabilities.toml" | "architectures.toml") {
+            if matches!(*name, "references.toml" | "compute-capabilities.toml" | "architectures.toml" | PAPER_FILE) {
                 continue;
             }
             match toml::from_str::<GpuFile>(text) {
@@ -338,6 +364,21 @@ impl Database {
                 errors.push(LoadError { file: file.into(), message: format!("{entry}: duplicate") });
                 continue;
             }
+            let mut throughput = BTreeMap::new();
+            for (key, s) in &raw.throughput {
+                let field = format!("throughput.{key}");
+                if !THROUGHPUT_KEYS.iter().any(|(k, _)| k == key) {
+                    errors.push(LoadError { file: file.into(), message: format!("{entry}.{field}: unknown key (known: see gpu_spec::throughput::THROUGHPUT_KEYS)") });
+                    continue;
+                }
+                if !(s.v > 0.0 && s.v <= 1024.0) {
+                    errors.push(LoadError { file: file.into(), message: format!("{entry}.{field}: {} results per clock per SM is outside (0, 1024]", s.v) });
+                    continue;
+                }
+                check_src(file, &entry, &field, &s.src, &mut errors);
+                throughput.insert(key.clone(), (s.v, s.src.clone()));
+            }
+            db.cc_throughput.insert(limits.cc, throughput);
             db.cc_sources.insert(limits.cc, sources);
             db.ccs.push(limits);
         }
@@ -382,7 +423,8 @@ impl Database {
             for (field, src) in model_sources(&raw.overrides) {
                 check_src(&file, &entry, &format!("overrides.{field}"), &src, &mut errors);
             }
-            match convert_gpu(&raw, arch, limits) {
+            let throughput = db.cc_throughput.get(&cc).cloned().unwrap_or_default();
+            match convert_gpu(&raw, arch, limits, &throughput) {
                 Ok(gpu) => {
                     for (field, src) in &gpu.sources {
                         if field.starts_with("limits") {
@@ -401,6 +443,22 @@ impl Database {
                     db.gpus.push(gpu);
                 }
                 Err(msg) => errors.push(LoadError { file, message: format!("{entry}: {msg}") }),
+            }
+        }
+        for raw in raw_papers {
+            let entry = format!("paper_gpu {}", raw.id);
+            match PaperGpu::from_raw(&raw) {
+                Ok(paper) => {
+                    for (field, src) in &paper.sources {
+                        check_src(PAPER_FILE, &entry, field, src, &mut errors);
+                    }
+                    if db.paper_gpus.iter().any(|p| p.id == paper.id) {
+                        errors.push(LoadError { file: PAPER_FILE.into(), message: format!("{entry}: duplicate id") });
+                        continue;
+                    }
+                    db.paper_gpus.push(paper);
+                }
+                Err(msg) => errors.push(LoadError { file: PAPER_FILE.into(), message: format!("{entry}: {msg}") }),
             }
         }
         db.errors = errors;
@@ -430,6 +488,19 @@ impl Database {
     /// The source of each field of a compute capability's entry.
     pub fn cc_sources(&self, cc: ComputeCapability) -> Option<&BTreeMap<String, String>> {
         self.cc_sources.get(&cc)
+    }
+
+    /// Results per clock per SM by instruction class for a compute capability (the CUDA
+    /// guide's arithmetic-instruction throughput table, `[cc.throughput]`); empty when the
+    /// data has no table for it.
+    pub fn cc_throughput(&self, cc: ComputeCapability) -> BTreeMap<String, f64> {
+        self.cc_throughput.get(&cc).map(|t| t.iter().map(|(k, (v, _))| (k.clone(), *v)).collect()).unwrap_or_default()
+    }
+
+    /// The GPUs of the seed papers exactly as each paper describes them
+    /// (`gpu-data/paper-gpus.toml`), for the papers' reproductions.
+    pub fn paper_gpus(&self) -> &[PaperGpu] {
+        &self.paper_gpus
     }
 
     /// The cited documents, keyed by the short ids used in `src` strings.
@@ -472,6 +543,9 @@ impl Database {
         scored.into_iter().take(n).map(|(_, id)| id).collect()
     }
 }
+
+/// The file of the seed papers' own GPU descriptions.
+const PAPER_FILE: &str = "paper-gpus.toml";
 
 fn push(errors: &mut Vec<LoadError>, file: &str, message: String) {
     errors.push(LoadError { file: file.to_string(), message });
@@ -582,6 +656,11 @@ fn model_sources(m: &RawModel) -> Vec<(String, String)> {
         ("departure_delay_uncoalesced_cycles", &m.departure_delay_uncoalesced_cycles),
         ("l2_departure_delay_cycles", &m.l2_departure_delay_cycles),
         ("dram_departure_delay_cycles", &m.dram_departure_delay_cycles),
+        ("l1_bytes_per_clk_per_sm", &m.l1_bytes_per_clk_per_sm),
+        ("shared_bytes_per_clk_per_sm", &m.shared_bytes_per_clk_per_sm),
+        ("l2_bytes_per_clk_per_sm", &m.l2_bytes_per_clk_per_sm),
+        ("dram_efficiency", &m.dram_efficiency),
+        ("launch_overhead_us", &m.launch_overhead_us),
     ] {
         if let Some(s) = s {
             out.push((name.to_string(), s.src.clone()));
@@ -612,7 +691,22 @@ const DERIVED_ISSUE: &[(&str, &str)] = &[
     ("store_shared", "ldst_per_sm"),
 ];
 
-fn convert_gpu(raw: &RawGpu, arch: &RawArch, limits: CcLimits) -> Result<Gpu, String> {
+/// Plausible ranges of the memory-hierarchy and launch parameters: a value outside is a
+/// typo or a wrong unit, and the entry is rejected with the field named.
+const RANGES: &[(&str, f64, f64)] = &[
+    ("l1_bytes_per_clk_per_sm", 16.0, 512.0),
+    ("shared_bytes_per_clk_per_sm", 16.0, 512.0),
+    ("l2_bytes_per_clk_per_sm", 1.0, 256.0),
+    ("dram_efficiency", 0.3, 1.0),
+    ("launch_overhead_us", 0.5, 50.0),
+];
+
+fn convert_gpu(
+    raw: &RawGpu,
+    arch: &RawArch,
+    limits: CcLimits,
+    throughput: &BTreeMap<String, (f64, String)>,
+) -> Result<Gpu, String> {
     let m = arch.model.overlay(&raw.overrides);
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
     let mut missing = Vec::new();
@@ -648,8 +742,26 @@ fn convert_gpu(raw: &RawGpu, arch: &RawArch, limits: CcLimits) -> Result<Gpu, St
     let departure_delay_uncoalesced_cycles = req!(departure_delay_uncoalesced_cycles, "departure_delay_uncoalesced_cycles");
     let l2_departure_delay_cycles = req!(l2_departure_delay_cycles, "l2_departure_delay_cycles");
     let dram_departure_delay_cycles = req!(dram_departure_delay_cycles, "dram_departure_delay_cycles");
+    let l1_bytes_per_clk_per_sm = req!(l1_bytes_per_clk_per_sm, "l1_bytes_per_clk_per_sm");
+    let shared_bytes_per_clk_per_sm = req!(shared_bytes_per_clk_per_sm, "shared_bytes_per_clk_per_sm");
+    let l2_bytes_per_clk_per_sm = req!(l2_bytes_per_clk_per_sm, "l2_bytes_per_clk_per_sm");
+    let dram_efficiency = req!(dram_efficiency, "dram_efficiency");
+    let launch_overhead_us = req!(launch_overhead_us, "launch_overhead_us");
     if !missing.is_empty() {
         return Err(format!("sm_arch `{}` (with overrides) lacks {}", arch.id, missing.join(", ")));
+    }
+    for (field, v) in [
+        ("l1_bytes_per_clk_per_sm", l1_bytes_per_clk_per_sm),
+        ("shared_bytes_per_clk_per_sm", shared_bytes_per_clk_per_sm),
+        ("l2_bytes_per_clk_per_sm", l2_bytes_per_clk_per_sm),
+        ("dram_efficiency", dram_efficiency),
+        ("launch_overhead_us", launch_overhead_us),
+    ] {
+        if let Some((_, lo, hi)) = RANGES.iter().find(|(f, _, _)| *f == field)
+            && !(*lo..=*hi).contains(&v)
+        {
+            return Err(format!("{field} = {v} is outside the plausible range [{lo}, {hi}]"));
+        }
     }
     let mut issue_cycles = BTreeMap::new();
     for (k, s) in &m.issue_cycles {
@@ -680,6 +792,11 @@ fn convert_gpu(raw: &RawGpu, arch: &RawArch, limits: CcLimits) -> Result<Gpu, St
     for (k, s) in &m.instr_latency_cycles {
         instr_latency_cycles.insert(k.clone(), s.v);
         sources.insert(format!("instr_latency_cycles.{k}"), s.src.clone());
+    }
+    let mut gpu_throughput = BTreeMap::new();
+    for (k, (v, src)) in throughput {
+        gpu_throughput.insert(k.clone(), *v);
+        sources.insert(format!("throughput.{k}"), src.clone());
     }
     let mut model_params = BTreeMap::new();
     for (k, s) in &m.model_params {
@@ -736,6 +853,12 @@ fn convert_gpu(raw: &RawGpu, arch: &RawArch, limits: CcLimits) -> Result<Gpu, St
         departure_delay_uncoalesced_cycles,
         l2_departure_delay_cycles,
         dram_departure_delay_cycles,
+        l1_bytes_per_clk_per_sm,
+        shared_bytes_per_clk_per_sm,
+        l2_bytes_per_clk_per_sm,
+        dram_efficiency,
+        launch_overhead_us,
+        throughput: gpu_throughput,
         issue_cycles,
         instr_latency_cycles,
         model_params,

@@ -107,6 +107,26 @@ pub struct Gpu {
     pub l2_departure_delay_cycles: f64,
     /// Departure delay between two DRAM transactions (CGPredict's `dd_dram`).
     pub dram_departure_delay_cycles: f64,
+    /// L1/texture data bandwidth per SM in bytes per SM clock.
+    pub l1_bytes_per_clk_per_sm: f64,
+    /// Shared-memory bandwidth per SM in bytes per SM clock (banks x bank width, no
+    /// conflicts).
+    pub shared_bytes_per_clk_per_sm: f64,
+    /// Aggregate L2 bandwidth divided by the SM count, in bytes per SM clock.
+    pub l2_bytes_per_clk_per_sm: f64,
+    /// Fraction of [`Gpu::mem_bandwidth_gbs`] a streaming kernel achieves (0 to 1).
+    pub dram_efficiency: f64,
+    /// Time per kernel launch for back-to-back launches in one stream, in microseconds.
+    pub launch_overhead_us: f64,
+    /// Results per clock per SM of native arithmetic instructions, from the CUDA guide's
+    /// throughput table for this GPU's compute capability, keyed by the
+    /// `ptx_ir::InstrClass::name` of the class where a row maps to one (`fp32`, `fp64`,
+    /// `fp16`, `int_alu`, `sfu`, `conversion`, `warp_level`) and by a row name otherwise
+    /// (`int_mul`, `int_shift`, `compare_minmax`, ...; all in
+    /// [`crate::throughput::THROUGHPUT_KEYS`]). A row the guide marks "Multiple instr." is
+    /// absent, and so is the whole table for a compute capability the data does not cover
+    /// (see [`Gpu::results_per_clk_per_sm`] for the fallback to unit counts).
+    pub throughput: BTreeMap<String, f64>,
     /// Issue cycles per warp instruction of a class, keyed by the `ptx_ir::InstrClass::name`
     /// of the class (`fp32`, `fp64`, `int_alu`, `sfu`, `load_global`, ...): the cycles one
     /// SM needs per warp instruction at full throughput, i.e. warp size / units of that
@@ -158,6 +178,46 @@ impl Gpu {
     /// Machine balance: FP32 FLOPs per DRAM byte at peak (the roofline ridge point).
     pub fn ridge_point_flops_per_byte(&self) -> f64 {
         self.peak_fp32_gflops() / self.mem_bandwidth_gbs
+    }
+
+    /// Results per clock per SM of instruction class `class`: the guide's throughput table
+    /// ([`Gpu::throughput`]) where it has the class, otherwise the unit count of the class
+    /// (`fp32`, `fp64`, `int_alu`, `sfu`: one result per unit per clock). `None` when
+    /// neither is known (a class the table marks "Multiple instr." on this CC, or one with
+    /// no unit of its own).
+    pub fn results_per_clk_per_sm(&self, class: &str) -> Option<f64> {
+        if let Some(v) = self.throughput.get(class) {
+            return Some(*v);
+        }
+        let units = match class {
+            "fp32" => self.units.fp32_per_sm,
+            "fp64" => self.units.fp64_per_sm,
+            "int_alu" => self.units.int32_per_sm,
+            "sfu" => self.units.sfu_per_sm,
+            _ => return None,
+        };
+        (units > 0).then_some(units as f64)
+    }
+
+    /// Achievable DRAM bandwidth of a streaming kernel in GB/s (datasheet bandwidth x
+    /// [`Gpu::dram_efficiency`]).
+    pub fn achievable_dram_bandwidth_gbs(&self) -> f64 {
+        self.mem_bandwidth_gbs * self.dram_efficiency
+    }
+
+    /// Aggregate L2 bandwidth in GB/s at the boost clock.
+    pub fn l2_bandwidth_gbs(&self) -> f64 {
+        self.l2_bytes_per_clk_per_sm * self.sm_count as f64 * self.boost_clock_ghz()
+    }
+
+    /// Aggregate L1/texture bandwidth in GB/s at the boost clock (all SMs).
+    pub fn l1_bandwidth_gbs(&self) -> f64 {
+        self.l1_bytes_per_clk_per_sm * self.sm_count as f64 * self.boost_clock_ghz()
+    }
+
+    /// Aggregate shared-memory bandwidth in GB/s at the boost clock (all SMs).
+    pub fn shared_bandwidth_gbs(&self) -> f64 {
+        self.shared_bytes_per_clk_per_sm * self.sm_count as f64 * self.boost_clock_ghz()
     }
 
     /// Maximum resident warps per SM.
