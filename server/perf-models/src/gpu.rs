@@ -3,9 +3,10 @@
 //! Why a struct of our own: the models need a small, fully resolved set of numbers (SM
 //! count, one clock, bandwidth, per-SM unit counts, occupancy limits, a few latencies),
 //! and the reproductions of the papers must be able to build exactly the GPU a paper
-//! describes (the Tesla K20 of seeds 000, 001 and 004) without going through the GPU
-//! database. [`GpuParams::from_spec`] builds one from the database's `gpu_spec::Gpu`; the
-//! presets below are the papers' own GPUs, every number cited.
+//! describes (the Tesla K20 of seeds 000, 001 and 004), not the product entry of the GPU
+//! database. [`GpuParams::from_spec`] builds one from the database's `gpu_spec::Gpu`;
+//! [`GpuParams::from_paper`] and the presets ([`GpuParams::tesla_k20`], ...) build the
+//! papers' own GPUs from `gpu-data/paper-gpus.toml`, where every number is cited.
 //!
 //! The occupancy function here ([`GpuParams::resident_blocks_per_sm`]) delegates to
 //! NVIDIA's exact algorithm in `gpu_spec` when the params came from the database
@@ -170,159 +171,82 @@ impl GpuParams {
         }
     }
 
+    /// The GPU of a seed paper as the paper describes it, from `gpu-data/paper-gpus.toml`
+    /// (every number cited there): `tesla-k20`, `quadro-k4200`, `tesla-m60`, `gtx-1050`,
+    /// `a100-sxm4-80gb`. `None` for an id the file does not hold.
+    pub fn paper(id: &str) -> Option<GpuParams> {
+        gpu_spec::Database::builtin()
+            .paper_gpus()
+            .iter()
+            .find(|g| g.id == id)
+            .map(GpuParams::from_paper)
+    }
+
+    /// Builds the params from a paper's own description of its GPU. The classic occupancy
+    /// limits apply (no `spec`): the papers computed with them.
+    pub fn from_paper(gpu: &gpu_spec::PaperGpu) -> GpuParams {
+        GpuParams {
+            id: gpu.id.clone(),
+            cc: (gpu.cc.major, gpu.cc.minor),
+            sm_count: gpu.sm_count,
+            clock_mhz: gpu.clock_mhz,
+            mem_bandwidth_gbs: gpu.mem_bandwidth_gbs,
+            units: SmUnits {
+                fp32: gpu.fp32_per_sm,
+                fp64: gpu.fp64_per_sm,
+                sfu: gpu.sfu_per_sm,
+                ldst: gpu.ldst_per_sm,
+                warp_schedulers: gpu.warp_schedulers_per_sm,
+            },
+            limits: SmLimits {
+                max_threads_per_sm: gpu.max_threads_per_sm,
+                max_warps_per_sm: gpu.max_warps_per_sm,
+                max_blocks_per_sm: gpu.max_blocks_per_sm,
+                regs_per_sm: gpu.regs_per_sm,
+                reg_alloc_unit_per_warp: gpu.reg_alloc_unit_per_warp,
+                smem_per_sm_bytes: gpu.smem_per_sm_bytes,
+                smem_alloc_unit_bytes: gpu.smem_alloc_unit_bytes,
+            },
+            l2_bytes: gpu.l2_bytes,
+            alu_latency_cycles: gpu.alu_latency_cycles,
+            dram_latency_cycles: gpu.dram_latency_cycles,
+            shared_latency_cycles: gpu.shared_latency_cycles,
+            tensor_fp16_flops_per_clock_per_sm: gpu.tensor_fp16_flops_per_clock_per_sm,
+            provenance: gpu.provenance.clone(),
+            spec: None,
+        }
+    }
+
+    /// A paper preset that the built-in data must hold (`every_paper_preset_is_in_the_data`
+    /// checks each one): the data is compiled in, so a missing entry is a build defect,
+    /// not an input error.
+    fn builtin_paper(id: &str) -> GpuParams {
+        GpuParams::paper(id).unwrap_or_else(|| panic!("gpu-data/paper-gpus.toml has no entry `{id}` (checked by the perf-models tests)"))
+    }
+
     /// NVIDIA Tesla K20 (GK110, CC 3.5), the GPU of seeds 000, 001 and 004.
     pub fn tesla_k20() -> GpuParams {
-        GpuParams {
-            id: "tesla-k20".into(),
-            cc: (3, 5),
-            // Seed 000 §3, seed 001 Table I, seed 004 Table 4.6 all give 13 SMs.
-            sm_count: 13,
-            // Seed 001 Table I (706 MHz). Seed 004 Table 4.6 prints 784 MHz, which looks
-            // swapped with the Quadro K4200 (spec 004 §9 note); NVIDIA's K20 board
-            // specification gives 706 MHz.
-            clock_mhz: 706.0,
-            // Seed 001 Table I.
-            mem_bandwidth_gbs: 208.0,
-            // Seed 004 §4.4.7 / Table 4.6 text: 192 SP, 64 DPU, 32 SFU, 32 LD/ST, 4 schedulers.
-            units: SmUnits { fp32: 192, fp64: 64, sfu: 32, ldst: 32, warp_schedulers: 4 },
-            limits: KEPLER_LIMITS,
-            // Seed 004 Table 4.6.
-            l2_bytes: 1_310_720,
-            // Seed 004 Table 3.2 (addf on the K20).
-            alu_latency_cycles: 9.0,
-            // Seed 004 §3.3.3: average measured global latency on the K20.
-            dram_latency_cycles: 221.0,
-            // Seed 004 Table 3.2, last row.
-            shared_latency_cycles: 47.0,
-            tensor_fp16_flops_per_clock_per_sm: 0.0,
-            spec: None,
-            provenance: vec![
-                "Tesla K20: 13 SMs, 706 MHz, 208 GB/s (seed 001 Table I); 192 SP/64 DPU/32 SFU/32 LSU per SM and 1.25 MB L2 (seed 004 Table 4.6); CC 3.5 limits (CUDA Programming Guide)".into(),
-            ],
-        }
+        GpuParams::builtin_paper("tesla-k20")
     }
 
     /// NVIDIA Quadro K4200 (GK104, CC 3.0), a GPU of seed 004.
     pub fn quadro_k4200() -> GpuParams {
-        GpuParams {
-            id: "quadro-k4200".into(),
-            cc: (3, 0),
-            // Seed 004 Table 4.6.
-            sm_count: 7,
-            // Seed 004 Table 4.6 prints 706 MHz; taken as swapped with the K20 (spec 004
-            // §9 note), so 784 MHz.
-            clock_mhz: 784.0,
-            // Estimate: 256-bit GDDR5 at 5.4 Gbit/s per pin (seed 004 Table 4.6 memory
-            // clock 2700 MHz, double data rate) = 172.8 GB/s.
-            mem_bandwidth_gbs: 172.8,
-            // Seed 004 Table 4.6 (192 cores per SM); FP64, SFU and LD/ST counts of a GK104
-            // SM from NVIDIA's GTX 680 (GK104) whitepaper: 8 FP64, 32 SFU, 32 LD/ST.
-            units: SmUnits { fp32: 192, fp64: 8, sfu: 32, ldst: 32, warp_schedulers: 4 },
-            limits: SmLimits { max_threads_per_sm: 2048, ..KEPLER_LIMITS },
-            l2_bytes: 524_288,
-            alu_latency_cycles: 10.0,
-            dram_latency_cycles: 221.0,
-            shared_latency_cycles: 40.0,
-            tensor_fp16_flops_per_clock_per_sm: 0.0,
-            spec: None,
-            provenance: vec![
-                "Quadro K4200: seed 004 Table 4.6 (7 SMs, 192 cores/SM, L2) and Table 3.2 latencies; DRAM latency assumed equal to the K20's 221 cycles (estimate)".into(),
-            ],
-        }
+        GpuParams::builtin_paper("quadro-k4200")
     }
 
     /// NVIDIA Tesla M60 (one GM204 GPU, CC 5.2), a GPU of seed 004.
     pub fn tesla_m60() -> GpuParams {
-        GpuParams {
-            id: "tesla-m60".into(),
-            cc: (5, 2),
-            // Seed 004 Table 4.6.
-            sm_count: 16,
-            clock_mhz: 1178.0,
-            // NVIDIA Tesla M60 board specification: 160 GB/s per GPU.
-            mem_bandwidth_gbs: 160.0,
-            // Seed 004 Table 4.6 (128 cores per SM); NVIDIA GTX 980 (GM204) whitepaper: 4
-            // partitions × 8 LD/ST and 8 SFU, 4 FP64 per SM.
-            units: SmUnits { fp32: 128, fp64: 4, sfu: 32, ldst: 32, warp_schedulers: 4 },
-            limits: SmLimits { max_blocks_per_sm: 32, smem_per_sm_bytes: 98_304, ..KEPLER_LIMITS },
-            l2_bytes: 2_097_152,
-            alu_latency_cycles: 15.0,
-            dram_latency_cycles: 221.0,
-            shared_latency_cycles: 38.0,
-            tensor_fp16_flops_per_clock_per_sm: 0.0,
-            spec: None,
-            provenance: vec![
-                "Tesla M60: seed 004 Table 4.6 and Table 3.2; DRAM latency assumed equal to the K20's (estimate)".into(),
-            ],
-        }
+        GpuParams::builtin_paper("tesla-m60")
     }
 
     /// NVIDIA GeForce GTX 1050 (GP107, CC 6.1), a GPU of seed 004.
     pub fn gtx_1050() -> GpuParams {
-        GpuParams {
-            id: "gtx-1050".into(),
-            cc: (6, 1),
-            // Seed 004 Table 4.6.
-            sm_count: 5,
-            clock_mhz: 1493.0,
-            // NVIDIA GTX 1050 specification: 128-bit GDDR5 at 7 Gbit/s = 112 GB/s.
-            mem_bandwidth_gbs: 112.0,
-            // Seed 004 Table 4.6 (128 cores per SM); NVIDIA GTX 1080 (Pascal GP104)
-            // whitepaper SM layout: 32 LD/ST, 32 SFU, 4 FP64.
-            units: SmUnits { fp32: 128, fp64: 4, sfu: 32, ldst: 32, warp_schedulers: 4 },
-            limits: SmLimits { max_blocks_per_sm: 32, smem_per_sm_bytes: 98_304, ..KEPLER_LIMITS },
-            l2_bytes: 524_288,
-            alu_latency_cycles: 15.0,
-            dram_latency_cycles: 221.0,
-            shared_latency_cycles: 39.0,
-            tensor_fp16_flops_per_clock_per_sm: 0.0,
-            spec: None,
-            provenance: vec![
-                "GTX 1050: seed 004 Table 4.6 and Table 3.2; DRAM latency assumed equal to the K20's (estimate)".into(),
-            ],
-        }
+        GpuParams::builtin_paper("gtx-1050")
     }
 
     /// NVIDIA A100 SXM4 80 GB (GA100, CC 8.0), a modern reference for the adapters.
     pub fn a100_sxm4_80gb() -> GpuParams {
-        GpuParams {
-            id: "a100-sxm4-80gb".into(),
-            cc: (8, 0),
-            // NVIDIA A100 Tensor Core GPU Architecture whitepaper, Table 1 / Table 3:
-            // 108 SMs, 1410 MHz boost, 64 FP32 + 32 FP64 lanes, 4 SFU×4 and 8 LD/ST×4 per SM.
-            sm_count: 108,
-            clock_mhz: 1410.0,
-            // NVIDIA A100 80GB datasheet: 2039 GB/s (SXM).
-            mem_bandwidth_gbs: 2039.0,
-            units: SmUnits { fp32: 64, fp64: 32, sfu: 16, ldst: 32, warp_schedulers: 4 },
-            // CUDA Programming Guide, CC 8.0: 2048 threads, 32 blocks, 64 K registers,
-            // 164 KB shared memory (167,936 B as reported by the driver), 128 B unit.
-            limits: SmLimits {
-                max_threads_per_sm: 2048,
-                max_warps_per_sm: 64,
-                max_blocks_per_sm: 32,
-                regs_per_sm: 65_536,
-                reg_alloc_unit_per_warp: 256,
-                smem_per_sm_bytes: 167_936,
-                smem_alloc_unit_bytes: 128,
-            },
-            // Whitepaper: 40 MB L2.
-            l2_bytes: 41_943_040,
-            // Estimate: 4-cycle FP32 dependent-issue latency as measured on Volta by Jia et
-            // al. 2018 ("Dissecting the NVIDIA Volta GPU architecture via microbenchmarking").
-            alu_latency_cycles: 4.0,
-            // Estimate: of the order of Jia et al.'s Volta/Turing DRAM latencies (~400–500
-            // cycles); refine from gpu-data.
-            dram_latency_cycles: 470.0,
-            // Estimate: Jia et al. report ~20–30 cycles for shared memory on Volta/Turing.
-            shared_latency_cycles: 25.0,
-            // Whitepaper: 312 TFLOPS dense FP16 / (108 SMs × 1.41 GHz) = 2048 FLOPs/clk/SM.
-            tensor_fp16_flops_per_clock_per_sm: 2048.0,
-            spec: None,
-            provenance: vec![
-                "A100 SXM4 80GB: NVIDIA A100 whitepaper (SMs, units, L2, tensor rate) and datasheet (bandwidth); latencies are estimates after Jia et al. 2018".into(),
-            ],
-        }
+        GpuParams::builtin_paper("a100-sxm4-80gb")
     }
 }
 
@@ -335,19 +259,6 @@ fn tensor_flops_per_clock_per_sm(gpu: &gpu_spec::Gpu) -> f64 {
         .copied()
         .unwrap_or(0.0)
 }
-
-/// Kepler (CC 3.5) occupancy limits: CUDA Programming Guide (CUDA 7 era) Table 12 as
-/// collected in spec `occupancy.md` §6.3: 2048 threads, 64 warps, 16 blocks, 64 K
-/// registers allocated in 256-register units per warp, 48 KB shared memory in 256 B units.
-pub const KEPLER_LIMITS: SmLimits = SmLimits {
-    max_threads_per_sm: 2048,
-    max_warps_per_sm: 64,
-    max_blocks_per_sm: 16,
-    regs_per_sm: 65_536,
-    reg_alloc_unit_per_warp: 256,
-    smem_per_sm_bytes: 49_152,
-    smem_alloc_unit_bytes: 256,
-};
 
 /// Resident blocks per SM of a profile's launch on a database GPU, by NVIDIA's occupancy
 /// calculation (the GPU's defaults: opt-in shared memory, default carveout). `None` when
@@ -362,6 +273,35 @@ pub fn resident_blocks(profile: &kernel_profile::KernelProfile, gpu: &gpu_spec::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_paper_preset_is_in_the_data() {
+        for (id, p) in [
+            ("tesla-k20", GpuParams::paper("tesla-k20")),
+            ("quadro-k4200", GpuParams::paper("quadro-k4200")),
+            ("tesla-m60", GpuParams::paper("tesla-m60")),
+            ("gtx-1050", GpuParams::paper("gtx-1050")),
+            ("a100-sxm4-80gb", GpuParams::paper("a100-sxm4-80gb")),
+        ] {
+            let p = p.unwrap_or_else(|| panic!("{id} missing from gpu-data/paper-gpus.toml"));
+            assert_eq!(p.id, id);
+            assert!(p.spec.is_none(), "{id}: a paper preset uses the classic limits");
+            assert!(!p.provenance.is_empty(), "{id}");
+        }
+        assert!(GpuParams::paper("no-such-gpu").is_none());
+    }
+
+    #[test]
+    fn presets_carry_the_papers_numbers() {
+        // Seed 001 Table I and seed 004 §3.3.3 / Table 3.2 / Table 4.6.
+        let k20 = GpuParams::tesla_k20();
+        assert_eq!((k20.sm_count, k20.clock_mhz, k20.mem_bandwidth_gbs, k20.l2_bytes), (13, 706.0, 208.0, 1_310_720));
+        assert_eq!((k20.alu_latency_cycles, k20.dram_latency_cycles, k20.shared_latency_cycles), (9.0, 221.0, 47.0));
+        let m60 = GpuParams::tesla_m60();
+        assert_eq!((m60.limits.max_blocks_per_sm, m60.limits.smem_per_sm_bytes), (32, 98_304));
+        assert_eq!(GpuParams::quadro_k4200().clock_mhz, 784.0);
+        assert_eq!(GpuParams::a100_sxm4_80gb().tensor_fp16_flops_per_clock_per_sm, 2048.0);
+    }
 
     #[test]
     fn k20_residency_follows_the_classic_limits() {
