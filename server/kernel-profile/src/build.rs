@@ -73,7 +73,16 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
 
     // 1–2. Trip counts and block frequencies.
     let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions);
-    let freq = block_frequencies(func, &trip_of_loop);
+    let decided = decided_branches(func, &env);
+    if !decided.is_empty() {
+        let lines: Vec<String> = decided.iter().map(|(line, taken)| format!("{line} ({})", if *taken { "taken" } else { "not taken" })).collect();
+        assumptions.push(format!(
+            "{} branch(es) decided by the arguments and the launch configuration (PTX line {}): only the side that runs is counted",
+            decided.len(),
+            lines.join(", ")
+        ));
+    }
+    let freq = block_frequencies(func, &trip_of_loop, &env);
 
     // 3. Counts.
     let mut counts = InstructionCounts::default();
@@ -350,13 +359,68 @@ fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>) -> Opt
     Some(if test.offset_steps > 0 { trips.max(1.0) } else { trips })
 }
 
+/// The outcome of a conditional branch whose predicate the same for every thread and
+/// known from the arguments and the launch ([`concrete::uniform_value`]): `Some(taken)`.
+fn branch_outcome(func: &Function, block: &ptx_ir::BasicBlock, env: &Env<'_>) -> Option<bool> {
+    let instr = func.instr(block.terminator()?)?;
+    let guard = instr.guard?;
+    if instr.base() != "bra" || block.target.is_none() {
+        return None;
+    }
+    let p = concrete::uniform_value(func, guard.reg, env)?;
+    Some((p != 0) ^ guard.negated)
+}
+
+/// The branches [`branch_outcome`] decides, as (PTX line, taken), in text order.
+fn decided_branches(func: &Function, env: &Env<'_>) -> Vec<(u32, bool)> {
+    let mut res = Vec::new();
+    for block in func.blocks.iter().filter(|b| b.reachable) {
+        if let (Some(taken), Some(t)) = (branch_outcome(func, block, env), block.terminator()) {
+            res.push((func.instr(t).map_or(0, |i| i.ptx_line), taken));
+        }
+    }
+    res
+}
+
+/// Blocks the entry reaches when the branches decided by the arguments go only their one
+/// way (nvcc's guards around unrolled loops: `n < 4` skips the main loop; the remainder
+/// of an unroll-by-4 is a chain of `(n & 3) == k` tests). Other branches go both ways.
+fn live_blocks(func: &Function, env: &Env<'_>) -> Vec<bool> {
+    let n = func.blocks.len();
+    let mut live = vec![false; n];
+    if n == 0 {
+        return live;
+    }
+    let mut stack = vec![0 as BlockId];
+    while let Some(b) = stack.pop() {
+        let Some(block) = func.blocks.get(b as usize) else { continue };
+        if std::mem::replace(&mut live[b as usize], true) {
+            continue;
+        }
+        let outcome = branch_outcome(func, block, env);
+        for &s in &block.succs {
+            let is_target = Some(s) == block.target;
+            // A branch to the next block has both edges to it: never pruned.
+            let keep = match outcome {
+                Some(taken) => is_target == taken || block.succs.iter().all(|&o| o == s),
+                None => true,
+            };
+            if keep && !live[s as usize] {
+                stack.push(s);
+            }
+        }
+    }
+    live
+}
+
 /// Expected executions per thread of each block.
-fn block_frequencies(func: &Function, trip_of_loop: &[f64]) -> Vec<f64> {
+fn block_frequencies(func: &Function, trip_of_loop: &[f64], env: &Env<'_>) -> Vec<f64> {
+    let live = live_blocks(func, env);
     func.blocks
         .iter()
         .enumerate()
         .map(|(b, block)| {
-            if !block.reachable {
+            if !block.reachable || !live[b] {
                 return 0.0;
             }
             func.loops_of(b as BlockId).iter().map(|l| trip_of_loop.get(*l as usize).copied().unwrap_or(1.0)).product()
@@ -402,7 +466,7 @@ fn accumulate_counts(
                 let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
                 let mut sink = Vec::new();
                 let (_, trips) = loops(module, callee, &env, options, &[], &mut sink);
-                let cfreq = block_frequencies(callee, &trips);
+                let cfreq = block_frequencies(callee, &trips, &env);
                 accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, assumptions);
             }
             Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),

@@ -188,3 +188,54 @@ fn histogram_counts_atomics_and_flags_them_data_dependent() {
     let loads: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load).collect();
     assert_eq!((loads[0].class, loads[0].transactions_per_request, loads[0].stride_bytes), (AccessClass::Coalesced, 1.0, Some(1)));
 }
+
+/// Executions per thread of the instructions whose opcode starts with `prefix`, from the
+/// blocks' dependence graphs (what the scheduling model reads).
+fn executions_of(p: &KernelProfile, prefix: &str) -> f64 {
+    p.blocks.iter().map(|b| b.executions * b.instructions.iter().filter(|i| i.opcode.starts_with(prefix)).count() as f64).sum()
+}
+
+#[test]
+fn conv1d_runtime_mask_width_unrolled_by_4_counts_exactly() {
+    // for (j = 0; j < mask_width; j++) pvalue += N[start + j] * M[j]: nvcc unrolls by 4 (a
+    // main loop whose exit test is `((mw & 3) - mw) + j != 0`) plus a remainder loop over
+    // `mw & 3`. Every thread runs the body mask_width times (both sides of the ghost-cell
+    // test are counted), so the FMA runs exactly mask_width times per thread: mw / 4 main
+    // iterations of 4 FMAs plus mw % 4 remainder iterations of 1.
+    for mw in [1i64, 2, 3, 4, 5, 7, 8, 13, 31] {
+        let p = profile("conv1d", "conv1d", [4096, 1, 1], [256, 1, 1], &[("param_3", mw), ("param_4", 1 << 20)]);
+        let trips: Vec<Option<f64>> = p.loops.iter().map(|l| l.trip_count).collect();
+        assert_eq!(trips, vec![Some((mw / 4) as f64), Some((mw % 4) as f64)], "mw = {mw}: {:?}", p.assumptions);
+        assert_eq!(executions_of(&p, "fma.rn.f32"), mw as f64, "mw = {mw}");
+        // Two global loads per tap, one store.
+        assert_eq!(p.counts.dynamic.get(&InstrClass::Load(Space::Global)), Some(&(2.0 * mw as f64)), "mw = {mw}");
+        assert!(!p.assumptions.iter().any(|a| a.contains("assumed 16")), "{:?}", p.assumptions);
+    }
+    // The main loop's count is symbolic in mask_width.
+    let p = profile("conv1d", "conv1d", [4096, 1, 1], [256, 1, 1], &[]);
+    assert!(p.loops.iter().all(|l| l.trip_count_expr.as_deref().is_some_and(|e| e.contains("param_3"))), "{:?}", p.loops);
+}
+
+#[test]
+fn conv2d_runtime_nested_parameter_bounds_count_exactly() {
+    // for i < mw { for j < mw { pvalue += in[..] * mask[..] } } inside `if (col < width &&
+    // row < height)`: the inner loop is unrolled by 4 (main loop counting `mw - (mw & 3)`
+    // down by 4) and its remainder becomes the chain `(mw & 3) == 0 / 1 / 2` of branches,
+    // which the arguments decide. Every thread of a 1024² image with a 64×64 grid of
+    // 16×16 blocks is inside it: mw² FMAs per thread, mw² · 1024² in all.
+    for mw in [1i64, 3, 4, 5, 7, 8, 9, 15] {
+        let p = profile(
+            "conv1d",
+            "conv2d_runtime",
+            [64, 64, 1],
+            [16, 16, 1],
+            &[("param_3", mw), ("param_4", 1024), ("param_5", 1024)],
+        );
+        let per_thread = executions_of(&p, "fma.rn.f32");
+        assert_eq!(per_thread, (mw * mw) as f64, "mw = {mw}: {:?}", p.assumptions);
+        let total = per_thread * p.launch.total_threads() as f64;
+        assert_eq!(total, (mw * mw) as f64 * 1024.0 * 1024.0);
+        let trips: Vec<Option<f64>> = p.loops.iter().map(|l| l.trip_count).collect();
+        assert_eq!(trips, vec![Some(mw as f64), Some((mw / 4) as f64)], "mw = {mw}");
+    }
+}
