@@ -20,7 +20,7 @@ use ptx_ir::ir::{AddrBase, BlockId, Function, InstrId, Module, Operand, RegId, S
 use ptx_ir::trip::TripCount;
 use ptx_ir::{InstrClass, Space};
 
-use crate::{access, concrete};
+use crate::{access, concrete, sass};
 use crate::affine::{Affine, AffineAnalysis, Env, eval_expr};
 use crate::model::*;
 
@@ -84,14 +84,22 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     }
     let freq = block_frequencies(func, &trip_of_loop, &env);
 
-    // 3. Counts.
+    // 3. Counts, as ptxas issues them (contractions and constant operands, `sass.rs`).
+    let folding = sass::analyse(func);
+    if !folding.contracted.is_empty() || !folding.const_operands.is_empty() {
+        assumptions.push(format!(
+            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands",
+            folding.contracted.len(),
+            folding.const_operands.len()
+        ));
+    }
     let mut counts = InstructionCounts::default();
     let mut visiting = HashSet::new();
     accumulate_counts(module, func, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut assumptions);
-    counts.static_ = func.class_counts();
+    counts.static_ = issued_class_counts(func);
     for c in &func.calls {
         if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
-            for (k, v) in callee.class_counts() {
+            for (k, v) in issued_class_counts(callee) {
                 *counts.static_.entry(k).or_insert(0) += v;
             }
         }
@@ -109,7 +117,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             InstrClass::Atomic(s) => (AccessKind::Atomic, s),
             _ => continue,
         };
-        if matches!(space, Space::Param | Space::Const) {
+        if space == Space::Param {
             continue;
         }
         let executions = freq.get(instr.block as usize).copied().unwrap_or(0.0);
@@ -129,6 +137,9 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 ptx_line: instr.ptx_line,
                 source_file,
                 source_line,
+                same_address_lanes: None,
+                address: None,
+                constant_operand: None,
             });
             continue;
         }
@@ -140,9 +151,20 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             Space::Shared => access::classify_shared_lanes(lanes.as_ref(), bytes, banks),
             _ => access::classify_global_lanes(lanes.as_ref(), bytes, input.options.irregular_sectors),
         };
-        if c.class == AccessClass::Irregular {
+        if c.class == AccessClass::Irregular && space != Space::Const {
             n_irregular += 1;
         }
+        // Atomics serialise on a shared address: the most lanes that hit one.
+        let same_address_lanes = match (kind, lanes.as_ref()) {
+            (AccessKind::Atomic, Some(l)) if !l.addrs.is_empty() => {
+                let mut sorted = l.addrs.clone();
+                sorted.sort_unstable();
+                let most = sorted.chunk_by(|a, b| a == b).map(<[i64]>::len).max().unwrap_or(1);
+                Some(u32::try_from(most).unwrap_or(32))
+            }
+            _ => None,
+        };
+        let pattern = address_pattern(func, instr, &addr, &affine);
         let (source_file, source_line) = source_of(module, func, id as InstrId);
         memory_accesses.push(MemoryAccess {
             space,
@@ -158,6 +180,9 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             ptx_line: instr.ptx_line,
             source_file,
             source_line,
+            same_address_lanes,
+            address: pattern,
+            constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
         });
     }
     if n_irregular > 0 {
@@ -204,7 +229,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         }
     };
 
-    let blocks = block_profiles(func, &freq);
+    let blocks = block_profiles(func, &freq, &folding);
 
     Some(KernelProfile {
         kernel: func.name.clone(),
@@ -441,9 +466,10 @@ fn accumulate_counts(
     assumptions: &mut Vec<String>,
 ) {
     visiting.insert(func.name.clone());
-    for instr in &func.instrs {
+    let removed = sass::analyse(func).removed();
+    for (id, instr) in func.instrs.iter().enumerate() {
         let n = freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale;
-        if n == 0.0 {
+        if n == 0.0 || removed.contains(&(id as InstrId)) {
             continue;
         }
         *counts.dynamic.entry(instr.class).or_insert(0.0) += n;
@@ -477,6 +503,71 @@ fn accumulate_counts(
         }
     }
     visiting.remove(&func.name);
+}
+
+/// Instructions by class as ptxas issues them: the text's, less the multiplies contracted
+/// into FMAs and the constant loads folded into operands ([`sass`]).
+fn issued_class_counts(func: &Function) -> BTreeMap<InstrClass, u64> {
+    let mut res = func.class_counts();
+    for id in sass::analyse(func).removed() {
+        if let Some(c) = func.instr(id).map(|i| i.class)
+            && let Some(n) = res.get_mut(&c)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                res.remove(&c);
+            }
+        }
+    }
+    res
+}
+
+/// The array an affine address touches and its coefficients in bytes
+/// ([`AddressPattern`]); `None` when the address is not affine or has no recognisable base
+/// (a pointer parameter or a module variable).
+fn address_pattern(func: &Function, instr: &ptx_ir::Instr, addr: &Affine, affine: &AffineAnalysis<'_, '_>) -> Option<AddressPattern> {
+    use crate::affine::Var;
+    use ptx_ir::ir::Dim;
+    if addr.irregular {
+        return None;
+    }
+    let reads_global_source = instr.base() == "cp" && matches!(instr.class, InstrClass::Load(Space::Global));
+    let addrs: Vec<&Operand> = func.operands_of(instr).iter().filter(|op| matches!(op, Operand::Addr { .. })).collect();
+    let operand = if reads_global_source { addrs.last().copied() } else { addrs.first().copied() };
+    let mut base = match operand {
+        Some(Operand::Addr { base: AddrBase::Symbol(s), .. }) => Some(s.to_string()),
+        _ => None,
+    };
+    let dim = |d: Dim| match d {
+        Dim::X => 0,
+        Dim::Y => 1,
+        Dim::Z => 2,
+    };
+    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty() };
+    for (var, coeff) in &addr.terms {
+        match var {
+            Var::Tid(d) => p.tid[dim(*d)] = *coeff,
+            Var::Ctaid(d) => p.ctaid[dim(*d)] = *coeff,
+            Var::Lane => p.lane = *coeff,
+            Var::Iter(l) => p.loops.push(LoopStride { loop_index: *l, bytes_per_iteration: *coeff }),
+            Var::Uniform(id) => {
+                // A pointer parameter or a variable, added once: the array's base.
+                let key = affine.uniform_key(*id).unwrap_or("");
+                let named = if let Some(name) = key.strip_prefix("param:") {
+                    func.param_index(name).filter(|i| func.params.get(*i as usize).is_some_and(|prm| prm.ty.ends_with("64"))).map(|i| format!("param_{i}"))
+                } else {
+                    key.strip_prefix("sym:").map(str::to_string)
+                };
+                match named {
+                    Some(n) if *coeff == 1 && base.is_none() => base = Some(n),
+                    _ => p.partial = true,
+                }
+            }
+            Var::SelfRef(_) => p.partial = true,
+        }
+    }
+    p.base = base?;
+    Some(p)
 }
 
 /// `cp.async ... [dst], [src], cp-size`: the bytes each thread copies.
@@ -573,24 +664,41 @@ fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashS
     varying
 }
 
-/// Per basic block, the instructions and their in-block dependences (for list scheduling).
-fn block_profiles(func: &Function, freq: &[f64]) -> Vec<BlockProfile> {
+/// Per basic block, the instructions and their in-block dependences (for list scheduling),
+/// as ptxas issues them: a contracted `mul` + `add` is one `fma` node that depends on the
+/// `mul`'s inputs too; a constant load folded into an operand is no node.
+fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec<BlockProfile> {
+    let removed = folding.removed();
     let mut res = Vec::new();
     for (b, block) in func.blocks.iter().enumerate() {
         if !block.reachable {
             continue;
         }
-        let mut last_def: HashMap<RegId, u32> = HashMap::new();
+        // Register → the node positions its value depends on within the block.
+        let mut last_def: HashMap<RegId, Vec<u32>> = HashMap::new();
         let mut instructions = Vec::new();
-        for (pos, id) in (block.instrs.start..block.instrs.end).enumerate() {
+        for id in block.instrs.start..block.instrs.end {
             let Some(instr) = func.instr(id) else { continue };
-            let mut deps: Vec<u32> = func.srcs(instr).iter().filter_map(|s| last_def.get(s).copied()).collect();
+            let mut deps: Vec<u32> = func.srcs(instr).iter().filter_map(|s| last_def.get(s)).flatten().copied().collect();
             deps.sort_unstable();
             deps.dedup();
-            for d in func.dsts(instr) {
-                last_def.insert(*d, pos as u32);
+            if removed.contains(&id) {
+                // Not issued: readers of its result depend on what it read (nothing for a
+                // constant operand; the multiply's inputs for a contracted product).
+                for d in func.dsts(instr) {
+                    last_def.insert(*d, deps.clone());
+                }
+                continue;
             }
-            instructions.push(InstrNode { class: instr.class, opcode: instr.opcode.to_string(), deps });
+            let pos = instructions.len() as u32;
+            for d in func.dsts(instr) {
+                last_def.insert(*d, vec![pos]);
+            }
+            let (opcode, fused_from) = match folding.contracted.get(&id).and_then(|m| func.instr(*m)) {
+                Some(mul) => (sass::fused_opcode(instr), Some(format!("{} + {}", mul.opcode, instr.opcode))),
+                None => (instr.opcode.to_string(), None),
+            };
+            instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from });
         }
         res.push(BlockProfile {
             id: b as u32,
