@@ -145,6 +145,12 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         AffineAnalysis { func, env, memo: HashMap::new(), uniforms: HashMap::new(), ivs, depth: 0 }
     }
 
+    /// What a `Var::Uniform` stands for: `param:NAME` for a kernel parameter, `sym:NAME`
+    /// for a module variable, other keys for values without a name.
+    pub fn uniform_key(&self, id: u32) -> Option<&str> {
+        self.uniforms.iter().find(|(_, v)| **v == id).map(|(k, _)| k.as_str())
+    }
+
     fn uniform(&mut self, key: String) -> Affine {
         let n = self.uniforms.len() as u32;
         let id = *self.uniforms.entry(key).or_insert(n);

@@ -20,7 +20,7 @@ use ptx_ir::ir::{AddrBase, BlockId, Function, InstrId, Module, Operand, RegId, S
 use ptx_ir::trip::TripCount;
 use ptx_ir::{InstrClass, Space};
 
-use crate::{access, concrete};
+use crate::{access, concrete, sass};
 use crate::affine::{Affine, AffineAnalysis, Env, eval_expr};
 use crate::model::*;
 
@@ -73,16 +73,33 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
 
     // 1–2. Trip counts and block frequencies.
     let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions);
-    let freq = block_frequencies(func, &trip_of_loop);
+    let decided = decided_branches(func, &env);
+    if !decided.is_empty() {
+        let lines: Vec<String> = decided.iter().map(|(line, taken)| format!("{line} ({})", if *taken { "taken" } else { "not taken" })).collect();
+        assumptions.push(format!(
+            "{} branch(es) decided by the arguments and the launch configuration (PTX line {}): only the side that runs is counted",
+            decided.len(),
+            lines.join(", ")
+        ));
+    }
+    let freq = block_frequencies(func, &trip_of_loop, &env);
 
-    // 3. Counts.
+    // 3. Counts, as ptxas issues them (contractions and constant operands, `sass.rs`).
+    let folding = sass::analyse(func);
+    if !folding.contracted.is_empty() || !folding.const_operands.is_empty() {
+        assumptions.push(format!(
+            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands",
+            folding.contracted.len(),
+            folding.const_operands.len()
+        ));
+    }
     let mut counts = InstructionCounts::default();
     let mut visiting = HashSet::new();
     accumulate_counts(module, func, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut assumptions);
-    counts.static_ = func.class_counts();
+    counts.static_ = issued_class_counts(func);
     for c in &func.calls {
         if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
-            for (k, v) in callee.class_counts() {
+            for (k, v) in issued_class_counts(callee) {
                 *counts.static_.entry(k).or_insert(0) += v;
             }
         }
@@ -100,7 +117,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             InstrClass::Atomic(s) => (AccessKind::Atomic, s),
             _ => continue,
         };
-        if matches!(space, Space::Param | Space::Const) {
+        if space == Space::Param {
             continue;
         }
         let executions = freq.get(instr.block as usize).copied().unwrap_or(0.0);
@@ -120,6 +137,9 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 ptx_line: instr.ptx_line,
                 source_file,
                 source_line,
+                same_address_lanes: None,
+                address: None,
+                constant_operand: None,
             });
             continue;
         }
@@ -131,9 +151,20 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             Space::Shared => access::classify_shared_lanes(lanes.as_ref(), bytes, banks),
             _ => access::classify_global_lanes(lanes.as_ref(), bytes, input.options.irregular_sectors),
         };
-        if c.class == AccessClass::Irregular {
+        if c.class == AccessClass::Irregular && space != Space::Const {
             n_irregular += 1;
         }
+        // Atomics serialise on a shared address: the most lanes that hit one.
+        let same_address_lanes = match (kind, lanes.as_ref()) {
+            (AccessKind::Atomic, Some(l)) if !l.addrs.is_empty() => {
+                let mut sorted = l.addrs.clone();
+                sorted.sort_unstable();
+                let most = sorted.chunk_by(|a, b| a == b).map(<[i64]>::len).max().unwrap_or(1);
+                Some(u32::try_from(most).unwrap_or(32))
+            }
+            _ => None,
+        };
+        let pattern = address_pattern(func, instr, &addr, &affine);
         let (source_file, source_line) = source_of(module, func, id as InstrId);
         memory_accesses.push(MemoryAccess {
             space,
@@ -149,6 +180,9 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             ptx_line: instr.ptx_line,
             source_file,
             source_line,
+            same_address_lanes,
+            address: pattern,
+            constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
         });
     }
     if n_irregular > 0 {
@@ -195,7 +229,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         }
     };
 
-    let blocks = block_profiles(func, &freq);
+    let blocks = block_profiles(func, &freq, &folding);
 
     Some(KernelProfile {
         kernel: func.name.clone(),
@@ -350,13 +384,68 @@ fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>) -> Opt
     Some(if test.offset_steps > 0 { trips.max(1.0) } else { trips })
 }
 
+/// The outcome of a conditional branch whose predicate the same for every thread and
+/// known from the arguments and the launch ([`concrete::uniform_value`]): `Some(taken)`.
+fn branch_outcome(func: &Function, block: &ptx_ir::BasicBlock, env: &Env<'_>) -> Option<bool> {
+    let instr = func.instr(block.terminator()?)?;
+    let guard = instr.guard?;
+    if instr.base() != "bra" || block.target.is_none() {
+        return None;
+    }
+    let p = concrete::uniform_value(func, guard.reg, env)?;
+    Some((p != 0) ^ guard.negated)
+}
+
+/// The branches [`branch_outcome`] decides, as (PTX line, taken), in text order.
+fn decided_branches(func: &Function, env: &Env<'_>) -> Vec<(u32, bool)> {
+    let mut res = Vec::new();
+    for block in func.blocks.iter().filter(|b| b.reachable) {
+        if let (Some(taken), Some(t)) = (branch_outcome(func, block, env), block.terminator()) {
+            res.push((func.instr(t).map_or(0, |i| i.ptx_line), taken));
+        }
+    }
+    res
+}
+
+/// Blocks the entry reaches when the branches decided by the arguments go only their one
+/// way (nvcc's guards around unrolled loops: `n < 4` skips the main loop; the remainder
+/// of an unroll-by-4 is a chain of `(n & 3) == k` tests). Other branches go both ways.
+fn live_blocks(func: &Function, env: &Env<'_>) -> Vec<bool> {
+    let n = func.blocks.len();
+    let mut live = vec![false; n];
+    if n == 0 {
+        return live;
+    }
+    let mut stack = vec![0 as BlockId];
+    while let Some(b) = stack.pop() {
+        let Some(block) = func.blocks.get(b as usize) else { continue };
+        if std::mem::replace(&mut live[b as usize], true) {
+            continue;
+        }
+        let outcome = branch_outcome(func, block, env);
+        for &s in &block.succs {
+            let is_target = Some(s) == block.target;
+            // A branch to the next block has both edges to it: never pruned.
+            let keep = match outcome {
+                Some(taken) => is_target == taken || block.succs.iter().all(|&o| o == s),
+                None => true,
+            };
+            if keep && !live[s as usize] {
+                stack.push(s);
+            }
+        }
+    }
+    live
+}
+
 /// Expected executions per thread of each block.
-fn block_frequencies(func: &Function, trip_of_loop: &[f64]) -> Vec<f64> {
+fn block_frequencies(func: &Function, trip_of_loop: &[f64], env: &Env<'_>) -> Vec<f64> {
+    let live = live_blocks(func, env);
     func.blocks
         .iter()
         .enumerate()
         .map(|(b, block)| {
-            if !block.reachable {
+            if !block.reachable || !live[b] {
                 return 0.0;
             }
             func.loops_of(b as BlockId).iter().map(|l| trip_of_loop.get(*l as usize).copied().unwrap_or(1.0)).product()
@@ -377,9 +466,10 @@ fn accumulate_counts(
     assumptions: &mut Vec<String>,
 ) {
     visiting.insert(func.name.clone());
-    for instr in &func.instrs {
+    let removed = sass::analyse(func).removed();
+    for (id, instr) in func.instrs.iter().enumerate() {
         let n = freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale;
-        if n == 0.0 {
+        if n == 0.0 || removed.contains(&(id as InstrId)) {
             continue;
         }
         *counts.dynamic.entry(instr.class).or_insert(0.0) += n;
@@ -402,7 +492,7 @@ fn accumulate_counts(
                 let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
                 let mut sink = Vec::new();
                 let (_, trips) = loops(module, callee, &env, options, &[], &mut sink);
-                let cfreq = block_frequencies(callee, &trips);
+                let cfreq = block_frequencies(callee, &trips, &env);
                 accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, assumptions);
             }
             Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),
@@ -413,6 +503,71 @@ fn accumulate_counts(
         }
     }
     visiting.remove(&func.name);
+}
+
+/// Instructions by class as ptxas issues them: the text's, less the multiplies contracted
+/// into FMAs and the constant loads folded into operands ([`sass`]).
+fn issued_class_counts(func: &Function) -> BTreeMap<InstrClass, u64> {
+    let mut res = func.class_counts();
+    for id in sass::analyse(func).removed() {
+        if let Some(c) = func.instr(id).map(|i| i.class)
+            && let Some(n) = res.get_mut(&c)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                res.remove(&c);
+            }
+        }
+    }
+    res
+}
+
+/// The array an affine address touches and its coefficients in bytes
+/// ([`AddressPattern`]); `None` when the address is not affine or has no recognisable base
+/// (a pointer parameter or a module variable).
+fn address_pattern(func: &Function, instr: &ptx_ir::Instr, addr: &Affine, affine: &AffineAnalysis<'_, '_>) -> Option<AddressPattern> {
+    use crate::affine::Var;
+    use ptx_ir::ir::Dim;
+    if addr.irregular {
+        return None;
+    }
+    let reads_global_source = instr.base() == "cp" && matches!(instr.class, InstrClass::Load(Space::Global));
+    let addrs: Vec<&Operand> = func.operands_of(instr).iter().filter(|op| matches!(op, Operand::Addr { .. })).collect();
+    let operand = if reads_global_source { addrs.last().copied() } else { addrs.first().copied() };
+    let mut base = match operand {
+        Some(Operand::Addr { base: AddrBase::Symbol(s), .. }) => Some(s.to_string()),
+        _ => None,
+    };
+    let dim = |d: Dim| match d {
+        Dim::X => 0,
+        Dim::Y => 1,
+        Dim::Z => 2,
+    };
+    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty() };
+    for (var, coeff) in &addr.terms {
+        match var {
+            Var::Tid(d) => p.tid[dim(*d)] = *coeff,
+            Var::Ctaid(d) => p.ctaid[dim(*d)] = *coeff,
+            Var::Lane => p.lane = *coeff,
+            Var::Iter(l) => p.loops.push(LoopStride { loop_index: *l, bytes_per_iteration: *coeff }),
+            Var::Uniform(id) => {
+                // A pointer parameter or a variable, added once: the array's base.
+                let key = affine.uniform_key(*id).unwrap_or("");
+                let named = if let Some(name) = key.strip_prefix("param:") {
+                    func.param_index(name).filter(|i| func.params.get(*i as usize).is_some_and(|prm| prm.ty.ends_with("64"))).map(|i| format!("param_{i}"))
+                } else {
+                    key.strip_prefix("sym:").map(str::to_string)
+                };
+                match named {
+                    Some(n) if *coeff == 1 && base.is_none() => base = Some(n),
+                    _ => p.partial = true,
+                }
+            }
+            Var::SelfRef(_) => p.partial = true,
+        }
+    }
+    p.base = base?;
+    Some(p)
 }
 
 /// `cp.async ... [dst], [src], cp-size`: the bytes each thread copies.
@@ -509,24 +664,41 @@ fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashS
     varying
 }
 
-/// Per basic block, the instructions and their in-block dependences (for list scheduling).
-fn block_profiles(func: &Function, freq: &[f64]) -> Vec<BlockProfile> {
+/// Per basic block, the instructions and their in-block dependences (for list scheduling),
+/// as ptxas issues them: a contracted `mul` + `add` is one `fma` node that depends on the
+/// `mul`'s inputs too; a constant load folded into an operand is no node.
+fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec<BlockProfile> {
+    let removed = folding.removed();
     let mut res = Vec::new();
     for (b, block) in func.blocks.iter().enumerate() {
         if !block.reachable {
             continue;
         }
-        let mut last_def: HashMap<RegId, u32> = HashMap::new();
+        // Register → the node positions its value depends on within the block.
+        let mut last_def: HashMap<RegId, Vec<u32>> = HashMap::new();
         let mut instructions = Vec::new();
-        for (pos, id) in (block.instrs.start..block.instrs.end).enumerate() {
+        for id in block.instrs.start..block.instrs.end {
             let Some(instr) = func.instr(id) else { continue };
-            let mut deps: Vec<u32> = func.srcs(instr).iter().filter_map(|s| last_def.get(s).copied()).collect();
+            let mut deps: Vec<u32> = func.srcs(instr).iter().filter_map(|s| last_def.get(s)).flatten().copied().collect();
             deps.sort_unstable();
             deps.dedup();
-            for d in func.dsts(instr) {
-                last_def.insert(*d, pos as u32);
+            if removed.contains(&id) {
+                // Not issued: readers of its result depend on what it read (nothing for a
+                // constant operand; the multiply's inputs for a contracted product).
+                for d in func.dsts(instr) {
+                    last_def.insert(*d, deps.clone());
+                }
+                continue;
             }
-            instructions.push(InstrNode { class: instr.class, opcode: instr.opcode.to_string(), deps });
+            let pos = instructions.len() as u32;
+            for d in func.dsts(instr) {
+                last_def.insert(*d, vec![pos]);
+            }
+            let (opcode, fused_from) = match folding.contracted.get(&id).and_then(|m| func.instr(*m)) {
+                Some(mul) => (sass::fused_opcode(instr), Some(format!("{} + {}", mul.opcode, instr.opcode))),
+                None => (instr.opcode.to_string(), None),
+            };
+            instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from });
         }
         res.push(BlockProfile {
             id: b as u32,

@@ -33,6 +33,9 @@ struct Lane<'a> {
     lane: i64,
     memo: HashMap<RegId, Option<i64>>,
     depth: u32,
+    /// Only values that are the same in every thread of the grid and known for certain:
+    /// supplied arguments, launch dimensions, constants, registers written once.
+    strict: bool,
 }
 
 fn dim(v: [i64; 3], d: Dim) -> i64 {
@@ -56,6 +59,9 @@ impl Lane<'_> {
         let idx = self.func.param_index(name)?;
         if let Some(v) = self.env.args.get(&idx) {
             return Some(*v);
+        }
+        if self.strict {
+            return None;
         }
         let p = self.func.params.get(idx as usize)?;
         // 64-bit parameters are almost always pointers: give each its own aligned base.
@@ -86,6 +92,9 @@ impl Lane<'_> {
 
     fn reg_uncached(&mut self, r: RegId) -> Option<i64> {
         if let Some(s) = self.func.register(r).and_then(|reg| reg.special) {
+            if self.strict && !matches!(s, SpecialReg::Ntid(_) | SpecialReg::Nctaid(_)) {
+                return None;
+            }
             return match s {
                 SpecialReg::Tid(d) => Some(dim(self.tid, d)),
                 SpecialReg::LaneId => Some(self.lane),
@@ -97,6 +106,13 @@ impl Lane<'_> {
             };
         }
         let defs = self.func.defs_of(r).to_vec();
+        if self.strict {
+            // One unguarded definition: the register holds one value for the whole run.
+            return match defs.as_slice() {
+                [one] if self.func.instr(*one).is_some_and(|i| i.guard.is_none()) => self.value(*one),
+                _ => None,
+            };
+        }
         let def = match defs.as_slice() {
             [] => return None,
             [one] => *one,
@@ -178,6 +194,8 @@ impl Lane<'_> {
             ("and", _) => src(1)? & src(2)?,
             ("or", _) => src(1)? | src(2)?,
             ("xor", _) => src(1)? ^ src(2)?,
+            // Predicates are 0 or 1.
+            ("not", _) if instr.ty() == Some("pred") => i64::from(src(1)? == 0),
             ("not", _) => wrap(!src(1)?),
             ("neg", _) => wrap(src(1)?.wrapping_neg()),
             ("abs", _) => src(1)?.wrapping_abs(),
@@ -201,13 +219,30 @@ impl Lane<'_> {
                 let p = src(3)?;
                 if p != 0 { src(1)? } else { src(2)? }
             }
+            // `setp.CMP.BOOL p, a, b, q` combines with a third predicate: not modelled.
+            ("setp", _) if ops.len() > 3 => return None,
             ("setp", _) => {
                 let (a, b) = (src(1)?, src(2)?);
                 let cmp = instr.modifiers().next()?.to_string();
-                let (ua, ub) = (a as u64, b as u64);
+                // Compared at the instruction's width; `lt`/`le`/`gt`/`ge` on unsigned and
+                // bit types compare unsigned (PTX ISA, `setp`: "lo, ls, hi, hs" are the
+                // unsigned spellings; nvcc writes `setp.lt.u32`).
+                let mask = if bits == 0 || bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+                let (ua, ub) = (a as u64 & mask, b as u64 & mask);
+                let unsigned = instr.ty().is_some_and(|t| t.starts_with('u') || t.starts_with('b'));
+                let (a, b) = if unsigned || bits == 0 || bits >= 64 {
+                    (a, b)
+                } else {
+                    let sh = 64 - bits;
+                    ((a << sh) >> sh, (b << sh) >> sh)
+                };
                 let r = match cmp.as_str() {
-                    "eq" => a == b,
-                    "ne" => a != b,
+                    "eq" => ua == ub,
+                    "ne" => ua != ub,
+                    "lt" if unsigned => ua < ub,
+                    "le" if unsigned => ua <= ub,
+                    "gt" if unsigned => ua > ub,
+                    "ge" if unsigned => ua >= ub,
                     "lt" => a < b,
                     "le" => a <= b,
                     "gt" => a > b,
@@ -232,10 +267,20 @@ pub fn initial_value_avg(func: &Function, reg: RegId, env: &Env<'_>) -> Option<f
     let tids = crate::access::lanes(env.block);
     let mut sum = 0.0;
     for (lane, tid) in tids.iter().enumerate() {
-        let mut ev = Lane { func, env, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0 };
+        let mut ev = Lane { func, env, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0, strict: false };
         sum += ev.reg(reg)? as f64;
     }
     Some(sum / tids.len().max(1) as f64)
+}
+
+/// The value of `reg` when it is the same in every thread and every execution and follows
+/// from the supplied arguments and the launch dimensions alone (a register written once,
+/// from constants, parameters, `%ntid` and `%nctaid`); `None` otherwise. Decides the
+/// branches nvcc emits around unrolled loops (`n < 4` skips the main loop, `(n & 3) == 1`
+/// ends the remainder chain).
+pub fn uniform_value(func: &Function, reg: RegId, env: &Env<'_>) -> Option<i64> {
+    let mut ev = Lane { func, env, tid: [0; 3], lane: 0, memo: HashMap::new(), depth: 0, strict: true };
+    ev.reg(reg)
 }
 
 /// The high `bits` bits of the `2·bits`-bit product.
@@ -270,7 +315,7 @@ pub fn lanes(func: &Function, id: InstrId, env: &Env<'_>) -> Option<Lanes> {
     let tids = crate::access::lanes(env.block);
     let mut addrs = Vec::with_capacity(tids.len());
     for (lane, tid) in tids.iter().enumerate() {
-        let mut ev = Lane { func, env, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0 };
+        let mut ev = Lane { func, env, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0, strict: false };
         let b = match &base {
             AddrBase::Reg(r) => ev.reg(*r)?,
             AddrBase::Symbol(_) | AddrBase::Absolute => 0,

@@ -198,6 +198,64 @@ pub struct MemoryAccess {
     pub source_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_line: Option<u32>,
+    /// Atomics only: the most lanes of one warp request that hit the same address (32 for
+    /// `atomicAdd(&counter, 1)`, 1 when every lane has its own address). Atomics to one
+    /// address are serialised, so this is the contention a model charges. Absent on an
+    /// atomic whose address depends on data (class `irregular`): unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_address_lanes: Option<u32>,
+    /// How the address moves across the grid (the array it touches and its affine
+    /// coefficients), for footprint and reuse estimates; absent when the address is not
+    /// affine (data-dependent or piecewise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<AddressPattern>,
+    /// Constant memory only: `true` when ptxas turns the load into a constant-bank operand
+    /// of the instruction that uses the value (a fixed address): no load is issued, and
+    /// the instruction counts do not include it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constant_operand: Option<bool>,
+}
+
+/// The address of a memory instruction as `base + offset + Σ coefficient · variable`,
+/// every coefficient in bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AddressPattern {
+    /// What the address is relative to: `param_N` for the pointer passed as kernel
+    /// parameter N, or the name of a module variable (`__shared__`, `__constant__`,
+    /// `__device__`). Two accesses with the same base touch the same array.
+    pub base: String,
+    /// Bytes per unit of `threadIdx.x`, `.y`, `.z`.
+    #[serde(default)]
+    pub tid: [i64; 3],
+    /// Bytes per unit of `blockIdx.x`, `.y`, `.z`.
+    #[serde(default)]
+    pub ctaid: [i64; 3],
+    /// Bytes per unit of `%laneid`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lane: i64,
+    /// Bytes per iteration of each enclosing loop that moves the address.
+    #[serde(default)]
+    pub loops: Vec<LoopStride>,
+    /// The constant byte offset from the base.
+    #[serde(default)]
+    pub offset: i64,
+    /// `true` when the address also depends on values the analysis cannot put a number
+    /// on (an argument not supplied, a value computed non-linearly but the same across the
+    /// warp): the coefficients above are right but incomplete.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
+/// How far an address moves per iteration of one loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopStride {
+    /// Index of the loop in the profile's `loops`.
+    pub loop_index: u32,
+    pub bytes_per_iteration: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -251,6 +309,10 @@ pub struct InstrNode {
     /// Indices (within the block) of the instructions whose results this one reads.
     #[serde(default)]
     pub deps: Vec<u32>,
+    /// The PTX instructions ptxas fuses into this one (`mul.f32 + add.f32` for a
+    /// contracted FMA, whose `opcode` is then `fma.rn.f32`); absent for one-to-one ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fused_from: Option<String>,
 }
 
 #[cfg(test)]

@@ -4,47 +4,10 @@
 //! Each expectation is derived by hand from the CUDA source and the launch, independently
 //! of the implementation; the comments give the derivation.
 
-use std::collections::BTreeMap;
+use kernel_profile::{AccessClass, AccessKind, InstrClass, KernelProfile, ProfileOptions, Space};
 
-use kernel_profile::{AccessClass, AccessKind, InstrClass, KernelProfile, LaunchConfig, LaunchSource, ProfileInput, ProfileOptions, Space};
-
-fn fixture(name: &str) -> String {
-    let path = format!("{}/../../tests/fixtures/ptx/sm_80/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// The 1-based line of the first line of `tests/fixtures/cu/{file}.cu` containing `needle`.
-fn line_of(file: &str, needle: &str) -> u32 {
-    let path = format!("{}/../../tests/fixtures/cu/{file}.cu", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("`{needle}` not in {path}")) as u32 + 1
-}
-
-fn profile(file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
-    let text = fixture(file);
-    let (module, errors) = ptx_ir::parse_and_lower(&text);
-    assert!(errors.is_empty(), "{file}: {errors:?}");
-    let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
-    let options = ProfileOptions::default();
-    let input = ProfileInput {
-        module: &module,
-        kernel: &name,
-        gpu_id: "a100-sxm4-80gb",
-        compute_capability: (8, 0),
-        launch: LaunchConfig {
-            grid,
-            block,
-            dynamic_smem: 0,
-            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-            source: LaunchSource::Setting,
-        },
-        resources: None,
-        source_param_names: &[],
-        demangled: None,
-        options: &options,
-    };
-    kernel_profile::build(&input).expect("profile")
-}
+mod common;
+use common::{line_of, profile};
 
 /// The accesses of one space and kind at a source line.
 fn at(p: &KernelProfile, space: Space, kind: AccessKind, line: u32) -> Vec<&kernel_profile::MemoryAccess> {
@@ -187,4 +150,88 @@ fn histogram_counts_atomics_and_flags_them_data_dependent() {
     // The byte loads data[i] are 1 byte at unit stride: one sector per warp.
     let loads: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load).collect();
     assert_eq!((loads[0].class, loads[0].transactions_per_request, loads[0].stride_bytes), (AccessClass::Coalesced, 1.0, Some(1)));
+}
+
+/// Executions per thread of the instructions whose opcode starts with `prefix`, from the
+/// blocks' dependence graphs (what the scheduling model reads).
+fn executions_of(p: &KernelProfile, prefix: &str) -> f64 {
+    p.blocks.iter().map(|b| b.executions * b.instructions.iter().filter(|i| i.opcode.starts_with(prefix)).count() as f64).sum()
+}
+
+#[test]
+fn conv1d_runtime_mask_width_unrolled_by_4_counts_exactly() {
+    // for (j = 0; j < mask_width; j++) pvalue += N[start + j] * M[j]: nvcc unrolls by 4 (a
+    // main loop whose exit test is `((mw & 3) - mw) + j != 0`) plus a remainder loop over
+    // `mw & 3`. Every thread runs the body mask_width times (both sides of the ghost-cell
+    // test are counted), so the FMA runs exactly mask_width times per thread: mw / 4 main
+    // iterations of 4 FMAs plus mw % 4 remainder iterations of 1.
+    for mw in [1i64, 2, 3, 4, 5, 7, 8, 13, 31] {
+        let p = profile("conv1d", "conv1d", [4096, 1, 1], [256, 1, 1], &[("param_3", mw), ("param_4", 1 << 20)]);
+        let trips: Vec<Option<f64>> = p.loops.iter().map(|l| l.trip_count).collect();
+        assert_eq!(trips, vec![Some((mw / 4) as f64), Some((mw % 4) as f64)], "mw = {mw}: {:?}", p.assumptions);
+        assert_eq!(executions_of(&p, "fma.rn.f32"), mw as f64, "mw = {mw}");
+        // Two global loads per tap, one store.
+        assert_eq!(p.counts.dynamic.get(&InstrClass::Load(Space::Global)), Some(&(2.0 * mw as f64)), "mw = {mw}");
+        assert!(!p.assumptions.iter().any(|a| a.contains("assumed 16")), "{:?}", p.assumptions);
+    }
+    // The main loop's count is symbolic in mask_width.
+    let p = profile("conv1d", "conv1d", [4096, 1, 1], [256, 1, 1], &[]);
+    assert!(p.loops.iter().all(|l| l.trip_count_expr.as_deref().is_some_and(|e| e.contains("param_3"))), "{:?}", p.loops);
+}
+
+#[test]
+fn conv2d_runtime_nested_parameter_bounds_count_exactly() {
+    // for i < mw { for j < mw { pvalue += in[..] * mask[..] } } inside `if (col < width &&
+    // row < height)`: the inner loop is unrolled by 4 (main loop counting `mw - (mw & 3)`
+    // down by 4) and its remainder becomes the chain `(mw & 3) == 0 / 1 / 2` of branches,
+    // which the arguments decide. Every thread of a 1024² image with a 64×64 grid of
+    // 16×16 blocks is inside it: mw² FMAs per thread, mw² · 1024² in all.
+    for mw in [1i64, 3, 4, 5, 7, 8, 9, 15] {
+        let p = profile(
+            "conv1d",
+            "conv2d_runtime",
+            [64, 64, 1],
+            [16, 16, 1],
+            &[("param_3", mw), ("param_4", 1024), ("param_5", 1024)],
+        );
+        let per_thread = executions_of(&p, "fma.rn.f32");
+        assert_eq!(per_thread, (mw * mw) as f64, "mw = {mw}: {:?}", p.assumptions);
+        let total = per_thread * p.launch.total_threads() as f64;
+        assert_eq!(total, (mw * mw) as f64 * 1024.0 * 1024.0);
+        let trips: Vec<Option<f64>> = p.loops.iter().map(|l| l.trip_count).collect();
+        assert_eq!(trips, vec![Some(mw as f64), Some((mw / 4) as f64)], "mw = {mw}");
+    }
+}
+
+#[test]
+fn constant_mask_taps_are_operands_not_loads() {
+    // conv2d: the 25 taps c_mask[i*5 + j] of the unrolled loops are `ld.const [c_mask+4k]`
+    // at fixed addresses feeding FMAs; ptxas reads them as c[0x3][4k] operands (nvdisasm
+    // of the sm_80 cubin shows 25 FFMAs with constant operands and no LDC). They stay
+    // visible as uniform constant accesses, and are not counted as loads.
+    let p = profile("conv2d", "conv2d", [120, 68, 1], [16, 16, 1], &[("param_2", 1920), ("param_3", 1080)]);
+    let c: Vec<_> = p.memory_accesses.iter().filter(|a| a.space == Space::Const).collect();
+    assert_eq!(c.len(), 25);
+    assert!(c.iter().all(|a| a.constant_operand == Some(true) && a.class == AccessClass::Uniform), "{c:?}");
+    assert_eq!(p.counts.dynamic.get(&InstrClass::Load(Space::Const)), None);
+    assert_eq!(p.counts.static_.get(&InstrClass::Load(Space::Const)), None);
+    assert!(!p.blocks.iter().flat_map(|b| &b.instructions).any(|i| i.opcode.starts_with("ld.const")));
+}
+
+#[test]
+fn black_scholes_mul_sub_pairs_are_one_fma_each() {
+    // The call/put prices end in `x - a*b` products (sm_80 PTX): `mul.f32 %f54, %f53, %f48;
+    // sub.f32 %f55, %f52, %f54` and `mul %f57; mul %f59; sub.f32 %f60, %f57, %f59`, each
+    // product read once, in one block: ptxas issues an FFMA with a negated operand for
+    // each `sub` (one of the two products of %f60 fuses). The products of CND (%f30, %f46)
+    // are also read by a `selp`: they stay FMULs. So 2 fp32 instructions fewer than the
+    // PTX text, shown as two fused `fma.rn.f32` nodes.
+    let p = profile("black_scholes", "black_scholes", [1024, 1, 1], [256, 1, 1], &[("param_6", 262_144)]);
+    let text = common::fixture("black_scholes");
+    let (module, _) = ptx_ir::parse_and_lower(&text);
+    let f = module.kernels().find(|k| k.name.contains("black_scholes")).expect("kernel");
+    let ptx_fp32 = f.instrs.iter().filter(|i| i.class == InstrClass::Fp32).count() as u64;
+    assert_eq!(p.counts.static_.get(&InstrClass::Fp32), Some(&(ptx_fp32 - 2)));
+    let fused: Vec<&str> = p.blocks.iter().flat_map(|b| &b.instructions).filter_map(|i| i.fused_from.as_deref()).collect();
+    assert_eq!(fused, vec!["mul.f32 + sub.f32"; 2]);
 }

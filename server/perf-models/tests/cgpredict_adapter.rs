@@ -28,6 +28,9 @@ fn access(space: Space, class: AccessClass, stride: Option<i64>, executions: f64
         ptx_line: 1,
         source_file: None,
         source_line: None,
+        same_address_lanes: None,
+        address: None,
+        constant_operand: None,
     }
 }
 

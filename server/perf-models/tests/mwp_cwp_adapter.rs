@@ -35,6 +35,9 @@ fn access(
         ptx_line: 1,
         source_file: None,
         source_line: None,
+        same_address_lanes: None,
+        address: None,
+        constant_operand: None,
     }
 }
 

@@ -415,14 +415,15 @@ impl<'f> LoopCx<'f> {
             op = negate(op);
         }
 
-        // Which side is the induction variable (`iv`, or `iv + step` computed in the loop)?
-        let iv_side = |operand: &Operand| -> Option<(usize, u8)> {
+        // Which side is the induction variable: `iv`, `iv + step` computed in the loop, or
+        // `iv + c` / `c + iv` / `iv - c` with `c` loop-invariant (nvcc's unroll-by-k main
+        // loop tests `((n & 3) - n) + j != 0`)? Returns (iv index, steps ahead, offset `c`).
+        let iv_side = |operand: &Operand| -> Option<(usize, u8, Expr)> {
             let r = operand.reg()?;
             if let Some(k) = ivs.iter().position(|iv| iv.reg == r) {
                 let m = self.runs_before(ivs[k].update, setp_id)?;
-                return Some((k, m));
+                return Some((k, m, Expr::Const(0)));
             }
-            // `add t, iv, step` feeding the compare.
             let mut d = self.defs_in_loop(r);
             let def = d.next()?;
             if d.next().is_some() {
@@ -430,31 +431,40 @@ impl<'f> LoopCx<'f> {
             }
             let t = self.instr(def)?;
             let tops = self.f.operands_of(t);
-            if t.base() != "add" || tops.len() != 3 {
+            if !matches!(t.base(), "add" | "sub") || tops.len() != 3 || t.guard.is_some() {
                 return None;
             }
-            let k = ivs
-                .iter()
-                .position(|iv| iv.kind == IvKind::Add && tops[1].reg() == Some(iv.reg))?;
-            let same_step = match &tops[2] {
-                Operand::Imm(v) => ivs[k].step == Expr::Const(*v),
-                Operand::Reg(s) => {
-                    self.is_invariant(*s)
-                        && self.value_outside(*s, MAX_DEPTH).as_ref() == Some(&ivs[k].step)
-                }
-                _ => false,
+            if t.class != InstrClass::IntAlu {
+                return None;
+            }
+            let iv_at = |op: &Operand| {
+                ivs.iter()
+                    .position(|iv| iv.kind == IvKind::Add && op.reg() == Some(iv.reg))
             };
-            if !same_step {
-                return None;
-            }
+            let invariant = |op: &Operand| match op {
+                Operand::Imm(v) => Some(Expr::Const(*v)),
+                Operand::Reg(s) if self.is_invariant(*s) => self.value_outside(*s, MAX_DEPTH),
+                _ => None,
+            };
+            let (k, other, negate_other) = match (t.base(), iv_at(&tops[1]), iv_at(&tops[2])) {
+                (_, Some(k), None) => (k, &tops[2], t.base() == "sub"),
+                ("add", None, Some(k)) => (k, &tops[1], false),
+                _ => return None,
+            };
+            let c = invariant(other)?;
             let m = self.runs_before(ivs[k].update, def)?;
-            Some((k, m + 1))
+            // `iv + step` is the value one step ahead: keep the readable form.
+            if !negate_other && c == ivs[k].step {
+                return Some((k, m + 1, Expr::Const(0)));
+            }
+            let c = if negate_other { Expr::negated(c) } else { c };
+            Some((k, m, c))
         };
-        let (iv_k, m, bound_op) = if let Some((k, m)) = iv_side(&ops[1]) {
-            (k, m, &ops[2])
-        } else if let Some((k, m)) = iv_side(&ops[2]) {
+        let (iv_k, m, offset, bound_op) = if let Some((k, m, c)) = iv_side(&ops[1]) {
+            (k, m, c, &ops[2])
+        } else if let Some((k, m, c)) = iv_side(&ops[2]) {
             op = swap(op);
-            (k, m, &ops[1])
+            (k, m, c, &ops[1])
         } else {
             return Err(
                 "the exit test compares no induction variable (data-dependent exit)".into(),
@@ -467,6 +477,15 @@ impl<'f> LoopCx<'f> {
                 .ok_or("the loop bound is not a constant or a kernel parameter expression")?,
             _ => return Err("the loop bound changes inside the loop".into()),
         };
+        // `iv + c OP B` ⇔ `iv OP B - c`.
+        let bound = match (&bound, &offset) {
+            (_, Expr::Const(0)) => bound,
+            (Expr::Const(0), _) => Expr::negated(offset),
+            _ => Expr::bin(BinOp::Sub, bound, offset),
+        };
+        if bound.size() > MAX_EXPR_NODES {
+            return Err("the loop bound is too large an expression".into());
+        }
         let iv = &ivs[iv_k];
         Ok((
             ExitTest {

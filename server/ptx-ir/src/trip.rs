@@ -82,11 +82,12 @@ impl Expr {
         Expr::Bin(op, Box::new(a), Box::new(b))
     }
 
-    /// `-a`, folding constants and double negation.
+    /// `-a`, folding constants and double negation; `-(x - y)` is `y - x`.
     pub fn negated(a: Expr) -> Expr {
         match a {
             Expr::Const(v) => Expr::Const(v.wrapping_neg()),
             Expr::Neg(inner) => *inner,
+            Expr::Bin(BinOp::Sub, x, y) => Expr::Bin(BinOp::Sub, y, x),
             other => Expr::Neg(Box::new(other)),
         }
     }

@@ -356,3 +356,28 @@ fn doubling_loop() {
     assert_eq!(eval(tc, &[(1, 1000.0)], &[]), Some(10.0));
     assert_eq!(eval(tc, &[(1, 1025.0)], &[]), Some(11.0));
 }
+
+#[test]
+fn unrolled_main_loop_tested_on_offset_counter() {
+    // `for (j = 0; j < mask_width; j++)` without a pragma (tests/fixtures/cu/conv1d.cu):
+    // nvcc unrolls by 4 and ends the main loop with `add t, r6, j; setp.ne t, 0` where
+    // r6 = (mw & 3) - mw is loop-invariant and j counts up by 4 from 0. So the loop runs
+    // while j + 4·k != mw - (mw & 3): (mw - (mw & 3)) / 4 times; the remainder loop counts
+    // mw & 3 down to zero.
+    let path = format!("{}/../../tests/fixtures/ptx/sm_80/conv1d.ptx", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).expect("fixture");
+    let (m, errors) = ptx_ir::parse_and_lower(&src);
+    assert!(errors.is_empty(), "{errors:?}");
+    let f = kernel(&m, "_Z6conv1dPKfS0_Pfii");
+    assert_eq!(f.loops.len(), 2);
+    let (main, rem) = (&f.loops[0], &f.loops[1]);
+    let (main_expr, _, idx, _) = symbolic(&main.trip_count);
+    assert_eq!(main_expr, "((param_3 - (param_3 & 3)) - 0) / 4");
+    assert_eq!(idx, &[3]);
+    for mw in 4..200 {
+        assert_eq!(eval(&main.trip_count, &[(3, mw as f64)], &[]), Some((mw / 4) as f64), "mw = {mw}");
+        if mw % 4 != 0 {
+            assert_eq!(eval(&rem.trip_count, &[(3, mw as f64)], &[]), Some((mw % 4) as f64), "mw = {mw}");
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! What ptxas makes of the PTX: the instructions it issues differ from the PTX text in two
+//! ways that change counts by up to 2× on arithmetic-bound kernels.
+//!
+//! 1. **Contraction.** A floating-point `mul` whose only use is an `add`/`sub` of the same
+//!    type becomes one fused multiply-add (FFMA for `.f32`, DFMA for `.f64`). nvcc compiles
+//!    with `-fmad=true` by default ("CUDA Compiler Driver NVCC", option `--fmad`), and the
+//!    PTX ISA allows the code generator to do it: "mul/add sequences with no rounding
+//!    modifiers may be optimized to use fused-multiply-add instructions on the target
+//!    device", while an instruction with an explicit rounding modifier (`mul.rn`,
+//!    `add.rn`) "is treated conservatively by the code optimizer" and is never fused (PTX
+//!    ISA, §9.7.3 "Floating Point Instructions", `add` and `mul`, Notes). NVIDIA's white
+//!    paper "Floating Point and IEEE 754 Compliance for NVIDIA GPUs" (§4.4, "Fused
+//!    multiply-add") describes the same default. We contract exactly what ptxas 13.5 was
+//!    seen to contract on hand-written PTX (disassembled with nvdisasm): `mul` + `add`
+//!    and `mul` + `sub` in one basic block, unpredicated, with the same `.ftz`, no `.sat`
+//!    and no rounding modifier on either, the product used once (a product used twice, or
+//!    consumed in another block, stays an FMUL).
+//! 2. **Constant-bank operands.** An `ld.const` from a fixed address (a `__constant__`
+//!    variable plus an immediate offset) whose value only feeds arithmetic is not a load
+//!    in SASS: the arithmetic instruction reads `c[bank][offset]` directly (the CUDA
+//!    Binary Utilities document the `c[X][Y]` operand syntax). A constant load from a
+//!    register address stays an instruction (`LDC`, or `ULDC` on the uniform datapath for
+//!    a warp-uniform address, as nvdisasm shows), and so does one whose value is stored,
+//!    compared to data by a branch, or passed on.
+
+use std::collections::{HashMap, HashSet};
+
+use ptx_ir::ir::{AddrBase, Function, InstrId, Operand, RegId};
+use ptx_ir::{InstrClass, Space};
+
+/// The instructions ptxas does not issue as written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Folding {
+    /// `add`/`sub` → the `mul` it absorbs (the pair issues as one FMA).
+    pub contracted: HashMap<InstrId, InstrId>,
+    /// `ld.const` instructions that become constant-bank operands.
+    pub const_operands: HashSet<InstrId>,
+}
+
+impl Folding {
+    /// The set of removed instructions (muls absorbed and constant loads folded).
+    pub fn removed(&self) -> HashSet<InstrId> {
+        self.contracted.values().copied().chain(self.const_operands.iter().copied()).collect()
+    }
+}
+
+const ROUNDING: [&str; 4] = ["rn", "rz", "rm", "rp"];
+
+fn is_arith_fp(instr: &ptx_ir::Instr) -> bool {
+    matches!(instr.class, InstrClass::Fp32 | InstrClass::Fp64) && matches!(instr.ty(), Some("f32" | "f64"))
+}
+
+/// The modifiers that decide whether two instructions may fuse.
+fn fusible(instr: &ptx_ir::Instr) -> bool {
+    instr.guard.is_none() && !instr.modifiers().any(|m| ROUNDING.contains(&m) || m == "sat")
+}
+
+/// How many times each register is read (`srcs` lists every appearance, the guard too).
+fn read_counts(func: &Function) -> HashMap<RegId, u32> {
+    let mut uses: HashMap<RegId, u32> = HashMap::new();
+    for instr in &func.instrs {
+        for r in func.srcs(instr) {
+            *uses.entry(*r).or_insert(0) += 1;
+        }
+    }
+    uses
+}
+
+/// The single instruction reading `reg`, when there is exactly one read.
+fn single_reader(func: &Function, reg: RegId, reads: &HashMap<RegId, u32>) -> Option<InstrId> {
+    if reads.get(&reg).copied() != Some(1) {
+        return None;
+    }
+    let users = func.uses_of(reg);
+    match users.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// Finds the contractions and constant-operand loads of one function.
+pub fn analyse(func: &Function) -> Folding {
+    let mut res = Folding::default();
+    let reads = read_counts(func);
+    for (id, instr) in func.instrs.iter().enumerate() {
+        let id = id as InstrId;
+        // 1. mul + add/sub → FMA.
+        if instr.base() == "mul" && is_arith_fp(instr) && fusible(instr) {
+            let [dst] = func.dsts(instr) else { continue };
+            if func.defs_of(*dst).len() != 1 {
+                continue;
+            }
+            let Some(user) = single_reader(func, *dst, &reads) else { continue };
+            let Some(u) = func.instr(user) else { continue };
+            let same_ftz = u.has_modifier("ftz") == instr.has_modifier("ftz");
+            if matches!(u.base(), "add" | "sub")
+                && is_arith_fp(u)
+                && u.ty() == instr.ty()
+                && fusible(u)
+                && same_ftz
+                && u.block == instr.block
+                && user > id
+                && !res.contracted.contains_key(&user)
+                && func.dsts(u).first() != Some(dst)
+            {
+                res.contracted.insert(user, id);
+            }
+            continue;
+        }
+        // 2. ld.const from a fixed address feeding arithmetic only.
+        if instr.class == InstrClass::Load(Space::Const) && instr.base() == "ld" && instr.guard.is_none() {
+            let fixed = func.operands_of(instr).iter().any(|op| matches!(op, Operand::Addr { base: AddrBase::Symbol(_) | AddrBase::Absolute, .. }));
+            if !fixed {
+                continue;
+            }
+            let dsts = func.dsts(instr);
+            let only_arith = !dsts.is_empty()
+                && dsts.iter().all(|d| {
+                    func.defs_of(*d).len() == 1
+                        && func.uses_of(*d).iter().all(|u| {
+                            func.instr(*u).is_some_and(|ui| {
+                                matches!(ui.class, InstrClass::Fp32 | InstrClass::Fp64 | InstrClass::Fp16 | InstrClass::IntAlu | InstrClass::Sfu | InstrClass::Conversion)
+                                    && ui.guard.is_none_or(|g| g.reg != *d)
+                            })
+                        })
+                });
+            if only_arith {
+                res.const_operands.insert(id);
+            }
+        }
+    }
+    res
+}
+
+/// The opcode ptxas issues for an `add`/`sub` that absorbed a `mul`: `fma.rn.f32`
+/// (`fma.rn.ftz.f32` with `.ftz`).
+pub fn fused_opcode(add: &ptx_ir::Instr) -> String {
+    let ty = add.ty().unwrap_or("f32");
+    if add.has_modifier("ftz") { format!("fma.rn.ftz.{ty}") } else { format!("fma.rn.{ty}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn func(body: &str) -> ptx_ir::Module {
+        let src = format!(
+            ".version 9.5\n.target sm_80\n.address_size 64\n.const .align 4 .b8 cm[64];\n.visible .entry k(.param .u64 p0)\n{{\n.reg .pred %p<4>;\n.reg .f32 %f<32>;\n.reg .f64 %fd<8>;\n.reg .b64 %rd<8>;\n.reg .b32 %r<8>;\n{body}\nret;\n}}\n"
+        );
+        let (m, errors) = ptx_ir::parse_and_lower(&src);
+        assert!(errors.is_empty(), "{errors:?}");
+        m
+    }
+
+    fn lines_of(m: &ptx_ir::Module, ids: impl IntoIterator<Item = InstrId>) -> Vec<String> {
+        let f = &m.functions[0];
+        let mut v: Vec<String> = ids.into_iter().map(|i| f.instrs[i as usize].opcode.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn contracts_what_ptxas_contracts_and_nothing_else() {
+        // The same sequence was assembled with ptxas 13.5 (sm_80) and disassembled with
+        // nvdisasm: FFMA, FFMA (x - a·b), FMUL+FADD (mul.rn), FMUL+FADD (add.rn),
+        // FMUL+FADD (product read twice), FFMA.FTZ; and DFMA for the f64 pair.
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             ld.global.f32 %f1, [%rd1];
+             ld.global.f32 %f2, [%rd1+4];
+             ld.global.f32 %f3, [%rd1+8];
+             mul.f32 %f4, %f1, %f2;
+             add.f32 %f5, %f4, %f3;
+             mul.f32 %f6, %f5, %f1;
+             sub.f32 %f7, %f3, %f6;
+             mul.rn.f32 %f8, %f7, %f2;
+             add.f32 %f9, %f8, %f1;
+             mul.f32 %f10, %f9, %f9;
+             add.rn.f32 %f11, %f10, %f2;
+             mul.f32 %f12, %f11, %f3;
+             add.f32 %f13, %f12, %f12;
+             mul.ftz.f32 %f14, %f13, %f3;
+             add.ftz.f32 %f15, %f14, %f1;
+             st.global.f32 [%rd1], %f15;
+             ld.global.f64 %fd1, [%rd1];
+             mul.f64 %fd2, %fd1, %fd1;
+             add.f64 %fd3, %fd2, %fd1;
+             st.global.f64 [%rd1], %fd3;",
+        );
+        let f = &m.functions[0];
+        let fold = analyse(f);
+        assert_eq!(fold.contracted.len(), 4, "{:?}", lines_of(&m, fold.contracted.values().copied()));
+        assert_eq!(lines_of(&m, fold.contracted.keys().copied()), vec!["add.f32", "add.f64", "add.ftz.f32", "sub.f32"]);
+        assert!(fold.const_operands.is_empty());
+    }
+
+    #[test]
+    fn a_product_used_in_another_block_is_not_contracted() {
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             ld.global.f64 %fd1, [%rd1];
+             mul.f64 %fd2, %fd1, %fd1;
+             mov.u32 %r1, %tid.x;
+             setp.lt.s32 %p1, %r1, 7;
+             @%p1 bra $L1;
+             add.f64 %fd3, %fd2, %fd1;
+             st.global.f64 [%rd1], %fd3;
+             $L1:",
+        );
+        assert!(analyse(&m.functions[0]).contracted.is_empty());
+    }
+
+    #[test]
+    fn constant_loads_at_fixed_addresses_become_operands() {
+        // cm[3] feeds an FMA: a c[0x3][0xc] operand. cm[j] (a register address) is a load
+        // (ULDC/LDC). cm[5] stored as is needs a register: a load too.
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             ld.global.f32 %f1, [%rd1];
+             ld.const.f32 %f2, [cm+12];
+             fma.rn.f32 %f3, %f1, %f2, %f1;
+             mov.u64 %rd2, cm;
+             ld.const.f32 %f4, [%rd2+8];
+             add.f32 %f5, %f3, %f4;
+             ld.const.f32 %f6, [cm+20];
+             st.global.f32 [%rd1], %f6;
+             st.global.f32 [%rd1+4], %f5;",
+        );
+        let fold = analyse(&m.functions[0]);
+        let lines: Vec<u32> = fold.const_operands.iter().map(|i| m.functions[0].instrs[*i as usize].ptx_line).collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let instr = &m.functions[0].instrs[*fold.const_operands.iter().next().unwrap() as usize];
+        assert!(m.functions[0].operands_of(instr).iter().any(|op| matches!(op, Operand::Addr { offset: 12, .. })));
+    }
+}

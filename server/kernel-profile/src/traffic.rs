@@ -1,0 +1,436 @@
+//! Memory traffic of the whole grid at each level of the hierarchy, estimated from the
+//! static profile: requests, the 32-byte sectors they move through L1, what misses L1 and
+//! reaches L2, and the bytes that cross the DRAM interface.
+//!
+//! **Requests and sectors** are counted exactly from the profile: every execution of every
+//! access, per warp (`executions` × warps), times its sectors per request
+//! (`transactions_per_request`, from the lanes' addresses; CUDA C++ Best Practices Guide,
+//! "Coalesced Access to Global Memory": a warp's request is served by the 32-byte sectors
+//! it touches).
+//!
+//! **Reuse** is estimated from the address patterns (`MemoryAccess::address`: the array and
+//! the bytes the address moves per thread, block and loop iteration). The distinct sectors
+//! an access touches over a set of threads, blocks and iterations follow from its
+//! coefficients ([`footprint`]); accesses to one array with the same thread and block
+//! coefficients are one stream (a 3-point stencil's loads, the four loads of an unrolled
+//! loop, a remainder loop), whose offsets only widen it. Three footprints per array:
+//! over one block (what L1 can keep), over the blocks resident at once on the whole GPU
+//! (what L2 can keep while they run), and over the grid (what must come from DRAM once).
+//!
+//! - **L1 → L2.** A block's re-reads of its own data hit L1 when the distinct bytes all
+//!   its arrays touch fit its share of L1 (`l1_bytes_per_sm / resident_blocks_per_sm`);
+//!   otherwise the share that fits is the hit rate. L2 load sectors = the block's distinct
+//!   sectors + its re-reads × (1 − hit rate), over all blocks.
+//! - **L2 → DRAM.** When the grid's distinct footprint (all arrays) fits in L2, every byte
+//!   is read from DRAM once. Otherwise each wave of resident blocks reads its own
+//!   footprint, and data shared between waves (a matrix product's B read by every block
+//!   row) is read again per wave: DRAM reads = footprint of the resident blocks × waves.
+//!   The result is clamped between the grid's distinct footprint (the least that must be
+//!   read) and the L2 load sectors (what reaches L2 at all).
+//! - **Stores** write through to L2 (every requested sector is an L2 store sector); DRAM
+//!   receives the distinct footprint of the stores (L2 is write-back).
+//!
+//! Accesses without a pattern (a data-dependent gather, piecewise addressing, an unknown
+//! argument in a coefficient) move their requested sectors through L2 and DRAM (said in
+//! `notes`). Uniform accesses cost one sector per request and their distinct footprint
+//! from DRAM. Local memory (spills, stack arrays) is counted in L1 and assumed to stay
+//! there. Global atomics are performed in L2 (their own counters, not L1 or DRAM traffic);
+//! atomics on one address serialise, which `atomic_serialised_lanes` counts.
+//!
+//! Everything here is an estimate from static information, and the notes say which rule
+//! produced each number.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{AccessClass, AccessKind, AddressPattern, KernelProfile, MemoryAccess, Space};
+
+/// Bytes of one sector, the unit of L1/L2 traffic (Best Practices Guide, "Coalesced Access
+/// to Global Memory").
+pub const SECTOR_BYTES: f64 = 32.0;
+
+/// Bytes a shared-memory wavefront serves: 32 banks of 4 bytes (Programming Guide,
+/// "Shared Memory" for compute capability 5.x and later).
+pub const SHARED_WAVEFRONT_BYTES: f64 = 128.0;
+
+/// The cache sizes and residency the estimate needs (from the GPU database and the
+/// occupancy calculator).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CacheConfig {
+    pub sm_count: u32,
+    /// L1 data cache available to global loads per SM (bytes): the unified L1/shared size
+    /// less the shared memory the resident blocks use.
+    pub l1_bytes_per_sm: u64,
+    pub l2_bytes: u64,
+    /// Blocks of this kernel resident per SM (the occupancy calculator's answer).
+    pub resident_blocks_per_sm: u32,
+}
+
+/// The traffic of the whole grid (all warps).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Traffic {
+    /// Warp-level global (and generic, texture) load and store instructions.
+    pub global_load_requests: f64,
+    pub global_store_requests: f64,
+    /// 32-B sectors requested by global, local, generic and texture loads.
+    pub l1_load_sectors: f64,
+    /// Load sectors that miss L1 (a block's re-reads of its own data removed).
+    pub l2_load_sectors: f64,
+    /// Sectors stored (stores write through to L2).
+    pub l2_store_sectors: f64,
+    /// Bytes read from DRAM: the distinct footprint, more when reuse exceeds L2.
+    pub dram_read_bytes: f64,
+    /// Bytes written to DRAM: the distinct footprint of the stores.
+    pub dram_write_bytes: f64,
+    /// Warp-level shared-memory instructions, and the wavefronts they need (a 64-bit
+    /// access needs two, a 128-bit one four; an n-way bank conflict n times as many).
+    pub shared_requests: f64,
+    pub shared_wavefronts: f64,
+    /// Warp-level global atomic instructions, and the lane operations serialised on one
+    /// address (a request whose 32 lanes hit one address counts 32).
+    pub atomic_requests: f64,
+    pub atomic_serialised_lanes: f64,
+    /// How each estimate was made, in words a user reads.
+    pub notes: Vec<String>,
+}
+
+/// The extents of the loops, blocks and threads an address pattern ranges over.
+#[derive(Debug, Clone, Copy)]
+struct Extents<'a> {
+    block: [u32; 3],
+    /// Blocks along x, y, z in the set being measured (1, 1, 1 for one block).
+    blocks: [u64; 3],
+    trips: &'a [f64],
+}
+
+/// Distinct 32-byte sectors touched by the lattice `offset + Σ cᵢ·xᵢ`, `xᵢ ∈ [0, nᵢ)`, of
+/// elements `elem` bytes wide, and the extent (bytes from first to last byte).
+///
+/// Dimensions are folded from the smallest stride up. A dimension whose copies of the
+/// pattern so far overlap it or leave gaps under a sector merges with it into one run
+/// (extent grows by `c·(n−1)`); one whose copies land further apart replicates it as
+/// separate runs. Runs are counted at sector granularity. A dimension that overlaps a
+/// pattern of several runs scales the runs with the extent (uniform density). Exact for
+/// the layouts arrays are indexed with (row-major tiles, strides, broadcasts); an
+/// estimate when strides interleave irregularly.
+pub fn footprint(dims: &[(i64, u64)], elem: u32) -> (f64, f64) {
+    let mut dims: Vec<(f64, f64)> = dims.iter().filter(|(c, n)| *c != 0 && *n > 1).map(|(c, n)| (c.unsigned_abs() as f64, *n as f64)).collect();
+    dims.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let elem = f64::from(elem.max(1));
+    let (mut runs, mut run_extent, mut extent) = (1.0f64, elem, elem);
+    for (c, n) in dims {
+        if runs == 1.0 && c < extent + SECTOR_BYTES {
+            run_extent += c * (n - 1.0);
+            extent = run_extent;
+        } else if c >= extent {
+            runs *= n;
+            extent += c * (n - 1.0);
+        } else {
+            let grown = extent + c * (n - 1.0);
+            runs *= grown / extent;
+            extent = grown;
+        }
+    }
+    let per_run = (run_extent / SECTOR_BYTES).ceil();
+    let hull = (extent / SECTOR_BYTES).ceil();
+    ((runs * per_run).min(hull), extent)
+}
+
+/// The dimensions of a pattern over `ext`.
+fn dims_of(p: &AddressPattern, ext: &Extents<'_>) -> Vec<(i64, u64)> {
+    let mut d = Vec::with_capacity(8);
+    for k in 0..3 {
+        d.push((p.tid[k], u64::from(ext.block[k].max(1))));
+        d.push((p.ctaid[k], ext.blocks[k].max(1)));
+    }
+    if p.lane != 0 {
+        let threads: u64 = ext.block.iter().map(|&b| u64::from(b.max(1))).product();
+        d.push((p.lane, threads.min(32)));
+    }
+    for l in &p.loops {
+        let trips = ext.trips.get(l.loop_index as usize).copied().unwrap_or(1.0);
+        d.push((l.bytes_per_iteration, trips.round().max(1.0) as u64));
+    }
+    d
+}
+
+/// One stream: accesses to the same array with the same thread, lane and block
+/// coefficients. Its footprint is the widest member's, widened by the spread of the
+/// members' offsets (offsets further apart than the stream's extent are separate copies).
+struct Stream<'a> {
+    members: Vec<&'a MemoryAccess>,
+}
+
+impl Stream<'_> {
+    fn sectors(&self, ext: &Extents<'_>) -> f64 {
+        let mut offsets: Vec<i64> = self.members.iter().filter_map(|a| a.address.as_ref().map(|p| p.offset)).collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let mut best = 0.0f64;
+        for a in &self.members {
+            let Some(p) = &a.address else { continue };
+            let dims = dims_of(p, ext);
+            let (_, extent) = footprint(&dims, a.bytes_per_thread);
+            // Clusters of offsets closer than the extent (plus a sector) widen one copy.
+            let mut total = 0.0;
+            let mut start = offsets.first().copied().unwrap_or(0);
+            let mut prev = start;
+            let flush = |from: i64, to: i64, total: &mut f64| {
+                let mut d = dims.clone();
+                d.push((to - from, 2));
+                *total += footprint(&d, a.bytes_per_thread).0;
+            };
+            for &o in offsets.iter().skip(1) {
+                if (o - prev) as f64 >= extent + SECTOR_BYTES {
+                    flush(start, prev, &mut total);
+                    start = o;
+                }
+                prev = o;
+            }
+            flush(start, prev, &mut total);
+            best = best.max(total);
+        }
+        best
+    }
+}
+
+/// What makes accesses one stream: the array, the thread, block and lane coefficients,
+/// and whether they store.
+type StreamKey = (String, [i64; 3], [i64; 3], i64, bool);
+
+/// Grid-wide quantities of one array.
+#[derive(Default, Debug, Clone, Copy)]
+struct ArrayTraffic {
+    /// Requested sectors of its loads (all warps).
+    load_sectors: f64,
+    /// Requested sectors of its loads per block.
+    load_sectors_per_block: f64,
+    /// Distinct sectors its loads touch: one block, the resident blocks, the grid.
+    block: f64,
+    window: f64,
+    grid: f64,
+    /// Distinct sectors its stores touch over the grid.
+    store_grid: f64,
+    store_sectors: f64,
+}
+
+fn is_offchip(a: &MemoryAccess) -> bool {
+    matches!(a.space, Space::Global | Space::Generic | Space::Texture)
+}
+
+/// The traffic of the whole grid; see the module documentation for the rules.
+pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
+    let launch = &profile.launch;
+    let blocks = launch.blocks() as f64;
+    let warps_per_block = launch.threads_per_block().div_ceil(32) as f64;
+    let warps = warps_per_block * blocks;
+    let trips: Vec<f64> = profile.loops.iter().map(|l| l.assumed_trip_count).collect();
+    let mut t = Traffic {
+        global_load_requests: 0.0,
+        global_store_requests: 0.0,
+        l1_load_sectors: 0.0,
+        l2_load_sectors: 0.0,
+        l2_store_sectors: 0.0,
+        dram_read_bytes: 0.0,
+        dram_write_bytes: 0.0,
+        shared_requests: 0.0,
+        shared_wavefronts: 0.0,
+        atomic_requests: 0.0,
+        atomic_serialised_lanes: 0.0,
+        notes: Vec::new(),
+    };
+    // Requests, sectors, shared memory and atomics: exact counts.
+    let (mut unknown_atomics, mut local_sectors, mut folded_const) = (0usize, 0.0, 0usize);
+    for a in &profile.memory_accesses {
+        let requests = a.executions.max(0.0) * warps;
+        let sectors = if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) };
+        match (a.space, a.kind) {
+            (Space::Shared, kind) => {
+                t.shared_requests += requests;
+                let phases = (f64::from(a.bytes_per_thread.max(1)) * 32.0 / SHARED_WAVEFRONT_BYTES).ceil().max(1.0);
+                let ways = f64::from(a.bank_conflict_ways.unwrap_or(1).max(1));
+                let serial = if kind == AccessKind::Atomic { f64::from(a.same_address_lanes.unwrap_or(1).max(1)) } else { 1.0 };
+                t.shared_wavefronts += requests * phases * ways.max(serial);
+            }
+            (Space::Local, AccessKind::Load) => {
+                // Per-thread memory is interleaved so that a warp's request is coalesced.
+                let s = (f64::from(a.bytes_per_thread.max(1)) * 32.0 / SECTOR_BYTES).ceil();
+                t.l1_load_sectors += requests * s;
+                local_sectors += requests * s;
+            }
+            (Space::Local, _) => local_sectors += requests,
+            (Space::Const | Space::Param, _) => folded_const += usize::from(a.constant_operand == Some(true)),
+            (_, AccessKind::Load) => {
+                t.global_load_requests += requests;
+                t.l1_load_sectors += requests * sectors;
+            }
+            (_, AccessKind::Store) => {
+                t.global_store_requests += requests;
+                t.l2_store_sectors += requests * sectors;
+            }
+            (_, AccessKind::Atomic) => {
+                t.atomic_requests += requests;
+                match a.same_address_lanes {
+                    Some(n) => t.atomic_serialised_lanes += requests * f64::from(n.max(1)),
+                    None => {
+                        unknown_atomics += 1;
+                        t.atomic_serialised_lanes += requests;
+                    }
+                }
+            }
+        }
+    }
+    if local_sectors > 0.0 {
+        t.notes.push(format!("local memory (spills, stack arrays): {local_sectors:.0} sectors counted in L1 and assumed to stay there"));
+    }
+    if folded_const > 0 {
+        t.notes.push(format!("{folded_const} constant load(s) are constant-bank operands: no memory traffic"));
+    }
+    if unknown_atomics > 0 {
+        t.notes.push(format!(
+            "{unknown_atomics} atomic(s) with data-dependent addresses: contention unknown, counted as 1 lane per request (the least)"
+        ));
+    }
+    if t.atomic_requests > 0.0 {
+        t.notes.push("global atomics are performed in L2: counted as atomic requests, not as L1 or DRAM traffic".into());
+    }
+
+    // Footprints per array.
+    let grid_ext = Extents { block: launch.block, blocks: launch.grid.map(|g| u64::from(g.max(1))), trips: &trips };
+    let block_ext = Extents { block: launch.block, blocks: [1, 1, 1], trips: &trips };
+    let resident = (u64::from(caches.sm_count.max(1)) * u64::from(caches.resident_blocks_per_sm.max(1))).min(launch.blocks().max(1));
+    let window_ext = Extents { block: launch.block, blocks: window(launch.grid, resident), trips: &trips };
+    let waves = (blocks / resident as f64).max(1.0);
+
+    let mut streams: BTreeMap<StreamKey, Vec<&MemoryAccess>> = BTreeMap::new();
+    let (mut unpatterned_load_sectors, mut unpatterned_store_sectors) = (0.0, 0.0);
+    let (mut unpatterned_loads, mut unpatterned_stores) = (0usize, 0usize);
+    for a in profile.memory_accesses.iter().filter(|a| is_offchip(a) && a.kind != AccessKind::Atomic) {
+        let requests = a.executions.max(0.0) * warps;
+        let sectors = if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) };
+        match &a.address {
+            Some(p) if !p.partial && a.class != AccessClass::Irregular => {
+                streams.entry((p.base.clone(), p.tid, p.ctaid, p.lane, a.kind == AccessKind::Store)).or_default().push(a);
+            }
+            _ => {
+                if a.kind == AccessKind::Load {
+                    unpatterned_loads += 1;
+                    unpatterned_load_sectors += requests * sectors;
+                } else {
+                    unpatterned_stores += 1;
+                    unpatterned_store_sectors += requests * sectors;
+                }
+            }
+        }
+    }
+    let mut arrays: BTreeMap<String, ArrayTraffic> = BTreeMap::new();
+    for ((base, _, _, _, store), members) in &streams {
+        let s = Stream { members: members.clone() };
+        let e = arrays.entry(base.clone()).or_default();
+        let requested: f64 = members.iter().map(|a| a.executions.max(0.0) * warps * if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) }).sum();
+        if *store {
+            e.store_grid += s.sectors(&grid_ext);
+            e.store_sectors += requested;
+        } else {
+            e.block += s.sectors(&block_ext);
+            e.window += s.sectors(&window_ext);
+            e.grid += s.sectors(&grid_ext);
+            e.load_sectors += requested;
+            e.load_sectors_per_block += requested / blocks.max(1.0);
+        }
+    }
+    // Distinct sectors never exceed the requested ones (a stream's rule can overshoot on
+    // sparse patterns).
+    for a in arrays.values_mut() {
+        a.block = a.block.min(a.load_sectors_per_block);
+        a.grid = a.grid.min(a.load_sectors);
+        a.window = a.window.clamp(a.block.min(a.grid), a.grid.max(a.block));
+        a.store_grid = a.store_grid.min(a.store_sectors);
+    }
+
+    // L1: the share of a block's distinct footprint that fits its part of L1.
+    let block_bytes: f64 = arrays.values().map(|a| a.block * SECTOR_BYTES).sum();
+    let l1_per_block = caches.l1_bytes_per_sm as f64 / f64::from(caches.resident_blocks_per_sm.max(1));
+    let hit = if block_bytes <= l1_per_block || block_bytes <= 0.0 { 1.0 } else { l1_per_block / block_bytes };
+    let mut l2_loads = unpatterned_load_sectors;
+    for a in arrays.values() {
+        let distinct = a.block * blocks;
+        let rereads = (a.load_sectors - distinct).max(0.0);
+        l2_loads += distinct.min(a.load_sectors) + rereads * (1.0 - hit);
+    }
+    t.l2_load_sectors = l2_loads;
+    if !arrays.is_empty() {
+        t.notes.push(format!(
+            "L1: a block touches {:.1} KiB of distinct data against {:.1} KiB of L1 per resident block: {:.0} % of its re-reads hit L1",
+            block_bytes / 1024.0,
+            l1_per_block / 1024.0,
+            hit * 100.0
+        ));
+    }
+
+    // DRAM reads: once when the grid's footprint fits in L2, per wave otherwise.
+    let grid_bytes: f64 = arrays.values().map(|a| (a.grid + a.store_grid) * SECTOR_BYTES).sum();
+    let fits = grid_bytes <= caches.l2_bytes as f64;
+    let mut reads = unpatterned_load_sectors * SECTOR_BYTES;
+    for (base, a) in &arrays {
+        if a.load_sectors <= 0.0 {
+            continue;
+        }
+        let l2_of_array = a.block * blocks + (a.load_sectors - a.block * blocks).max(0.0) * (1.0 - hit);
+        let sectors = if fits { a.grid } else { (a.window * waves).clamp(a.grid, l2_of_array.max(a.grid)) };
+        reads += sectors * SECTOR_BYTES;
+        if !fits && sectors > a.grid * 1.01 {
+            t.notes.push(format!(
+                "`{base}`: re-read across waves of resident blocks ({resident} blocks at once): {:.1} MB from DRAM for a {:.1} MB footprint",
+                sectors * SECTOR_BYTES / 1e6,
+                a.grid * SECTOR_BYTES / 1e6
+            ));
+        }
+    }
+    t.dram_read_bytes = reads;
+    t.dram_write_bytes = unpatterned_store_sectors * SECTOR_BYTES + arrays.values().map(|a| a.store_grid * SECTOR_BYTES).sum::<f64>();
+    t.notes.push(format!(
+        "DRAM: the distinct footprint of every array ({:.1} MB in all) {} the {:.1} MB L2{}",
+        grid_bytes / 1e6,
+        if fits { "fits in" } else { "exceeds" },
+        caches.l2_bytes as f64 / 1e6,
+        if fits { ": each byte read once" } else { ": reuse between waves of resident blocks misses" }
+    ));
+    if unpatterned_loads + unpatterned_stores > 0 {
+        t.notes.push(format!(
+            "{unpatterned_loads} load(s) and {unpatterned_stores} store(s) without an affine address (data-dependent, piecewise or with an unknown argument): their requested sectors are counted in L2 and DRAM (their array's size is unknown, so it is not known to fit in L2)"
+        ));
+    }
+    t
+}
+
+/// The blocks resident at once, as a box of the grid in launch order (x fastest).
+fn window(grid: [u32; 3], resident: u64) -> [u64; 3] {
+    let [gx, gy, gz] = grid.map(|g| u64::from(g.max(1)));
+    let x = gx.min(resident.max(1));
+    let y = gy.min(resident.div_ceil(gx).max(1));
+    let z = gz.min(resident.div_ceil(gx * gy).max(1));
+    [x, y, z]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footprint_of_common_layouts() {
+        // 2^20 consecutive floats: 4 MiB = 131072 sectors.
+        assert_eq!(footprint(&[(4, 256), (1024, 4096)], 4).0, 131_072.0);
+        // Every other float of 1024: 8 KiB span → 256 sectors.
+        assert_eq!(footprint(&[(8, 1024)], 4).0, 256.0);
+        // One float every 4 KiB, 32 of them: 32 sectors.
+        assert_eq!(footprint(&[(4096, 32)], 4).0, 32.0);
+        // A broadcast: one sector.
+        assert_eq!(footprint(&[(0, 256)], 4).0, 1.0);
+        // Rows of 16 floats (64 B) 4 KiB apart, 16 rows: 2 sectors each.
+        assert_eq!(footprint(&[(4, 16), (4096, 16)], 4).0, 32.0);
+        // x = i + j over 1024 threads and 7 taps: 1030 floats, not 7168.
+        assert_eq!(footprint(&[(4, 7), (4, 1024)], 4).0, (1030.0f64 * 4.0 / 32.0).ceil());
+    }
+}

@@ -1,0 +1,46 @@
+//! Helpers shared by the fixture tests: the recorded PTX of the corpus (sm_80, nvcc 13.5)
+//! and its profile under a launch.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use kernel_profile::{KernelProfile, LaunchConfig, LaunchSource, ProfileInput, ProfileOptions};
+
+pub fn fixture(name: &str) -> String {
+    let path = format!("{}/../../tests/fixtures/ptx/sm_80/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The 1-based line of the first line of `tests/fixtures/cu/{file}.cu` containing `needle`.
+pub fn line_of(file: &str, needle: &str) -> u32 {
+    let path = format!("{}/../../tests/fixtures/cu/{file}.cu", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("`{needle}` not in {path}")) as u32 + 1
+}
+
+pub fn profile(file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
+    let text = fixture(file);
+    let (module, errors) = ptx_ir::parse_and_lower(&text);
+    assert!(errors.is_empty(), "{file}: {errors:?}");
+    let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
+    let options = ProfileOptions::default();
+    let input = ProfileInput {
+        module: &module,
+        kernel: &name,
+        gpu_id: "a100-sxm4-80gb",
+        compute_capability: (8, 0),
+        launch: LaunchConfig {
+            grid,
+            block,
+            dynamic_smem: 0,
+            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+            source: LaunchSource::Setting,
+        },
+        resources: None,
+        source_param_names: &[],
+        demangled: None,
+        options: &options,
+    };
+    kernel_profile::build(&input).expect("profile")
+}
+

@@ -1,0 +1,173 @@
+//! The traffic estimate (`kernel_profile::traffic`) on real nvcc output, against numbers
+//! derived by hand from the CUDA source and the launch (comments give the derivation).
+//! The caches are an A100's: 108 SMs, 192 KiB of L1/shared per SM (the shared memory the
+//! blocks use taken off), 40 MiB of L2 (NVIDIA A100 Tensor Core GPU Architecture
+//! whitepaper, Table 3 and "L2 Cache").
+
+use kernel_profile::traffic::{CacheConfig, SECTOR_BYTES, Traffic, estimate};
+use kernel_profile::{AccessKind, KernelProfile};
+
+mod common;
+use common::profile;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn a100(resident_blocks_per_sm: u32, smem_per_block: u64) -> CacheConfig {
+    CacheConfig {
+        sm_count: 108,
+        l1_bytes_per_sm: 192 * 1024 - smem_per_block * u64::from(resident_blocks_per_sm),
+        l2_bytes: 40 * 1024 * 1024,
+        resident_blocks_per_sm,
+    }
+}
+
+fn warps(p: &KernelProfile) -> f64 {
+    (p.launch.threads_per_block().div_ceil(32) * p.launch.blocks()) as f64
+}
+
+fn close(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want.abs().max(1.0)
+}
+
+fn check(t: &Traffic, what: &str, got: f64, want: f64, rel: f64) {
+    assert!(close(got, want, rel), "{what}: {got} against {want} (±{:.1} %)\n{t:#?}", rel * 100.0);
+}
+
+#[test]
+fn vadd_reads_two_arrays_and_writes_one() {
+    // c[i] = a[i] + b[i], n = 2^20 floats, 4096 × 256 threads: 8 MiB read, 4 MiB written,
+    // 12 MiB in all, which fits the L2: every byte once. Each warp request is 128 bytes =
+    // 4 sectors; 32768 warps × 2 loads × 4 sectors in L1 and, with no reuse, in L2.
+    let p = profile("vadd", "vadd", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 8.0 * MIB, 1e-9);
+    check(&t, "dram_write_bytes", t.dram_write_bytes, 4.0 * MIB, 1e-9);
+    check(&t, "global_load_requests", t.global_load_requests, 2.0 * 32768.0, 1e-9);
+    check(&t, "global_store_requests", t.global_store_requests, 32768.0, 1e-9);
+    check(&t, "l1_load_sectors", t.l1_load_sectors, 2.0 * 4.0 * 32768.0, 1e-9);
+    check(&t, "l2_load_sectors", t.l2_load_sectors, 2.0 * 4.0 * 32768.0, 1e-9);
+    check(&t, "l2_store_sectors", t.l2_store_sectors, 4.0 * 32768.0, 1e-9);
+    assert_eq!((t.shared_requests, t.atomic_requests), (0.0, 0.0));
+}
+
+#[test]
+fn stencils_read_their_input_about_once() {
+    // out[i] = Σ w·in[i + k], k in -1..1 (3 points) or -2..2 (5 points), doubles, n = 2^23,
+    // 32768 × 256 threads. The loads overlap: the input is read from DRAM once (n·8 = 64
+    // MiB plus a few halo bytes), not 3 or 5 times, although in + out (128 MiB) exceed the
+    // L2: neighbouring threads share sectors within one wave of resident blocks. L1 sees
+    // every request: 256 bytes per warp = 8 sectors, 9 when the offset is not a multiple
+    // of 32 bytes.
+    let n = f64::from(1u32 << 23);
+    for (kernel, points) in [("stencil3", 3.0), ("stencil5", 5.0)] {
+        let p = profile("traffic", kernel, [32768, 1, 1], [256, 1, 1], &[("param_2", 1 << 23)]);
+        let t = estimate(&p, &a100(8, 0));
+        check(&t, &format!("{kernel} dram_read_bytes"), t.dram_read_bytes, n * 8.0, 0.01);
+        check(&t, &format!("{kernel} dram_write_bytes"), t.dram_write_bytes, n * 8.0, 0.01);
+        let w = warps(&p);
+        assert!(t.l1_load_sectors >= points * 8.0 * w && t.l1_load_sectors <= points * 9.0 * w, "{kernel}: {t:#?}");
+        // A block re-reads its neighbours' elements from L1: L2 sees about one stream.
+        assert!(t.l2_load_sectors <= 1.1 * n * 8.0 / SECTOR_BYTES, "{kernel}: {t:#?}");
+    }
+}
+
+#[test]
+fn naive_transpose_moves_each_matrix_once_but_8x_sectors_on_the_strided_side() {
+    // out[x·n + y] = in[y·n + x], n = 4096, 32×8 blocks: reads along x are coalesced (4
+    // sectors per warp); writes are 4·n bytes apart per lane (32 sectors per warp, 8× the
+    // minimum). DRAM: n²·4 = 64 MiB each way (the distinct footprints).
+    let p = profile("traffic", "transpose_plain", [128, 512, 1], [32, 8, 1], &[("param_2", 4096)]);
+    let t = estimate(&p, &a100(8, 0));
+    let n2 = 4096.0 * 4096.0;
+    check(&t, "dram_read_bytes", t.dram_read_bytes, n2 * 4.0, 0.01);
+    check(&t, "dram_write_bytes", t.dram_write_bytes, n2 * 4.0, 0.01);
+    let w = warps(&p);
+    check(&t, "l1_load_sectors", t.l1_load_sectors, 4.0 * w, 1e-9);
+    check(&t, "l2_store_sectors", t.l2_store_sectors, 32.0 * w, 1e-9);
+    assert_eq!(t.l2_store_sectors / t.l1_load_sectors, 8.0);
+}
+
+#[test]
+fn tiled_matmul_reads_each_input_once_when_it_fits_and_more_when_not() {
+    // C = A·B, n×n floats, 16×16 tiles, one tile of A and one of B per step (2 KiB of
+    // shared memory per block). Each block reads a 16-row panel of A and a 16-column panel
+    // of B: 2·16·n·4 bytes; over (n/16)² blocks that is n/16 times each matrix.
+    // n = 1024: the three matrices (12 MiB) fit the 40 MiB L2: DRAM reads = 2·n²·4 = 8 MiB.
+    let p = profile("matmul_tiled", "matmul_tiled", [64, 64, 1], [16, 16, 1], &[("param_3", 1024)]);
+    let t = estimate(&p, &a100(8, 2048));
+    let n = 1024.0;
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 2.0 * n * n * 4.0, 0.01);
+    check(&t, "dram_write_bytes", t.dram_write_bytes, n * n * 4.0, 0.01);
+    // Requested: each element of a block's panels once per block (no re-read within a
+    // block), so L2 load sectors are the requested ones: 2·16·n·4 B × 4096 blocks.
+    let requested = 2.0 * 16.0 * n * 4.0 * 4096.0 / SECTOR_BYTES;
+    check(&t, "l1_load_sectors", t.l1_load_sectors, requested, 1e-9);
+    check(&t, "l2_load_sectors", t.l2_load_sectors, requested, 0.01);
+    // n = 4096: 192 MiB of matrices do not fit. A block row reads its A panel while it
+    // runs (resident blocks cover 864 blocks = 3.4 of the 256-block rows, so A is read
+    // about once), but B is re-read by every wave of resident blocks: DRAM reads lie
+    // between the distinct 2·n²·4 and the requested traffic.
+    let p = profile("matmul_tiled", "matmul_tiled", [256, 256, 1], [16, 16, 1], &[("param_3", 4096)]);
+    let t = estimate(&p, &a100(8, 2048));
+    let n = 4096.0;
+    let requested = 2.0 * 16.0 * n * 4.0 * 65536.0;
+    assert!(t.dram_read_bytes > 2.0 * n * n * 4.0 * 1.5, "{t:#?}");
+    assert!(t.dram_read_bytes < requested / 2.0, "{t:#?}");
+    assert!(t.notes.iter().any(|s| s.contains("re-read across waves")), "{:?}", t.notes);
+}
+
+#[test]
+fn grid_stride_loop_reads_and_writes_each_element_once() {
+    // out[i] = in[i]·s over n = 2^20 with 256 × 256 threads: 16 iterations each, every
+    // element once: 4 MiB each way.
+    let p = profile("grid_stride", "grid_stride", [256, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 4.0 * MIB, 0.01);
+    check(&t, "dram_write_bytes", t.dram_write_bytes, 4.0 * MIB, 0.01);
+    check(&t, "global_load_requests", t.global_load_requests, 16.0 * 2048.0, 0.02);
+}
+
+#[test]
+fn tree_reduction_reads_its_input_once_and_writes_one_float_per_block() {
+    // sdata[tid] = in[i]; 8 halving steps in shared memory; out[blockIdx.x] = sdata[0]:
+    // n = 2^18 floats read (1 MiB), 1024 floats written (4 KiB). Shared memory: the store,
+    // then per step a load of sdata[tid], one of sdata[tid + s] and a store (both sides of
+    // `tid < s` are counted, as for every thread-dependent branch), then the final load.
+    let p = profile("reduce_tree", "reduce_tree", [1024, 1, 1], [256, 1, 1], &[("param_2", 262_144)]);
+    let t = estimate(&p, &a100(8, 1024));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 1.0 * MIB, 0.01);
+    check(&t, "dram_write_bytes", t.dram_write_bytes, 4096.0, 0.01);
+    let w = warps(&p);
+    let shared_per_thread: f64 = p.memory_accesses.iter().filter(|a| a.space == kernel_profile::Space::Shared).map(|a| a.executions).sum();
+    assert!(shared_per_thread >= 1.0 + 8.0 * 3.0, "{shared_per_thread}");
+    check(&t, "shared_requests", t.shared_requests, shared_per_thread * w, 1e-9);
+    // Unit-stride floats: one wavefront per request, no conflicts.
+    check(&t, "shared_wavefronts", t.shared_wavefronts, t.shared_requests, 1e-9);
+}
+
+#[test]
+fn atomics_on_one_address_serialise_the_warp() {
+    // atomicAdd(counter, 1): the 32 lanes of a warp hit one address; atomicAdd(&bins[tid %
+    // 8], 1): 4 lanes per address; 32768 warp requests each.
+    let p = profile("traffic", "atomic_counter", [4096, 1, 1], [256, 1, 1], &[("param_1", 1 << 20)]);
+    let at: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Atomic).collect();
+    assert_eq!(at.len(), 1);
+    assert_eq!(at[0].same_address_lanes, Some(32));
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "atomic_requests", t.atomic_requests, 32768.0, 1e-9);
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, 32.0 * 32768.0, 1e-9);
+
+    let p = profile("traffic", "atomic_bins8", [4096, 1, 1], [256, 1, 1], &[("param_1", 1 << 20)]);
+    let at: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Atomic).collect();
+    assert_eq!(at[0].same_address_lanes, Some(4));
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, 4.0 * 32768.0, 1e-9);
+
+    // histogram_global: bins[data[i]] is data-dependent: contention unknown, said so.
+    let p = profile("histogram", "histogram_global", [64, 1, 1], [256, 1, 1], &[("param_2", 1 << 20)]);
+    let at: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Atomic).collect();
+    assert_eq!(at[0].same_address_lanes, None);
+    let t = estimate(&p, &a100(8, 0));
+    assert!(t.notes.iter().any(|n| n.contains("contention unknown")), "{:?}", t.notes);
+}
+
