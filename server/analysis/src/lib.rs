@@ -50,6 +50,21 @@ pub struct Settings {
     /// Per-code severity overrides of the findings (docs/diagnostics.md): `None` turns a
     /// code off.
     pub severities: BTreeMap<String, Option<Severity>>,
+    /// GPUs from the user's GPU files (`--gpu-file`, the editor's `gpuFiles`), already
+    /// loaded and checked by `gpu_spec::Database::with_user_files`. A GPU here answers to its
+    /// id and aliases before the built-in database does.
+    pub user_gpus: Vec<gpu_spec::Gpu>,
+}
+
+impl Settings {
+    /// Resolves a GPU id or alias: the user's GPU files first, then the built-in database.
+    pub fn resolve_gpu(&self, id: &str) -> Result<gpu_spec::Gpu, gpu_spec::UnknownGpu> {
+        let q = id.trim().to_ascii_lowercase();
+        if let Some(g) = self.user_gpus.iter().find(|g| g.id == q || g.aliases.contains(&q)) {
+            return Ok(g.clone());
+        }
+        gpu_spec::Database::builtin().gpu(id).cloned()
+    }
 }
 
 impl Default for Settings {
@@ -61,6 +76,7 @@ impl Default for Settings {
             profile: ProfileOptions::default(),
             models: perf_models::ModelConfig::uncalibrated(),
             severities: BTreeMap::new(),
+            user_gpus: Vec::new(),
         }
     }
 }
@@ -282,8 +298,8 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
     let mut gpus = Vec::new();
     let mut unknown_gpus = Vec::new();
     for id in &settings.gpus {
-        match db.gpu(id) {
-            Ok(g) => gpus.push(g.clone()),
+        match settings.resolve_gpu(id) {
+            Ok(g) => gpus.push(g),
             Err(_) => unknown_gpus.push((id.clone(), db.closest(id, 3))),
         }
     }

@@ -301,6 +301,35 @@ impl Database {
     /// `references.toml`, `compute-capabilities.toml`, `architectures.toml`, and any
     /// number of GPU files (any other name). Errors are collected, not fatal.
     pub fn from_files(files: &[(&str, &str)]) -> Database {
+        Database::load(files, &[])
+    }
+
+    /// The built-in database plus the user's GPU files (TOML in the format of
+    /// `gpu-data/gpus/*.toml`, checked by the same rules: every number with a source). A user
+    /// GPU whose id is a built-in id replaces that entry (a calibrated copy written by
+    /// `warpsight calibrate`, for example); any other collision of ids or aliases is an
+    /// error. Returns the problems found in the user files, each naming its file.
+    pub fn with_user_files(user_files: &[(&str, &str)]) -> Result<Database, Vec<LoadError>> {
+        let mut files: Vec<(&str, &str)> = BUILTIN_FILES.to_vec();
+        for (name, _) in user_files {
+            if BUILTIN_FILES.iter().any(|(b, _)| b == name) {
+                return Err(vec![LoadError {
+                    file: name.to_string(),
+                    message: "a user GPU file may not have the name of a built-in data file".into(),
+                }]);
+            }
+        }
+        files.extend_from_slice(user_files);
+        let user_names: Vec<&str> = user_files.iter().map(|(n, _)| *n).collect();
+        let db = Database::load(&files, &user_names);
+        let errors: Vec<LoadError> =
+            db.errors.iter().filter(|e| user_names.contains(&e.file.as_str())).cloned().collect();
+        if errors.is_empty() { Ok(db) } else { Err(errors) }
+    }
+
+    /// [`Database::from_files`], where the GPU entries of the files named in `user` replace
+    /// entries of the other files that have the same id.
+    fn load(files: &[(&str, &str)], user: &[&str]) -> Database {
         let mut db = Database::default();
         let mut errors = Vec::new();
         let find = |name: &str| files.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
@@ -402,6 +431,12 @@ impl Database {
             }
         }
 
+        let replaced: BTreeSet<String> = raw_gpus
+            .iter()
+            .filter(|(file, _)| user.contains(&file.as_str()))
+            .map(|(_, raw)| raw.id.clone())
+            .collect();
+        raw_gpus.retain(|(file, raw)| user.contains(&file.as_str()) || !replaced.contains(&raw.id));
         let mut taken: BTreeSet<String> = BTreeSet::new();
         for (file, raw) in raw_gpus {
             let entry = format!("gpu {}", raw.id);

@@ -17,6 +17,11 @@ pub struct LaunchArgs {
     /// Target GPU id or alias (repeatable; `warpsight gpus` lists them).
     #[arg(long = "gpu", value_name = "ID")]
     pub gpus: Vec<String>,
+    /// A GPU file in the format of `gpu-data/gpus/*.toml` (repeatable): its GPUs can be named
+    /// with `--gpu`, and an entry with a built-in id replaces it (e.g. the file `warpsight
+    /// calibrate` writes). docs/gpus.md.
+    #[arg(long = "gpu-file", value_name = "PATH")]
+    pub gpu_files: Vec<PathBuf>,
     /// Grid size: X, XxY or XxYxZ (overrides annotations and launch sites).
     #[arg(long, value_name = "DIMS")]
     pub grid: Option<String>,
@@ -62,6 +67,7 @@ impl LaunchArgs {
         if !self.gpus.is_empty() {
             s.gpus = self.gpus.clone();
         }
+        s.user_gpus = load_gpu_files(&self.gpu_files)?;
         let dims = |v: &Option<String>, what: &str| -> anyhow::Result<Option<[u32; 3]>> {
             match v {
                 None => Ok(None),
@@ -93,6 +99,32 @@ impl LaunchArgs {
         }
         Ok(s)
     }
+}
+
+/// Reads the user's GPU files and returns their GPUs, or one error listing every problem.
+pub fn load_gpu_files(paths: &[PathBuf]) -> anyhow::Result<Vec<gpu_spec::Gpu>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut texts = Vec::new();
+    for p in paths {
+        let text = read_text(p).with_context(|| format!("--gpu-file {}", p.display()))?;
+        texts.push((p.display().to_string(), text));
+    }
+    let files: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let db = gpu_spec::Database::with_user_files(&files).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| format!("{}: {}", e.file, e.message)).collect();
+        anyhow::anyhow!("invalid GPU file:\n  {}", lines.join("\n  "))
+    })?;
+    // Every GPU of the merged database that is not byte-for-byte a built-in entry came from
+    // the user's files.
+    let builtin = gpu_spec::Database::builtin();
+    Ok(db
+        .gpus()
+        .iter()
+        .filter(|g| builtin.gpus().iter().all(|b| b != *g))
+        .cloned()
+        .collect())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,9 +225,8 @@ pub fn load(path: &Path, args: &LaunchArgs) -> anyhow::Result<Loaded> {
 fn load_cuda(path: &Path, args: &LaunchArgs, settings: analysis::Settings, display_path: String) -> anyhow::Result<Loaded> {
     // Read it once here so binary or huge files get the same one-line error as PTX.
     read_text(path)?;
-    let db = gpu_spec::Database::builtin();
     let arch = args.arch.clone().or_else(|| {
-        settings.gpus.first().and_then(|g| db.gpu(g).ok()).map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor))
+        settings.gpus.first().and_then(|g| settings.resolve_gpu(g).ok()).map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor))
     });
     let opts = cuda_frontend::compile::Options {
         arch,
