@@ -4,27 +4,25 @@
 //! average: the models are validated on different hardware, and averaging a model that
 //! was tuned on the GPU at hand with one that was not dilutes the better evidence.
 //!
-//! **The rule** (evidence in `docs/models.md`), applied in order:
+//! **The rule** (evidence in `docs/models.md` and `docs/validation.md`), applied in order:
 //! 1. *Calibrated on this kernel and GPU.* If the user supplied a measurement-derived
 //!    calibration for this kernel on this GPU — BSP's λ, or the wave model's τ — that
 //!    model is the headline: seed 001 reports predictions within 5 % once λ is fitted per
 //!    GPU (§VI, Fig. 7), and a measured τ pins the wave model the same way. BSP wins if
 //!    both are given (its evidence covers six GPUs).
-//! 2. *The model validated on this architecture family:*
-//!    - CC 1.x (Tesla: C1060, GTX 280, FX 5600): `mwp_cwp` (Hong & Kim's model, tuned on
-//!      the C1060 by seed 002);
-//!    - the Jetson TK1 (CC 3.2): `cgpredict` (seed 003's platform, Table 4);
-//!    - CC 3.0–7.2 (Kepler, Maxwell, Pascal, Volta): `scheduling` (seed 004 validates it
-//!      on Kepler, Maxwell and Pascal, MAPE 28–48 %, Table 4.8, and measures Volta's
-//!      latencies in Table 3.2).
-//! 3. *Otherwise* (Turing and later, where no seed validates any model): the median of the
-//!    applicable models other than the floor.
+//! 2. *Otherwise the `bottleneck` model* on every database GPU: it is built for the
+//!    mechanisms of current GPUs and checked against measurements on V100, A100, A40 and
+//!    Turing/Ampere GeForce cards (docs/validation.md). Calibrated or not, no uncalibrated
+//!    seed model decides the headline on a GPU it was not validated on.
+//! 3. *A GPU that is not in the database* (the papers' own presets): the model validated on
+//!    that architecture family: CC 1.x `mwp_cwp` (seed 002's C1060 tuning), the Jetson TK1
+//!    `cgpredict` (seed 003, Table 4), CC 3.0–7.2 `scheduling` (seed 004, Table 4.8);
+//!    else the median of the applicable models other than the floor.
 //! 4. *Never below the floor.* If the chosen time is below the roofline floor, the floor
 //!    is the headline (model `roofline`) and the chosen model is listed in
 //!    `floor_violations` with every other model below the floor.
 //!
-//! A model the rule prefers but that cannot apply (no basic blocks for `scheduling`, a
-//! GPU without parameters for `cgpredict`) falls through to the median.
+//! A model the rule prefers but that cannot apply falls through to the next step.
 
 use kernel_profile::KernelProfile;
 
@@ -33,7 +31,7 @@ use crate::gpu::GpuParams;
 use crate::prediction::{Bound, Prediction};
 use crate::roofline::{self, FloorConfig};
 use crate::wave::{self, WaveConfig};
-use crate::{cgpredict, mwp_cwp, scheduling};
+use crate::{bottleneck, cgpredict, mwp_cwp, scheduling};
 
 /// Everything the models cannot read from the profile or the GPU.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +88,8 @@ pub struct Report {
 }
 
 /// The model names in the registry, in report order.
-pub const MODELS: [&str; 6] = [
+pub const MODELS: [&str; 7] = [
+    "bottleneck",
     "roofline",
     "mwp_cwp",
     "cgpredict",
@@ -128,7 +127,6 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> O
         _ => not_applicable.push((name, why.to_string())),
     };
     let floor = roofline::predict(profile, gpu, &cfg.floor)?;
-    push("roofline", Some(floor.clone()), "");
 
     let tpb = u32::try_from(profile.launch.threads_per_block()).unwrap_or(u32::MAX);
     let smem = profile
@@ -141,6 +139,20 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> O
     let why = |own: &'static str| -> &'static str {
         if resident == 0 { "the launch cannot run on this GPU: no block fits on an SM (see the occupancy)" } else { own }
     };
+
+    match &gpu.spec {
+        Some(spec) => push(
+            "bottleneck",
+            bottleneck::predict(profile, spec),
+            why("no resident block or an empty launch"),
+        ),
+        None => push(
+            "bottleneck",
+            None,
+            "needs a GPU of the database (its parameters live in gpu-data)",
+        ),
+    }
+    push("roofline", Some(floor.clone()), "");
 
     // The MWP/CWP-family adapters build their own device from the database entry when
     // there is one (their `predict_for_gpu`); for the papers' presets we build it here.
@@ -208,6 +220,12 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> O
                 "calibrated on a measurement: wave with a measured τ".to_string(),
             )
         })
+    } else if let Some(p) = find(bottleneck::NAME) {
+        let why = match p.confidence {
+            crate::prediction::Confidence::High => "the bottleneck model, calibrated on measurements of this GPU",
+            _ => "the bottleneck model (the headline model for database GPUs)",
+        };
+        Some((p, why.to_string()))
     } else {
         preferred_model(gpu).and_then(find).map(|p| {
             (

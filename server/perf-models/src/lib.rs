@@ -10,6 +10,7 @@
 //! `predict(profile, gpu, ...)` that derives those inputs from the static profile. The
 //! models and the rule that picks a headline among them are described in `docs/models.md`.
 
+pub mod bottleneck;
 pub mod bsp;
 pub mod consensus;
 pub mod gpu;
@@ -20,6 +21,6 @@ pub mod wave;
 
 pub use consensus::{Headline, ModelConfig, Report, run_all, run_all_for_gpu};
 pub use gpu::GpuParams;
-pub use prediction::{Bound, Confidence, Prediction};
+pub use prediction::{Bound, Confidence, Pipe, Prediction};
 pub mod cgpredict;
 pub mod mwp_cwp;

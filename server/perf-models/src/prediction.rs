@@ -2,7 +2,41 @@
 
 use std::collections::BTreeMap;
 
-/// What limits the kernel, in the sense of the model that predicted it.
+/// A functional pipe of the SM (the pipes Nsight Compute's "Compute Workload Analysis"
+/// names), for [`Bound::Pipe`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pipe {
+    Fp32,
+    Fp64,
+    Fp16,
+    Int,
+    Sfu,
+    Conversion,
+    WarpLevel,
+    Tensor,
+    /// Load/store unit (MIO), charged per wavefront by the memory terms.
+    Lsu,
+}
+
+impl Pipe {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pipe::Fp32 => "fp32",
+            Pipe::Fp64 => "fp64",
+            Pipe::Fp16 => "fp16",
+            Pipe::Int => "int",
+            Pipe::Sfu => "sfu",
+            Pipe::Conversion => "conversion",
+            Pipe::WarpLevel => "warp-level",
+            Pipe::Tensor => "tensor",
+            Pipe::Lsu => "lsu",
+        }
+    }
+}
+
+/// What limits the kernel, in the sense of the model that predicted it. The seed models
+/// speak of `memory`/`compute`/`latency`/`balanced`; the `bottleneck` model names the
+/// binding resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Bound {
     Memory,
@@ -10,6 +44,22 @@ pub enum Bound {
     /// Neither unit is saturated: too few warps to hide latency.
     Latency,
     Balanced,
+    /// DRAM bandwidth.
+    Dram,
+    /// L2 bandwidth.
+    L2,
+    /// L1/texture data path (requests and sectors).
+    L1,
+    /// Shared-memory bandwidth (bank conflicts included).
+    Shared,
+    /// Warp-instruction issue slots.
+    Issue,
+    /// One functional pipe.
+    Pipe(Pipe),
+    /// Same-address atomics serialised at the L2.
+    Atomics,
+    /// The launch overhead is longer than the kernel's work.
+    Launch,
 }
 
 impl Bound {
@@ -19,7 +69,29 @@ impl Bound {
             Bound::Compute => "compute",
             Bound::Latency => "latency",
             Bound::Balanced => "balanced",
+            Bound::Dram => "dram",
+            Bound::L2 => "l2",
+            Bound::L1 => "l1",
+            Bound::Shared => "shared",
+            Bound::Issue => "issue",
+            Bound::Pipe(p) => p.name(),
+            Bound::Atomics => "atomics",
+            Bound::Launch => "launch",
         }
+    }
+
+    /// `true` when the binding resource is on the memory side (DRAM, caches, shared
+    /// memory, atomics, or the seed models' `memory`).
+    pub fn is_memory_side(self) -> bool {
+        matches!(
+            self,
+            Bound::Memory | Bound::Dram | Bound::L2 | Bound::L1 | Bound::Shared | Bound::Atomics
+        )
+    }
+
+    /// `true` when the binding resource is arithmetic or instruction issue.
+    pub fn is_compute_side(self) -> bool {
+        matches!(self, Bound::Compute | Bound::Issue | Bound::Pipe(_))
     }
 }
 
@@ -54,7 +126,7 @@ pub fn finite_breakdown<const N: usize>(parts: [(&str, f64); N]) -> BTreeMap<Str
 /// One model's prediction for one kernel, launch and GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
-    /// The model's stable name: `mwp_cwp`, `wave`, `bsp`, `cgpredict`, `scheduling`, `roofline`.
+    /// The model's stable name: `bottleneck`, `mwp_cwp`, `wave`, `bsp`, `cgpredict`, `scheduling`, `roofline`.
     pub model: &'static str,
     /// Predicted kernel execution time in microseconds.
     pub time_us: f64,

@@ -24,7 +24,6 @@
 //! 6). When the launch configuration is unknown, a fix inserts a `// warpsight:`
 //! annotation so the verdict is made for the real launch.
 
-use perf_models::prediction::Bound;
 
 use super::{Ctx, Finding, per_gpu};
 use crate::{Severity, TargetAnalysis};
@@ -39,7 +38,7 @@ pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
 fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
     let report = t.models.as_ref()?;
     let h = &report.headline;
-    if h.bound != Bound::Memory {
+    if !h.bound.is_memory_side() {
         return None;
     }
     let detail = report
@@ -52,8 +51,8 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
         })
         .unwrap_or_default();
     let message = format!(
-        "memory-bound on {}: the headline model `{}` predicts {:.1} µs limited by memory traffic{detail}; fewer or better-coalesced global accesses are what will speed it up",
-        t.gpu.name, h.model, h.time_us
+        "memory-bound on {}: the headline model `{}` predicts {:.1} µs limited by memory traffic ({}){detail}; fewer or better-coalesced global accesses are what will speed it up",
+        t.gpu.name, h.model, h.time_us, h.bound.name()
     );
     let mut f = cx.on_kernel(CODE, SEVERITY, message, Some(&t.gpu.id));
     f.fixes.extend(cx.annotation_fix());
@@ -64,6 +63,7 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
 mod tests {
     use super::*;
     use crate::findings::test_support::{analyze, findings};
+    use perf_models::prediction::Bound;
 
     #[test]
     fn vadd_is_memory_bound_and_names_the_gpu() {
@@ -83,7 +83,7 @@ mod tests {
         let (_, a) = analyze("nbody", [64, 1, 1], [256, 1, 1], &[("param_2", 16384)], &["a100-sxm4-80gb"]);
         let k = &a.kernels[0];
         let bound = k.targets[0].models.as_ref().map(|r| r.headline.bound);
-        assert_eq!(findings(&a, "nbody", CODE).is_empty(), bound != Some(Bound::Memory));
-        assert_ne!(bound, Some(Bound::Memory), "nbody should be compute- or latency-bound: {bound:?}");
+        assert_eq!(findings(&a, "nbody", CODE).is_empty(), !bound.is_some_and(Bound::is_memory_side));
+        assert!(!bound.is_some_and(Bound::is_memory_side), "nbody should be compute- or latency-bound: {bound:?}");
     }
 }

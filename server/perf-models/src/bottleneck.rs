@@ -1,0 +1,604 @@
+//! `bottleneck`: the headline model for current GPUs. It charges the kernel's work to every
+//! resource that can bind (the issue slots, each functional pipe, the L1 and shared-memory
+//! data paths, the L2, DRAM, same-address atomics) and adds the time the resident warps
+//! cannot hide (Little's law), then names the resource that binds.
+//!
+//! Why a model of its own: the seed models were built for GT200 to Maxwell and fed by
+//! profilers; on a GPU with four schedulers per SM, 40 MB of L2 and HBM they are off by
+//! large factors (docs/validation.md). This model is built from the mechanisms that the
+//! GPU programmer's own tools name (Nsight Compute's "Speed of Light" sections: DRAM, L2,
+//! L1, shared, pipes, issue) with a few parameters of physical meaning per architecture.
+//!
+//! **Throughput terms** (cycles on the busiest SM, or chip-wide seconds):
+//! - issue: one warp instruction per scheduler per cycle (CUDA C++ Programming Guide,
+//!   "Hardware Multithreading" and the per-CC "Architecture" sections: 4 schedulers per SM
+//!   since Maxwell), over all warp instructions of the blocks the SM runs;
+//! - each pipe: warp instructions × 32 / results per clock per SM of the class (CUDA C++
+//!   Programming Guide, "Arithmetic Instructions", throughput table; the lane counts of the
+//!   architecture whitepapers where the table has no row);
+//! - L1: one wavefront per cycle per request, or the sectors at the L1's bytes per clock,
+//!   whichever is more; shared: one wavefront (128 B) per cycle, bank conflicts as extra
+//!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks");
+//! - L2 and DRAM: chip-wide bytes at the achievable bandwidth (the datasheet peak times an
+//!   achievable fraction, STREAM-style measurements reach 85–95 %);
+//! - same-address atomics: serialised at the L2, one per L2 cycle (estimate).
+//!
+//! **Latency term** (Little's law, V. Volkov, "Understanding Latency Hiding on GPUs", PhD
+//! thesis, UC Berkeley 2016, ch. 4): a warp runs its dependence chain in order: the critical
+//! path of each basic block's dependence graph weighted by instruction latencies (a global
+//! load costs the latency of the level that serves it), times the block's executions, plus
+//! a block turnaround (launch, prologue, retirement). The SM runs its blocks in waves of
+//! the resident blocks, so the latency time is waves × chain. A streaming kernel at low
+//! occupancy is latency-bound, at full occupancy bandwidth-bound, as measured.
+//!
+//! **Combination.** The throughput terms run on different units at the same time, so the
+//! largest of them, `T_thr`, is the time the work needs (the "Speed of Light" view). The
+//! latency term `T_lat` overlaps with it, but not perfectly: as the binding resource
+//! approaches saturation, requests queue and the loaded latency grows (the measured
+//! bandwidth bends smoothly into its ceiling instead of meeting it at a corner). With a
+//! queueing delay proportional to utilisation, `T = T_lat + κ·T_lat·u/(1−u)` with
+//! `u = T_thr/T`, whose solution is the smooth maximum
+//! `T = ((T_thr + T_lat) + √((T_thr − T_lat)² + 4κ·T_thr·T_lat)) / 2`:
+//! `κ = 0` is perfect overlap (the larger term), `κ = 1` none (the sum). One κ
+//! ([`Params::latency_exposure`]) is fitted on measurements. The launch overhead is added
+//! once.
+//!
+//! The parameters and where they come from are in [`Params`]; `warpsight calibrate` refits
+//! the ones marked calibratable from a user's own measurements.
+
+pub mod calibrate;
+
+use std::collections::BTreeMap;
+
+use kernel_profile::traffic::{self, CacheConfig, Traffic};
+use kernel_profile::{InstrClass, KernelProfile, Space};
+
+use crate::prediction::{Bound, Confidence, Pipe, Prediction};
+
+/// The model's name in reports.
+pub const NAME: &str = "bottleneck";
+
+/// Bytes in a sector, the unit of L1/L2/DRAM traffic (CUDA C++ Best Practices Guide,
+/// "Coalesced Access to Global Memory": 32-byte segments).
+const SECTOR_BYTES: f64 = 32.0;
+
+/// The parameters the model reads for one GPU, resolved from the database entry. Each
+/// field says where its value comes from; [`Params::sources`] carries the citation strings
+/// for the explanation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    pub sm_count: u32,
+    /// SM clock in Hz (the boost clock of the database entry).
+    pub clock_hz: f64,
+    pub schedulers_per_sm: f64,
+    /// Results per clock per SM by pipe.
+    pub pipe_rate: BTreeMap<Pipe, f64>,
+    pub l1_bytes_per_clk_per_sm: f64,
+    pub shared_bytes_per_clk_per_sm: f64,
+    /// Whole-chip L2 bandwidth in bytes per SM clock.
+    pub l2_bytes_per_clk: f64,
+    /// Datasheet DRAM bandwidth in bytes per second.
+    pub dram_peak_bytes_per_s: f64,
+    /// Achievable fraction of [`Params::dram_peak_bytes_per_s`]. Calibratable.
+    pub dram_efficiency: f64,
+    /// Unloaded latencies in SM cycles.
+    pub dram_latency_cycles: f64,
+    pub l2_latency_cycles: f64,
+    pub l1_latency_cycles: f64,
+    pub shared_latency_cycles: f64,
+    pub alu_latency_cycles: f64,
+    pub fp64_latency_cycles: f64,
+    pub sfu_latency_cycles: f64,
+    /// Time a resident block slot spends per block outside the kernel's own chain: the
+    /// block's dispatch by the work distributor, its first instructions' operand fetch
+    /// from the constant cache and its retirement, in ns. Calibratable.
+    pub block_overhead_ns: f64,
+    /// Time after a warp's last store before its slot is free (the store's acknowledgement
+    /// from L2), in ns.
+    pub store_drain_ns: f64,
+    /// One kernel launch in a stream, back to back, in µs.
+    pub launch_overhead_us: f64,
+    /// κ: the share of the latency term that stays exposed when the binding resource is
+    /// saturated (0: perfect overlap, 1: none). Calibratable.
+    pub latency_exposure: f64,
+    /// Set when the parameters were fitted to the user's measurements.
+    pub calibrated_on: Option<u32>,
+    pub sources: Vec<String>,
+}
+
+/// Model-parameter keys in `gpu-data` (`[arch.model_params]`, `[gpu.overrides.model_params]`
+/// or a user GPU file written by `warpsight calibrate`).
+pub mod keys {
+    pub const DRAM_EFFICIENCY: &str = "bottleneck.dram_efficiency";
+    pub const BLOCK_OVERHEAD_NS: &str = "bottleneck.block_overhead_ns";
+    pub const STORE_DRAIN_NS: &str = "bottleneck.store_drain_ns";
+    pub const LATENCY_EXPOSURE: &str = "bottleneck.latency_exposure";
+    pub const DRAM_LATENCY_CYCLES: &str = "bottleneck.dram_latency_cycles";
+    pub const CALIBRATED_ON: &str = "bottleneck.calibrated_on";
+}
+
+/// Defaults fitted on the gpu-benches `gpu-stream` tables of the V100 and the A100 80 GB
+/// (public measurements by D. Ernst, github.com/te42kyfo/gpu-benches at commit 1c36d50;
+/// held out: A100 40 GB and A40), see docs/validation.md for the fit and the held-out error.
+pub mod fitted {
+    /// See [`super::Params::block_overhead_ns`].
+    pub const BLOCK_OVERHEAD_NS: f64 = 240.0;
+    /// See [`super::Params::store_drain_ns`].
+    pub const STORE_DRAIN_NS: f64 = 50.0;
+    /// See [`super::Params::latency_exposure`].
+    pub const LATENCY_EXPOSURE: f64 = 0.15;
+    /// See [`super::Params::dram_efficiency`], used where the database has no value.
+    pub const DRAM_EFFICIENCY: f64 = 0.95;
+}
+
+impl Params {
+    /// Resolves the parameters of a database GPU.
+    pub fn from_gpu(gpu: &gpu_spec::Gpu) -> Params {
+        let mp = |k: &str| gpu.model_params.get(k).copied().filter(|v| v.is_finite() && *v > 0.0);
+        let mut sources = vec![format!(
+            "`{}`: SMs, clock, DRAM bandwidth and latencies from the gpu-data database",
+            gpu.id
+        )];
+        let lanes = |n: u32| f64::from(n.max(1));
+        let mut pipe_rate = BTreeMap::new();
+        let u = &gpu.units;
+        // The CUDA guide's table, else the unit counts (`Gpu::results_per_clk_per_sm`), else
+        // the fallback named here.
+        let table = |key: &str, fallback: f64| -> f64 {
+            gpu.results_per_clk_per_sm(key).filter(|v| *v > 0.0).unwrap_or(fallback)
+        };
+        pipe_rate.insert(Pipe::Fp32, table("fp32", lanes(u.fp32_per_sm)));
+        pipe_rate.insert(Pipe::Fp64, table("fp64", lanes(u.fp64_per_sm)));
+        pipe_rate.insert(Pipe::Fp16, table("fp16", 2.0 * lanes(u.fp32_per_sm)));
+        pipe_rate.insert(Pipe::Int, table("int_alu", lanes(u.int32_per_sm)));
+        pipe_rate.insert(Pipe::Sfu, table("sfu", lanes(u.sfu_per_sm)));
+        pipe_rate.insert(Pipe::Conversion, table("conversion", lanes(u.sfu_per_sm)));
+        pipe_rate.insert(Pipe::WarpLevel, table("warp_level", 32.0));
+        pipe_rate.insert(Pipe::Lsu, lanes(u.ldst_per_sm));
+        if !gpu.throughput.is_empty() {
+            sources.push(format!(
+                "pipe rates: CUDA C++ Programming Guide throughput table for CC {}",
+                gpu.cc
+            ));
+        }
+        let calibrated_on = mp(keys::CALIBRATED_ON).map(|v| v as u32);
+        let dram_efficiency = mp(keys::DRAM_EFFICIENCY)
+            .or(Some(gpu.dram_efficiency).filter(|v| *v > 0.0 && *v <= 1.0))
+            .unwrap_or(fitted::DRAM_EFFICIENCY);
+        Params {
+            sm_count: gpu.sm_count.max(1),
+            clock_hz: gpu.boost_clock_mhz * 1e6,
+            schedulers_per_sm: lanes(u.warp_schedulers_per_sm),
+            pipe_rate,
+            l1_bytes_per_clk_per_sm: gpu.l1_bytes_per_clk_per_sm,
+            shared_bytes_per_clk_per_sm: gpu.shared_bytes_per_clk_per_sm,
+            l2_bytes_per_clk: gpu.l2_bytes_per_clk_per_sm * f64::from(gpu.sm_count.max(1)),
+            dram_peak_bytes_per_s: gpu.mem_bandwidth_gbs * 1e9,
+            dram_efficiency,
+            dram_latency_cycles: mp(keys::DRAM_LATENCY_CYCLES).unwrap_or(gpu.dram_latency_cycles),
+            l2_latency_cycles: gpu.l2_latency_cycles,
+            l1_latency_cycles: gpu.l1_latency_cycles,
+            shared_latency_cycles: gpu.shared_latency_cycles,
+            alu_latency_cycles: gpu.instr_latency_cycles.get("fp32").copied().unwrap_or(4.0),
+            fp64_latency_cycles: gpu
+                .instr_latency_cycles
+                .get("fp64")
+                .copied()
+                .unwrap_or(8.0),
+            sfu_latency_cycles: gpu.instr_latency_cycles.get("sfu").copied().unwrap_or(18.0),
+            block_overhead_ns: mp(keys::BLOCK_OVERHEAD_NS).unwrap_or(fitted::BLOCK_OVERHEAD_NS),
+            store_drain_ns: mp(keys::STORE_DRAIN_NS).unwrap_or(fitted::STORE_DRAIN_NS),
+            launch_overhead_us: gpu.launch_overhead_us,
+            latency_exposure: gpu
+                .model_params
+                .get(keys::LATENCY_EXPOSURE)
+                .copied()
+                .filter(|v| v.is_finite())
+                .unwrap_or(fitted::LATENCY_EXPOSURE)
+                .clamp(0.0, 1.0),
+            calibrated_on,
+            sources,
+        }
+    }
+
+    fn cycles_to_us(&self, cycles: f64) -> f64 {
+        cycles / self.clock_hz * 1e6
+    }
+
+    fn ns_to_cycles(&self, ns: f64) -> f64 {
+        ns * 1e-9 * self.clock_hz
+    }
+}
+
+/// The pipe an instruction class executes on, `None` for classes that only take an issue
+/// slot (moves, branches) or that the memory terms charge (loads, stores).
+fn pipe_of(class: InstrClass) -> Option<Pipe> {
+    match class {
+        InstrClass::Fp32 => Some(Pipe::Fp32),
+        InstrClass::Fp64 => Some(Pipe::Fp64),
+        InstrClass::Fp16 => Some(Pipe::Fp16),
+        InstrClass::IntAlu => Some(Pipe::Int),
+        InstrClass::Sfu => Some(Pipe::Sfu),
+        InstrClass::Conversion => Some(Pipe::Conversion),
+        InstrClass::WarpLevel => Some(Pipe::WarpLevel),
+        InstrClass::Tensor => Some(Pipe::Tensor),
+        InstrClass::Load(_) | InstrClass::Store(_) | InstrClass::Atomic(_) => Some(Pipe::Lsu),
+        _ => None,
+    }
+}
+
+/// One named term of the estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    pub bound: Bound,
+    pub us: f64,
+    /// The numbers behind it, in words.
+    pub detail: String,
+}
+
+/// The whole estimate, for the explanation, the breakdown and `calibrate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    pub terms: Vec<Term>,
+    pub launch_us: f64,
+    pub time_us: f64,
+    pub binding: Bound,
+    pub traffic: Traffic,
+    pub resident_blocks_per_sm: u32,
+    pub waves: f64,
+    /// One warp's dependence chain in cycles (without the block overhead).
+    pub chain_cycles: f64,
+}
+
+/// The cache configuration the traffic estimate needs.
+fn cache_config(gpu: &gpu_spec::Gpu, resident: u32) -> CacheConfig {
+    CacheConfig {
+        sm_count: gpu.sm_count,
+        l1_bytes_per_sm: u64::from(gpu.l1_shared_bytes_per_sm),
+        l2_bytes: gpu.l2_bytes,
+        resident_blocks_per_sm: resident,
+    }
+}
+
+/// Latency of a global (or local/generic) load: the expected level that serves it. The
+/// loads of one basic block are issued together and usually touch the same lines (the
+/// neighbours of a stencil, the halves of a wide row): a load that "hits" a line another
+/// load of the block is still fetching waits for the same DRAM fill. So a block with `k`
+/// loads of per-load DRAM share `m` waits for DRAM with probability `min(1, k·m)`.
+struct LoadLatency {
+    hit_cycles: f64,
+    dram_cycles: f64,
+    miss_share: f64,
+}
+
+impl LoadLatency {
+    fn new(t: &Traffic, p: &Params) -> LoadLatency {
+        let l1 = t.l1_load_sectors.max(0.0);
+        let l2 = t.l2_load_sectors.max(0.0).min(l1.max(t.l2_load_sectors));
+        let to_l2 = if l1 > 0.0 { (l2 / l1).clamp(0.0, 1.0) } else { 1.0 };
+        let dram_sectors = t.dram_read_bytes.max(0.0) / SECTOR_BYTES;
+        let miss = if l2 > 0.0 { (dram_sectors / l2).clamp(0.0, 1.0) } else { 0.0 };
+        let hit = p.l1_latency_cycles + to_l2 * (p.l2_latency_cycles - p.l1_latency_cycles);
+        LoadLatency {
+            hit_cycles: hit,
+            dram_cycles: p.dram_latency_cycles,
+            miss_share: to_l2 * miss,
+        }
+    }
+
+    fn for_block(&self, loads_in_block: usize) -> f64 {
+        let k = loads_in_block.max(1) as f64;
+        let p_wait = (k * self.miss_share).min(1.0);
+        self.hit_cycles + p_wait * (self.dram_cycles - self.hit_cycles).max(0.0)
+    }
+}
+
+/// One warp's dependence chain in cycles: Σ over basic blocks of executions × the critical
+/// path of the block's dependence graph, each instruction weighted by its latency.
+fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> f64 {
+    let mut total = 0.0;
+    for block in &profile.blocks {
+        if block.executions <= 0.0 || block.instructions.is_empty() {
+            continue;
+        }
+        let global_loads = block
+            .instructions
+            .iter()
+            .filter(|i| matches!(i.class, InstrClass::Load(s) if offchip(s)))
+            .count();
+        let load_lat = loads.for_block(global_loads);
+        let mut finish = vec![0.0_f64; block.instructions.len()];
+        let mut path: f64 = 0.0;
+        for (i, ins) in block.instructions.iter().enumerate() {
+            let ready = ins
+                .deps
+                .iter()
+                .filter_map(|&d| finish.get(d as usize).copied())
+                .fold(0.0_f64, f64::max);
+            let lat = match ins.class {
+                InstrClass::Load(s) if offchip(s) => load_lat,
+                InstrClass::Atomic(s) if offchip(s) => load_lat,
+                InstrClass::Load(Space::Shared) | InstrClass::Atomic(Space::Shared) => {
+                    p.shared_latency_cycles
+                }
+                InstrClass::Load(_) => p.l1_latency_cycles,
+                InstrClass::Fp64 => p.fp64_latency_cycles,
+                InstrClass::Sfu | InstrClass::Conversion => p.sfu_latency_cycles,
+                InstrClass::Barrier => p.shared_latency_cycles,
+                InstrClass::Store(_) => 0.0,
+                _ => p.alu_latency_cycles,
+            };
+            finish[i] = ready + lat;
+            path = path.max(finish[i]);
+        }
+        total += block.executions * path;
+    }
+    total
+}
+
+fn offchip(s: Space) -> bool {
+    matches!(s, Space::Global | Space::Local | Space::Generic | Space::Texture)
+}
+
+/// Runs the model on a database GPU. `None` when the launch is empty or no block fits on
+/// an SM (the occupancy says why).
+pub fn predict(profile: &KernelProfile, gpu: &gpu_spec::Gpu) -> Option<Prediction> {
+    let params = Params::from_gpu(gpu);
+    let resident = crate::gpu::resident_blocks(profile, gpu)?;
+    let est = estimate(profile, &params, resident, &cache_config(gpu, resident))?;
+    Some(prediction(&est, &params))
+}
+
+/// The estimate with explicit parameters (what `calibrate` varies).
+pub fn estimate(
+    profile: &KernelProfile,
+    p: &Params,
+    resident_blocks_per_sm: u32,
+    caches: &CacheConfig,
+) -> Option<Estimate> {
+    let blocks = profile.launch.blocks() as f64;
+    let threads_per_block = profile.launch.threads_per_block() as f64;
+    if blocks <= 0.0 || threads_per_block <= 0.0 || resident_blocks_per_sm == 0 {
+        return None;
+    }
+    let warps_per_block = (threads_per_block / 32.0).ceil();
+    let sms = f64::from(p.sm_count);
+    let active_sms = sms.min(blocks);
+    // The busiest SM runs ⌈blocks / SMs⌉ blocks, in waves of the resident blocks.
+    let blocks_per_sm = (blocks / sms).ceil();
+    let waves = (blocks_per_sm / f64::from(resident_blocks_per_sm)).ceil();
+    let warps_on_sm = blocks_per_sm * warps_per_block;
+    let t = traffic::estimate(profile, caches);
+
+    let mut terms = Vec::new();
+    let us = |cycles: f64| p.cycles_to_us(cycles);
+
+    // Issue: every warp instruction takes one scheduler slot.
+    let per_warp_instr = profile.counts.total_dynamic();
+    let issue_cycles = warps_on_sm * per_warp_instr / p.schedulers_per_sm;
+    terms.push(Term {
+        bound: Bound::Issue,
+        us: us(issue_cycles),
+        detail: format!(
+            "{:.0} warp instructions per SM at {} per cycle",
+            warps_on_sm * per_warp_instr,
+            p.schedulers_per_sm
+        ),
+    });
+
+    // Pipes.
+    let mut per_pipe: BTreeMap<Pipe, f64> = BTreeMap::new();
+    for (class, n) in &profile.counts.dynamic {
+        if let Some(pipe) = pipe_of(*class) {
+            *per_pipe.entry(pipe).or_default() += n.max(0.0);
+        }
+    }
+    for (pipe, n) in &per_pipe {
+        if *pipe == Pipe::Lsu {
+            continue; // charged by the L1/shared terms below, per wavefront
+        }
+        let rate = match pipe {
+            Pipe::Tensor => p.pipe_rate.get(&Pipe::Fp16).copied().unwrap_or(128.0) / 8.0,
+            _ => p.pipe_rate.get(pipe).copied().unwrap_or(32.0),
+        };
+        let cycles = warps_on_sm * n * 32.0 / rate.max(1e-9);
+        terms.push(Term {
+            bound: Bound::Pipe(*pipe),
+            us: us(cycles),
+            detail: format!(
+                "{:.0} {} warp instructions per SM at {} results per cycle",
+                warps_on_sm * n,
+                pipe.name(),
+                rate
+            ),
+        });
+    }
+
+    // L1: a request takes at least one wavefront; wide requests take their sectors at the
+    // L1's bandwidth.
+    let requests_per_sm = (t.global_load_requests + t.global_store_requests) / active_sms;
+    let l1_sector_cycles = t.l1_load_sectors * SECTOR_BYTES / active_sms / p.l1_bytes_per_clk_per_sm.max(1.0);
+    let l1_cycles = requests_per_sm.max(l1_sector_cycles);
+    if l1_cycles > 0.0 {
+        terms.push(Term {
+            bound: Bound::L1,
+            us: us(l1_cycles),
+            detail: format!(
+                "{:.0} requests and {:.0} sectors per SM through L1 at {} B per cycle",
+                requests_per_sm,
+                t.l1_load_sectors / active_sms,
+                p.l1_bytes_per_clk_per_sm
+            ),
+        });
+    }
+    // Shared memory: one 128-byte wavefront per cycle at 128 B/clk.
+    let shared_cycles =
+        t.shared_wavefronts / active_sms * 128.0 / p.shared_bytes_per_clk_per_sm.max(1.0);
+    if shared_cycles > 0.0 {
+        terms.push(Term {
+            bound: Bound::Shared,
+            us: us(shared_cycles),
+            detail: format!(
+                "{:.0} shared-memory wavefronts per SM ({:.0} requests; bank conflicts add the rest)",
+                t.shared_wavefronts / active_sms,
+                t.shared_requests / active_sms
+            ),
+        });
+    }
+    // L2, chip-wide.
+    let l2_bytes = (t.l2_load_sectors + t.l2_store_sectors) * SECTOR_BYTES;
+    if l2_bytes > 0.0 && p.l2_bytes_per_clk > 0.0 {
+        terms.push(Term {
+            bound: Bound::L2,
+            us: us(l2_bytes / p.l2_bytes_per_clk),
+            detail: format!(
+                "{} through L2 at {:.0} GB/s",
+                bytes(l2_bytes),
+                p.l2_bytes_per_clk * p.clock_hz / 1e9
+            ),
+        });
+    }
+    // DRAM, chip-wide.
+    let dram_bytes = t.dram_read_bytes + t.dram_write_bytes;
+    let dram_bw = p.dram_peak_bytes_per_s * p.dram_efficiency;
+    if dram_bytes > 0.0 && dram_bw > 0.0 {
+        terms.push(Term {
+            bound: Bound::Dram,
+            us: dram_bytes / dram_bw * 1e6,
+            detail: format!(
+                "{} read + {} written at {:.0} GB/s ({:.0} % of the {:.0} GB/s peak)",
+                bytes(t.dram_read_bytes),
+                bytes(t.dram_write_bytes),
+                dram_bw / 1e9,
+                p.dram_efficiency * 100.0,
+                p.dram_peak_bytes_per_s / 1e9
+            ),
+        });
+    }
+    // Same-address atomics serialise at the L2: one per L2 cycle (estimate).
+    if t.atomic_serialised_lanes > 0.0 {
+        terms.push(Term {
+            bound: Bound::Atomics,
+            us: us(t.atomic_serialised_lanes),
+            detail: format!(
+                "{:.0} atomic operations on the same address, serialised at the L2",
+                t.atomic_serialised_lanes
+            ),
+        });
+    }
+
+    // Latency: waves × (chain + block overhead [+ store drain]).
+    let loads = LoadLatency::new(&t, p);
+    let chain = chain_cycles(profile, p, &loads);
+    let has_stores = t.global_store_requests > 0.0;
+    let per_wave = chain
+        + p.ns_to_cycles(p.block_overhead_ns)
+        + if has_stores { p.ns_to_cycles(p.store_drain_ns) } else { 0.0 };
+    let latency_cycles = waves * per_wave;
+    let resident_warps = f64::from(resident_blocks_per_sm).min(blocks_per_sm) * warps_per_block;
+    terms.push(Term {
+        bound: Bound::Latency,
+        us: us(latency_cycles),
+        detail: format!(
+            "{waves:.0} wave(s) of {resident_warps:.0} resident warps per SM, each waiting {:.0} cycles on its dependence chain (global loads ≈ {:.0} cycles) plus {:.0} ns per block",
+            chain,
+            loads.for_block(1),
+            p.block_overhead_ns
+        ),
+    });
+
+    let (latency, throughput): (Vec<&Term>, Vec<&Term>) = terms.iter().partition(|t| t.bound == Bound::Latency);
+    let t_lat = latency.iter().map(|t| t.us).fold(0.0_f64, f64::max);
+    let top = throughput.iter().copied().max_by(|a, b| a.us.total_cmp(&b.us));
+    let t_thr = top.map_or(0.0, |t| t.us);
+    if !(t_lat.is_finite() && t_thr.is_finite()) {
+        return None;
+    }
+    let kappa = p.latency_exposure.clamp(0.0, 1.0);
+    let combined = ((t_thr + t_lat) + ((t_thr - t_lat).powi(2) + 4.0 * kappa * t_thr * t_lat).sqrt()) / 2.0;
+    let launch_us = p.launch_overhead_us.max(0.0);
+    let time_us = combined + launch_us;
+    let binding = if launch_us > combined {
+        Bound::Launch
+    } else if t_lat > t_thr {
+        Bound::Latency
+    } else {
+        top.map_or(Bound::Latency, |t| t.bound)
+    };
+    Some(Estimate {
+        terms,
+        launch_us,
+        time_us,
+        binding,
+        traffic: t,
+        resident_blocks_per_sm,
+        waves,
+        chain_cycles: chain,
+    })
+}
+
+fn bytes(b: f64) -> String {
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
+/// The [`Prediction`] of an estimate.
+pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
+    let mut breakdown = BTreeMap::new();
+    for t in &est.terms {
+        breakdown.insert(format!("{}_us", t.bound.name()), t.us);
+    }
+    breakdown.insert("launch_overhead_us".into(), est.launch_us);
+    breakdown.insert("waves".into(), est.waves);
+    breakdown.insert("chain_cycles".into(), est.chain_cycles);
+    breakdown.insert("dram_bytes".into(), est.traffic.dram_read_bytes + est.traffic.dram_write_bytes);
+    let top = est
+        .terms
+        .iter()
+        .max_by(|a, b| a.us.total_cmp(&b.us));
+    let explanation = match (est.binding, top) {
+        (Bound::Launch, _) => format!(
+            "launch-bound: the kernel's work ({:.2} µs) is shorter than one launch ({:.1} µs)",
+            est.time_us - est.launch_us,
+            est.launch_us
+        ),
+        (b, Some(t)) => {
+            let second = est
+                .terms
+                .iter()
+                .filter(|x| x.bound != t.bound)
+                .max_by(|a, c| a.us.total_cmp(&c.us));
+            let next = second
+                .map(|s| format!("; next: {} {:.3} µs", s.bound.name(), s.us))
+                .unwrap_or_default();
+            format!("{}-bound: {} ({:.3} µs){next}", b.name(), t.detail, t.us)
+        }
+        (b, None) => format!("{}-bound", b.name()),
+    };
+    let mut assumptions = p.sources.clone();
+    assumptions.extend(est.traffic.notes.iter().cloned());
+    match p.calibrated_on {
+        Some(n) => assumptions.push(format!("calibrated on {n} measurements")),
+        None => assumptions.push(
+            "uncalibrated: block overhead, store drain and latency exposure fitted on V100/A100 streaming measurements (docs/validation.md)".into(),
+        ),
+    }
+    Prediction {
+        model: NAME,
+        time_us: est.time_us,
+        breakdown,
+        bound: est.binding,
+        confidence: if p.calibrated_on.is_some() { Confidence::High } else { Confidence::Medium },
+        assumptions,
+        explanation,
+        mwp: None,
+        cwp: None,
+    }
+}

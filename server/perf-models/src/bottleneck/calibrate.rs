@@ -1,0 +1,162 @@
+//! Fitting the `bottleneck` model's calibratable parameters to measured kernel times.
+//!
+//! Four parameters, each with a physical meaning and a bounded range, are fitted for one
+//! GPU by minimising the sum of squared log ratios `Σ ln(predicted / measured)²` (a ratio
+//! error: a kernel twice too slow costs as much as one twice too fast, and a 10 µs kernel
+//! weighs as much as a 10 ms one):
+//!
+//! | parameter | range | meaning |
+//! |---|---|---|
+//! | `dram_efficiency` | 0.5 – 1.0 | achievable fraction of the datasheet DRAM bandwidth |
+//! | `dram_latency_cycles` | 0.5× – 2× the database value | loaded DRAM latency |
+//! | `block_overhead_ns` | 0 – 2000 ns | block dispatch, prologue and retirement |
+//! | `latency_exposure` | 0 – 1 | share of the latency left exposed at saturation (0: hidden; 1: added) |
+//!
+//! The search is coordinate descent with a golden-section line search per parameter,
+//! a fixed number of rounds: deterministic, no random start, and the result never worse
+//! than the starting point (each line search keeps the best point seen). A parameter the
+//! measurements cannot see (no row is DRAM-bound, say) stays where it was, because its
+//! line search finds a flat objective.
+
+use kernel_profile::KernelProfile;
+use kernel_profile::traffic::CacheConfig;
+
+use super::{Params, estimate};
+
+/// One measured kernel run, with what the model needs to predict it.
+pub struct Sample<'a> {
+    pub profile: &'a KernelProfile,
+    pub resident_blocks_per_sm: u32,
+    pub caches: CacheConfig,
+    pub measured_us: f64,
+}
+
+/// The fitted parameters and the fit's quality before and after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    pub params: Params,
+    /// Root-mean-square of `ln(predicted / measured)` over the samples, before and after.
+    pub rms_log_error_before: f64,
+    pub rms_log_error_after: f64,
+    /// Samples the model could predict (the others are left out of the fit).
+    pub used: usize,
+}
+
+#[derive(Clone, Copy)]
+enum Knob {
+    DramEfficiency,
+    DramLatency,
+    BlockOverhead,
+    Exposure,
+}
+
+impl Knob {
+    const ALL: [Knob; 4] = [Knob::DramEfficiency, Knob::DramLatency, Knob::BlockOverhead, Knob::Exposure];
+
+    fn range(self, base: &Params) -> (f64, f64) {
+        match self {
+            Knob::DramEfficiency => (0.5, 1.0),
+            Knob::DramLatency => (0.5 * base.dram_latency_cycles, 2.0 * base.dram_latency_cycles),
+            Knob::BlockOverhead => (0.0, 2000.0),
+            Knob::Exposure => (0.0, 1.0),
+        }
+    }
+
+    fn set(self, p: &mut Params, v: f64) {
+        match self {
+            Knob::DramEfficiency => p.dram_efficiency = v,
+            Knob::DramLatency => p.dram_latency_cycles = v,
+            Knob::BlockOverhead => p.block_overhead_ns = v,
+            Knob::Exposure => p.latency_exposure = v,
+        }
+    }
+}
+
+/// `(Σ ln(pred/measured)², samples predicted)`.
+fn objective(samples: &[Sample<'_>], p: &Params) -> (f64, usize) {
+    let mut sum = 0.0;
+    let mut n = 0;
+    for s in samples {
+        if !(s.measured_us.is_finite() && s.measured_us > 0.0) {
+            continue;
+        }
+        let Some(e) = estimate(s.profile, p, s.resident_blocks_per_sm, &s.caches) else { continue };
+        if e.time_us.is_finite() && e.time_us > 0.0 {
+            let r = (e.time_us / s.measured_us).ln();
+            sum += r * r;
+            n += 1;
+        }
+    }
+    (sum, n)
+}
+
+/// The root-mean-square log error of `params` on `samples` (`NaN` when none is predicted).
+pub fn rms_log_error(samples: &[Sample<'_>], params: &Params) -> f64 {
+    let (sum, n) = objective(samples, params);
+    if n == 0 { f64::NAN } else { (sum / n as f64).sqrt() }
+}
+
+/// Fits the calibratable parameters of `base` to `samples`.
+pub fn fit(samples: &[Sample<'_>], base: &Params) -> Fit {
+    let before = rms_log_error(samples, base);
+    let mut best = base.clone();
+    let mut best_obj = objective(samples, &best).0;
+    const ROUNDS: usize = 4;
+    const STEPS: usize = 24;
+    // The golden ratio conjugate, for the section search.
+    const INV_PHI: f64 = 0.618_033_988_749_894_8;
+    for _ in 0..ROUNDS {
+        for knob in Knob::ALL {
+            let (mut lo, mut hi) = knob.range(base);
+            let eval = |v: f64, best: &Params| {
+                let mut p = best.clone();
+                knob.set(&mut p, v);
+                (objective(samples, &p).0, p)
+            };
+            let mut c = hi - INV_PHI * (hi - lo);
+            let mut d = lo + INV_PHI * (hi - lo);
+            let (mut fc, mut pc) = eval(c, &best);
+            let (mut fd, mut pd) = eval(d, &best);
+            for _ in 0..STEPS {
+                if fc < fd {
+                    hi = d;
+                    d = c;
+                    fd = fc;
+                    pd = pc.clone();
+                    c = hi - INV_PHI * (hi - lo);
+                    (fc, pc) = eval(c, &best);
+                } else {
+                    lo = c;
+                    c = d;
+                    fc = fd;
+                    pc = pd.clone();
+                    d = lo + INV_PHI * (hi - lo);
+                    (fd, pd) = eval(d, &best);
+                }
+            }
+            let (f, p) = if fc < fd { (fc, pc) } else { (fd, pd) };
+            // Keep the current value unless the line search found a strictly better one.
+            if f < best_obj * (1.0 - 1e-9) {
+                best_obj = f;
+                best = p;
+            }
+        }
+    }
+    let (_, used) = objective(samples, &best);
+    best.calibrated_on = Some(used as u32);
+    let after = rms_log_error(samples, &best);
+    Fit { params: best, rms_log_error_before: before, rms_log_error_after: after, used }
+}
+
+/// The model-parameter entries a calibrated GPU file carries (key, value), in the keys of
+/// [`super::keys`].
+pub fn model_params(fit: &Fit) -> Vec<(&'static str, f64)> {
+    let p = &fit.params;
+    vec![
+        (super::keys::DRAM_EFFICIENCY, p.dram_efficiency),
+        (super::keys::DRAM_LATENCY_CYCLES, p.dram_latency_cycles),
+        (super::keys::BLOCK_OVERHEAD_NS, p.block_overhead_ns),
+        (super::keys::LATENCY_EXPOSURE, p.latency_exposure),
+        (super::keys::CALIBRATED_ON, fit.used as f64),
+    ]
+}

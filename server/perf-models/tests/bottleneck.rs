@@ -1,0 +1,152 @@
+//! The `bottleneck` model on hand-built profiles whose answers can be derived by hand:
+//! which resource binds, and the time it implies.
+
+use kernel_profile::{InstrClass, KernelProfile, LaunchSource};
+use perf_models::bottleneck::{self, Params};
+use perf_models::prediction::Pipe;
+use perf_models::{Bound, ModelConfig};
+
+fn vector_add() -> KernelProfile {
+    serde_json::from_str(include_str!("fixtures/vector_add.json")).expect("fixture")
+}
+
+fn gpu(id: &str) -> gpu_spec::Gpu {
+    gpu_spec::Database::builtin().gpu(id).expect("database GPU").clone()
+}
+
+fn launch(p: &mut KernelProfile, grid: u32, block: u32, dynamic_smem: u32) {
+    p.launch.grid = [grid, 1, 1];
+    p.launch.block = [block, 1, 1];
+    p.launch.dynamic_smem = dynamic_smem;
+    p.launch.source = LaunchSource::Setting;
+}
+
+/// A large vector add at full occupancy streams 12 bytes per element from and to DRAM:
+/// the time is the bytes at the achievable bandwidth, and the bound is `dram`.
+#[test]
+fn a_large_vector_add_is_dram_bound_at_the_achievable_bandwidth() {
+    let g = gpu("a100-sxm4-80gb");
+    let mut p = vector_add();
+    let n: u64 = 1 << 26;
+    launch(&mut p, (n / 256) as u32, 256, 0);
+    let pred = bottleneck::predict(&p, &g).expect("applies");
+    assert_eq!(pred.bound, Bound::Dram, "{}", pred.explanation);
+    let params = Params::from_gpu(&g);
+    let bytes = 12.0 * n as f64;
+    let floor_us = bytes / (params.dram_peak_bytes_per_s * params.dram_efficiency) * 1e6;
+    // The other terms add a little through the p-norm; the launch overhead adds its µs.
+    assert!(pred.time_us >= floor_us, "{} < {floor_us}", pred.time_us);
+    assert!(pred.time_us <= 1.25 * floor_us + params.launch_overhead_us, "{} vs {floor_us}", pred.time_us);
+}
+
+/// The same kernel with one warp per block and two resident blocks per SM (a shared-memory
+/// reservation forces it): the few loads in flight cannot cover the DRAM latency, the
+/// bound is `latency`, and the time is waves × (chain + block overhead).
+#[test]
+fn at_very_low_occupancy_the_same_kernel_is_latency_bound() {
+    let g = gpu("a100-sxm4-80gb");
+    let mut p = vector_add();
+    let n: u64 = 1 << 24;
+    // 167,936 B of shared memory per SM; 70,000 B per block (plus 1 KiB reserved) leave
+    // room for two blocks.
+    launch(&mut p, (n / 32) as u32, 32, 70_000);
+    let pred = bottleneck::predict(&p, &g).expect("applies");
+    assert_eq!(pred.bound, Bound::Latency, "{}", pred.explanation);
+    let params = Params::from_gpu(&g);
+    let blocks = (n / 32) as f64;
+    let waves = (blocks / 108.0).ceil() / 2.0;
+    // At least one DRAM round trip and the block overhead per wave.
+    let lower = waves.ceil() * (params.dram_latency_cycles / params.clock_hz * 1e6 + params.block_overhead_ns * 1e-3);
+    assert!(pred.time_us > lower, "{} <= {lower}", pred.time_us);
+    assert!(pred.time_us < 2.0 * lower, "{} vs {lower}", pred.time_us);
+    // And it is far slower than the same work at full occupancy.
+    let mut full = vector_add();
+    launch(&mut full, (n / 256) as u32, 256, 0);
+    let fast = bottleneck::predict(&full, &g).expect("applies");
+    assert!(pred.time_us > 5.0 * fast.time_us);
+}
+
+/// A launch of one small block is shorter than the launch overhead.
+#[test]
+fn a_tiny_launch_is_launch_bound() {
+    let g = gpu("a100-sxm4-80gb");
+    let mut p = vector_add();
+    launch(&mut p, 1, 32, 0);
+    let pred = bottleneck::predict(&p, &g).expect("applies");
+    assert_eq!(pred.bound, Bound::Launch, "{}", pred.explanation);
+    let params = Params::from_gpu(&g);
+    assert!(pred.time_us >= params.launch_overhead_us);
+    assert!(pred.time_us < params.launch_overhead_us + 5.0);
+}
+
+/// A profile of `k` dependent FP32 FMAs per thread (one basic block, each instruction
+/// reading the previous one).
+fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
+    let mut p = vector_add();
+    p.memory_accesses.clear();
+    p.counts.dynamic.clear();
+    p.counts.dynamic.insert(class, k as f64);
+    let instrs: Vec<kernel_profile::model::InstrNode> = (0..k)
+        .map(|i| kernel_profile::model::InstrNode {
+            class,
+            opcode: opcode.into(),
+            deps: if i == 0 { vec![] } else { vec![(i - 1) as u32] },
+            fused_from: None,
+        })
+        .collect();
+    p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![] }];
+    p
+}
+
+/// One warp per SM running a chain of dependent FMAs waits the FMA latency per
+/// instruction: latency-bound at k × 4 cycles. With the SM full of warps the same chains
+/// overlap and the FP32 pipe (or the issue slots) binds instead.
+#[test]
+fn a_dependent_fma_chain_is_latency_bound_alone_and_pipe_bound_when_the_sm_is_full() {
+    let g = gpu("a100-sxm4-80gb");
+    let params = Params::from_gpu(&g);
+    let k = 4096;
+    let mut alone = fma_chain(k, InstrClass::Fp32, "fma.rn.f32");
+    launch(&mut alone, 108, 32, 0);
+    let pred = bottleneck::predict(&alone, &g).expect("applies");
+    assert_eq!(pred.bound, Bound::Latency, "{}", pred.explanation);
+    let chain_us = k as f64 * params.alu_latency_cycles / params.clock_hz * 1e6;
+    assert!(pred.time_us > chain_us && pred.time_us < 1.2 * chain_us + params.launch_overhead_us + 1.0, "{} vs {chain_us}", pred.time_us);
+
+    let mut full = fma_chain(k, InstrClass::Fp32, "fma.rn.f32");
+    launch(&mut full, 108 * 64, 1024, 0);
+    let pred = bottleneck::predict(&full, &g).expect("applies");
+    assert!(matches!(pred.bound, Bound::Pipe(Pipe::Fp32) | Bound::Issue), "{}", pred.explanation);
+    // 64 blocks per SM × 32 warps × k FMAs × 32 lanes at 64 FP32 results per cycle.
+    let pipe_us = 64.0 * 32.0 * k as f64 * 32.0 / 64.0 / params.clock_hz * 1e6;
+    assert!(pred.time_us >= pipe_us && pred.time_us < 1.5 * pipe_us, "{} vs {pipe_us}", pred.time_us);
+}
+
+/// FP64 on a GeForce card runs at 1/64 of FP32: an FP64-heavy kernel binds on that pipe.
+#[test]
+fn fp64_work_on_a_geforce_card_binds_on_the_fp64_pipe() {
+    let g = gpu("rtx-3090");
+    let mut p = fma_chain(256, InstrClass::Fp64, "fma.rn.f64");
+    // Independent chains: make every instruction depend on nothing.
+    for b in &mut p.blocks {
+        for i in &mut b.instructions {
+            i.deps.clear();
+        }
+    }
+    launch(&mut p, 82 * 64, 256, 0);
+    let pred = bottleneck::predict(&p, &g).expect("applies");
+    assert_eq!(pred.bound, Bound::Pipe(Pipe::Fp64), "{}", pred.explanation);
+    assert_eq!(pred.bound.name(), "fp64");
+}
+
+/// The consensus makes the model the headline on database GPUs, uncalibrated.
+#[test]
+fn the_bottleneck_model_is_the_headline_on_database_gpus() {
+    for id in ["a100-sxm4-80gb", "tesla-v100-sxm2-16gb", "rtx-3090", "tesla-k20", "h100-sxm"] {
+        let g = gpu(id);
+        let mut p = vector_add();
+        launch(&mut p, 4096, 256, 0);
+        let r = perf_models::run_all_for_gpu(&p, &g, &ModelConfig::uncalibrated()).expect("report");
+        assert_eq!(r.headline.model, "bottleneck", "{id}: {}", r.headline.rule);
+    }
+}
