@@ -331,8 +331,10 @@ fn block_size_edits_compile_for_dim3_variables_and_literals() {
 fn inserted_annotations_compile_and_parse() {
     let nvcc = require_nvcc!();
     // A default launch (no setting, no annotation in the PTX): the memory-bound finding
-    // of vadd offers to state the launch in an annotation.
-    let a = analysis::analyze(&read("tests/fixtures/ptx/sm_80/vadd.ptx"), &Settings::default(), &Context::default());
+    // of a grid-stride scale (a loop over its array: memory-bound at any launch; vadd at
+    // the default launch of 1024 blocks is launch-bound) offers to state the launch in an
+    // annotation.
+    let a = analysis::analyze(&read("tests/fixtures/ptx/sm_80/grid_stride.ptx"), &Settings::default(), &Context::default());
     assert_eq!(a.kernels[0].launch.source, kernel_profile::LaunchSource::Default);
     let fix = a.kernels[0]
         .findings

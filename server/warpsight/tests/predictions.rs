@@ -61,7 +61,17 @@ fn every_fixture_kernel_gets_predictions_on_ten_gpus() {
                 assert!(preds.len() >= 3, "{what}: only {:?}", preds.keys());
                 for (m, p) in preds {
                     assert!(p["time_us"].as_f64().is_some_and(|x| x.is_finite() && x >= 0.0), "{what} {m}: {p}");
-                    assert!(matches!(p["bound"].as_str(), Some("memory" | "compute" | "latency" | "balanced")), "{what} {m}");
+                    let seed_bounds = ["memory", "compute", "latency", "balanced"];
+                    let resources = [
+                        "dram", "l2", "l1", "shared", "issue", "atomics", "launch", "latency", "fp32", "fp64", "fp16", "int", "sfu",
+                        "conversion", "warp-level", "tensor",
+                    ];
+                    let bound = p["bound"].as_str().unwrap_or_default();
+                    if m == "bottleneck" {
+                        assert!(resources.contains(&bound), "{what} {m}: bound `{bound}` names no resource");
+                    } else {
+                        assert!(seed_bounds.contains(&bound), "{what} {m}: {bound}");
+                    }
                     assert!(!p["explanation"].as_str().unwrap_or_default().is_empty(), "{what} {m}");
                     if m == "mwp_cwp" || m == "cgpredict" {
                         assert!(p["mwp"].is_number() && p["cwp"].is_number(), "{what} {m}: {p}");
@@ -69,6 +79,13 @@ fn every_fixture_kernel_gets_predictions_on_ten_gpus() {
                 }
                 let model = t["headline"]["model"].as_str().unwrap();
                 assert!(preds.contains_key(model), "{what}: headline model {model} not among the predictions");
+                // The bottleneck model is the headline on every database GPU, unless the
+                // roofline floor had to replace it (which the floor rule reports).
+                assert!(
+                    model == "bottleneck" || (model == "roofline" && t["headline"]["rule"].as_str().unwrap_or_default().contains("floor")),
+                    "{what}: headline {model}: {}",
+                    t["headline"]["rule"]
+                );
                 // Power with its contributions (base + Σ = watts) and energy = P × t.
                 let p = &t["power"];
                 let watts = p["watts"].as_f64().unwrap_or_else(|| panic!("{what}: no power: {t}"));
