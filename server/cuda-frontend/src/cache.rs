@@ -2,9 +2,10 @@
 //!
 //! Reopening a file, or undoing an edit, should not pay for a compile again, and with no
 //! compiler at all the last PTX compiled for the same text is still the best answer. The
-//! key is a SHA-256 over everything that changes the output:
-//! the text of the file, the text of every local include (`#include "..."` resolved
-//! relative to the including file and the `-I` directories, recursively), the compiler
+//! key is a SHA-256 over everything that changes the output: the file's path (the PTX's
+//! `.file` directives name it), the text of the file, the text of every local include
+//! (`#include "..."` resolved relative to the including file and the `-I` directories,
+//! recursively), the compiler
 //! flags, the architecture, and the compiler's identity and version. A second,
 //! compiler-independent key (the same without the compiler) indexes the latest entry for
 //! that text so the no-toolchain path can find it.
@@ -93,6 +94,9 @@ fn quoted_includes(src: &str) -> Vec<String> {
 /// The cache key parts.
 #[derive(Debug, Clone)]
 pub struct KeyParts<'a> {
+    /// The user's path of the file: the PTX's `.file` directives and the diagnostics name
+    /// it, so an entry made for one copy of a text must not serve another copy elsewhere.
+    pub path: &'a str,
     pub text: &'a str,
     pub includes: &'a [(PathBuf, String)],
     pub flags: &'a [String],
@@ -111,6 +115,7 @@ impl KeyParts<'_> {
             h.update(bytes);
         };
         field("format", FORMAT.as_bytes());
+        field("path", self.path.as_bytes());
         field("text", self.text.as_bytes());
         for (p, body) in self.includes {
             // The include's name does not matter, its content does: hash the file name
@@ -294,6 +299,7 @@ mod tests {
         assert_eq!(incs.len(), 2);
         let flags = vec!["-lineinfo".to_string()];
         let k1 = KeyParts {
+            path: "/w/k.cu",
             text,
             includes: &incs,
             flags: &flags,
@@ -312,6 +318,13 @@ mod tests {
             ..k1.clone()
         };
         assert_ne!(k1.key(), k3.key());
+        // The same text elsewhere is another entry (its PTX names its own path).
+        let k5 = KeyParts {
+            path: "/elsewhere/k.cu",
+            ..k1.clone()
+        };
+        assert_ne!(k1.key(), k5.key());
+        assert_ne!(k1.text_key(), k5.text_key());
         let k4 = KeyParts {
             compiler: "nvcc 13.6",
             ..k1.clone()
@@ -326,6 +339,7 @@ mod tests {
         let d = tmpdir("put");
         let cache = Cache::open(&d).unwrap_or_else(|e| panic!("{e}"));
         let parts = KeyParts {
+            path: "/w/x.cu",
             text: "x",
             includes: &[],
             flags: &[],
@@ -367,7 +381,7 @@ mod tests {
         }
         // A symlink planted under an entry's name is replaced by the entry, not written
         // through.
-        let parts = KeyParts { text: "y", includes: &[], flags: &[], arch: "sm_80", compiler: "nvcc 1" };
+        let parts = KeyParts { path: "/w/y.cu", text: "y", includes: &[], flags: &[], arch: "sm_80", compiler: "nvcc 1" };
         let entry_path = cache.entry_path(&parts.key());
         std::os::unix::fs::symlink(&victim, &entry_path).unwrap_or_else(|e| panic!("{e}"));
         let e = CacheEntry { ptx: Some("p".into()), resources: vec![], diagnostics: vec![], toolchain: String::new(), arch: "sm_80".into(), notes: vec![] };

@@ -550,6 +550,7 @@ fn prepare_unchecked(
     inc_dirs_for_key.push(dir.clone());
     let includes = local_includes(&text, &dir, &inc_dirs_for_key);
 
+    let path_s = path.to_string_lossy();
     let mut entry: Option<CacheEntry> = None;
     if let Some(tc) = &toolchain {
         let supported = match tc.kind {
@@ -577,6 +578,7 @@ fn prepare_unchecked(
             if opts.run_ptxas { " +ptxas" } else { "" }
         );
         let key = KeyParts {
+            path: &path_s,
             text: &text,
             includes: &includes,
             flags: &flags,
@@ -646,6 +648,7 @@ fn prepare_unchecked(
         // No compiler: recorded PTX.
         let arch_s = requested.sm();
         let key = KeyParts {
+            path: &path_s,
             text: &text,
             includes: &includes,
             flags: &flags,
