@@ -12,13 +12,18 @@
 //! small shim of CUDA keywords on the same view, else recorded PTX (the cache entry for the
 //! same text, then a `.ptx` beside the `.cu`). An editor that wants the ~10x lower latency
 //! of NVRTC can ask for it explicitly ([`CompilerChoice::Nvrtc`]).
+//!
+//! Security (docs/security.md): every compiler gets a private copy of the text named
+//! [`SOURCE_NAME`] in a private temporary directory, never the user's file name; flags from
+//! `compile_commands.json` and the options reach nvcc only when `crate::safety` proves them
+//! inert for its shell; directories whose names a shell would interpret are passed as
+//! aliases; one [`Options::timeout`] budget covers the probes, the compiler and ptxas.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -27,16 +32,36 @@ use crate::cache::{Cache, CacheEntry, KeyParts, local_includes};
 use crate::diagnostics::{CompilerDiagnostic, Severity, parse_diagnostics};
 use crate::launch::{Annotation, KernelDecl, LaunchBounds, LaunchSite, scan_source};
 use crate::mapping::{KernelMapping, map_kernels};
-use crate::process::{CancelToken, RunError, run};
+use crate::process::{CancelToken, Deadline, RunError, run};
 use crate::ptxas::{KernelResources, parse_ptxas_verbose};
+use crate::safety;
 use crate::toolchain::{
     Arch, CompilerKind, DiscoveryEnv, Toolchain, choose_arch, discover, nvcc_supported_archs,
 };
 
 /// The architecture used when none is requested (a widely deployed data-centre GPU, A100).
 pub const DEFAULT_ARCH: &str = "sm_80";
-/// The default compile timeout.
+/// The default compile timeout: one budget for the whole compile (toolchain probes,
+/// compiler, ptxas).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The name every compiler is given for the source: a private copy under this fixed name
+/// in a private temporary directory (nvcc hands file names to a shell; docs/security.md).
+/// Diagnostics and `.file` directives are mapped back to the user's path.
+pub const SOURCE_NAME: &str = "source.cu";
+
+/// Whether to read `compile_commands.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum CompileCommands {
+    /// Read the nearest database that covers the file (the CLI: the user named the file).
+    #[default]
+    Read,
+    /// Do not read it: it belongs to a workspace the user has not trusted (the language
+    /// server until `trustCompileCommands`). When one exists, a note says it was not read.
+    Untrusted,
+    /// Do not look for one.
+    Ignore,
+}
 
 /// Which compiler to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -63,15 +88,17 @@ pub struct Options {
     pub defines: Vec<String>,
     /// `--include` directories.
     pub include_dirs: Vec<PathBuf>,
-    /// More compiler flags, passed as they are (nvcc only).
+    /// More compiler flags (nvcc only), each one word; a flag that is not provably inert
+    /// for nvcc's shell is dropped with a note.
     pub extra_flags: Vec<String>,
     /// User-supplied values for launch-site folding (`--arg NAME=VALUE`).
     pub args: Vec<(String, i64)>,
-    /// Read flags from `compile_commands.json` when one covers the file.
-    pub use_compile_commands: bool,
+    /// Whether flags come from `compile_commands.json`.
+    pub compile_commands: CompileCommands,
     /// Cache directory; `None` gives `dirs::cache_dir()/warpsight`.
     pub cache_dir: Option<PathBuf>,
     pub use_cache: bool,
+    /// The budget for the whole compile: toolchain probes, compiler and ptxas share it.
     pub timeout: Duration,
     /// Run `ptxas -v` for per-kernel resources.
     pub run_ptxas: bool,
@@ -89,7 +116,7 @@ impl Default for Options {
             include_dirs: Vec::new(),
             extra_flags: Vec::new(),
             args: Vec::new(),
-            use_compile_commands: true,
+            compile_commands: CompileCommands::Read,
             cache_dir: None,
             use_cache: true,
             timeout: DEFAULT_TIMEOUT,
@@ -191,33 +218,132 @@ pub fn prepare(path: &Path, opts: &Options) -> Prepared {
     prepare_text(path, None, opts, &CancelToken::new())
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// A private temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> std::io::Result<TempDir> {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::SeqCst);
-        let d = std::env::temp_dir().join(format!("warpsight-cuda-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&d)?;
-        Ok(TempDir(d))
+/// A private temporary directory for one compile (`tempfile`: an unpredictable name,
+/// created exclusively (`mkdir` fails on anything already there, a symlink included),
+/// mode 0700, removed on drop). Its path is handed to nvcc, so the
+/// temporary folder itself must be free of shell syntax.
+fn private_tempdir() -> Result<tempfile::TempDir, String> {
+    let root = std::env::temp_dir();
+    if !safety::is_inert_path(&root) {
+        return Err(format!(
+            "the temporary folder {} has characters a shell would interpret (nvcc passes paths through a shell): set TMPDIR to a plain path",
+            root.display()
+        ));
     }
+    let mut b = tempfile::Builder::new();
+    b.prefix("warpsight-cuda-");
+    // tempfile's default for directories is 0777 less the umask: ask for owner-only.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    b.tempdir_in(&root)
+        .map_err(|e| format!("cannot create a temporary directory in {}: {e}", root.display()))
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// Creates `path` and writes `bytes`, failing if anything (a symlink included) is already
+/// there: nothing is ever written through a link.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
     }
+    o.open(path)?.write_all(bytes)
 }
 
 /// The result of one compile attempt.
 struct CompileResult {
     ptx: Option<String>,
     diagnostics: Vec<CompilerDiagnostic>,
+    /// Notes for the user (truncated output, paths passed through an alias).
+    notes: Vec<String>,
     /// Timeouts and cancellations are not cached.
     cacheable: bool,
     cancelled: bool,
+}
+
+/// The flags of one compile, from the database and the options, before they are checked.
+#[derive(Debug, Default)]
+struct CompileFlags {
+    include_dirs: Vec<PathBuf>,
+    defines: Vec<String>,
+    undefines: Vec<String>,
+    pre_includes: Vec<PathBuf>,
+    other: Vec<String>,
+}
+
+impl CompileFlags {
+    /// Drops every define, undefine and flag that is not provably inert for nvcc's shell
+    /// (`crate::safety`), returning them as they would have been passed. Paths are kept:
+    /// nvcc gets an alias for those with shell syntax ([`nvcc_path`]).
+    fn drop_unsafe(&mut self) -> Vec<String> {
+        let mut dropped = Vec::new();
+        self.defines.retain(|d| {
+            let ok = safety::is_inert_define(d);
+            if !ok {
+                dropped.push(format!("-D{d}"));
+            }
+            ok
+        });
+        self.undefines.retain(|u| {
+            let ok = safety::is_macro_name(u);
+            if !ok {
+                dropped.push(format!("-U{u}"));
+            }
+            ok
+        });
+        self.other.retain(|f| {
+            let ok = safety::is_inert_flag(f);
+            if !ok {
+                dropped.push(f.clone());
+            }
+            ok
+        });
+        dropped
+    }
+
+    /// Every flag in a fixed order, for the cache key (the user's paths, not aliases).
+    fn key_flags(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.include_dirs.iter().map(|d| format!("-I{}", d.display())).collect();
+        v.extend(self.defines.iter().map(|d| format!("-D{d}")));
+        v.extend(self.undefines.iter().map(|u| format!("-U{u}")));
+        v.extend(self.pre_includes.iter().map(|p| format!("-include={}", p.display())));
+        v.extend(self.other.iter().cloned());
+        v
+    }
+}
+
+/// The note for flags dropped for shell syntax.
+fn dropped_for_shell_note(dropped: &[String]) -> String {
+    let shown: Vec<String> = dropped
+        .iter()
+        .map(|f| if f.chars().count() > 120 { format!("{}…", f.chars().take(120).collect::<String>()) } else { f.clone() })
+        .collect();
+    format!(
+        "dropped flags with shell syntax (nvcc passes options through a shell, so only plain names and values are passed on): {}",
+        shown.join(" ")
+    )
+}
+
+/// Logs once per process and database that an untrusted database was not read.
+fn log_untrusted_once(db: &Path) {
+    static SEEN: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let first = SEEN
+        .get_or_init(|| Mutex::new(HashSet::new()))
+        .lock()
+        .map(|mut s| s.insert(db.to_path_buf()))
+        .unwrap_or(false);
+    if first {
+        tracing::info!(
+            "{} not read: the workspace's compile database is untrusted (enable trustCompileCommands to use it)",
+            db.display()
+        );
+    }
 }
 
 /// Compiles and analyses `path`, using `text` instead of the file's contents when given
@@ -228,7 +354,68 @@ pub fn prepare_text(
     opts: &Options,
     cancel: &CancelToken,
 ) -> Prepared {
+    let mut p = prepare_unchecked(path, text, opts, cancel);
+    p.strip_controls();
+    p
+}
+
+impl Prepared {
+    /// Strips control characters from everything shown to the user: compiler messages,
+    /// notes, the toolchain sentence, file names from diagnostics (they may come from a
+    /// compiler, the cache or a workspace).
+    fn strip_controls(&mut self) {
+        safety::strip_controls_in_place(&mut self.toolchain_note);
+        for n in &mut self.notes {
+            safety::strip_controls_in_place(n);
+        }
+        for d in &mut self.diagnostics {
+            safety::strip_controls_in_place(&mut d.message);
+            if let Some(f) = &mut d.file {
+                safety::strip_controls_in_place(f);
+            }
+            if let Some(c) = &mut d.code {
+                safety::strip_controls_in_place(c);
+            }
+        }
+        if let Some(tc) = &mut self.toolchain {
+            safety::strip_controls_in_place(&mut tc.version);
+        }
+    }
+}
+
+/// Opens the cache, or says once per folder (in the log) why it is not used.
+fn open_cache(opts: &Options) -> Option<Cache> {
+    if !opts.use_cache {
+        return None;
+    }
+    let dir = opts.cache_dir.clone().or_else(crate::cache::default_dir)?;
+    match Cache::open(&dir) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            static SEEN: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+            let first = SEEN
+                .get_or_init(|| Mutex::new(HashSet::new()))
+                .lock()
+                .map(|mut s| s.insert(dir.clone()))
+                .unwrap_or(false);
+            if first {
+                tracing::warn!("the CUDA compile cache is not used: {e}");
+            }
+            None
+        }
+    }
+}
+
+/// [`prepare_text`] before its output is cleaned of control characters.
+fn prepare_unchecked(
+    path: &Path,
+    text: Option<&str>,
+    opts: &Options,
+    cancel: &CancelToken,
+) -> Prepared {
     let start = Instant::now();
+    // One budget for everything below that runs a tool.
+    let deadline = Deadline::after(opts.timeout);
     let mut p = Prepared {
         path: path.to_path_buf(),
         ptx: String::new(),
@@ -268,30 +455,42 @@ pub fn prepare_text(
     p.annotations = scan.annotations;
     p.launch_bounds = scan.launch_bounds;
 
-    // Flags: compile_commands.json, then the options.
+    // Flags: compile_commands.json, then the options; then everything that could reach
+    // nvcc's shell is checked.
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut flags: Vec<String> = Vec::new();
-    let mut include_dirs: Vec<PathBuf> = Vec::new();
-    let mut defines: Vec<String> = Vec::new();
-    if opts.use_compile_commands
-        && let Some(db) = crate::compile_commands::lookup(path)
-    {
-        if !db.dropped.is_empty() {
-            p.notes.push(format!("from {}: ignored flags {} (warpsight sets -ptx and the architecture itself; clang-only flags do not apply to nvcc)", db.database.display(), db.dropped.join(" ")));
+    let mut cf = CompileFlags::default();
+    match opts.compile_commands {
+        CompileCommands::Read => {
+            if let Some(db) = crate::compile_commands::lookup(path) {
+                if !db.dropped.is_empty() {
+                    p.notes.push(format!("from {}: ignored flags {} (warpsight sets -ptx and the architecture itself; clang-only flags do not apply to nvcc)", db.database.display(), db.dropped.join(" ")));
+                }
+                cf.include_dirs = db.include_dirs;
+                cf.defines = db.defines;
+                cf.undefines = db.undefines;
+                cf.pre_includes = db.pre_includes;
+                cf.other = db.flags;
+            }
         }
-        flags.extend(db.flags);
-        include_dirs.extend(db.include_dirs);
-        defines.extend(db.defines);
+        CompileCommands::Untrusted => {
+            if let Some(db) = crate::compile_commands::find_database(path) {
+                log_untrusted_once(&db);
+                p.notes.push(format!(
+                    "{} was not read: a workspace's compile database is untrusted until you enable the `trustCompileCommands` setting; the file is compiled without its flags",
+                    db.display()
+                ));
+            }
+        }
+        CompileCommands::Ignore => {}
     }
-    for d in &opts.include_dirs {
-        flags.push(format!("-I{}", d.display()));
-        include_dirs.push(d.clone());
+    cf.include_dirs.extend(opts.include_dirs.iter().cloned());
+    cf.defines.extend(opts.defines.iter().cloned());
+    cf.other.extend(opts.extra_flags.iter().cloned());
+    let refused = cf.drop_unsafe();
+    if !refused.is_empty() {
+        p.notes.push(dropped_for_shell_note(&refused));
     }
-    for d in &opts.defines {
-        flags.push(format!("-D{d}"));
-        defines.push(d.clone());
-    }
-    flags.extend(opts.extra_flags.iter().cloned());
+    let flags = cf.key_flags();
 
     let requested = match opts.arch.as_deref() {
         Some(a) => match Arch::parse(a) {
@@ -315,9 +514,8 @@ pub fn prepare_text(
     if opts.nvcc.is_some() {
         env.explicit_nvcc = opts.nvcc.clone();
     }
-    // Probing a tool must not take longer than compiling with it may.
-    let probe_timeout = opts.timeout.min(crate::toolchain::PROBE_TIMEOUT);
-    env.probe_timeout = Some(probe_timeout);
+    // Probing a tool takes from the same budget as compiling with it.
+    env.probe_timeout = Some(deadline.remaining());
     let tcs = discover(&env);
     if let Some(explicit) = &opts.nvcc
         && tcs.nvcc.as_ref().is_none_or(|t| t.path != *explicit)
@@ -347,22 +545,16 @@ pub fn prepare_text(
         p.notes
             .push(format!("{:?} was requested but not found", opts.compiler));
     }
-    let cache = if opts.use_cache {
-        opts.cache_dir
-            .clone()
-            .or_else(crate::cache::default_dir)
-            .map(Cache::new)
-    } else {
-        None
-    };
-    let mut inc_dirs_for_key = include_dirs.clone();
+    let cache = open_cache(opts);
+    let mut inc_dirs_for_key = cf.include_dirs.clone();
     inc_dirs_for_key.push(dir.clone());
     let includes = local_includes(&text, &dir, &inc_dirs_for_key);
 
+    let path_s = path.to_string_lossy();
     let mut entry: Option<CacheEntry> = None;
     if let Some(tc) = &toolchain {
         let supported = match tc.kind {
-            CompilerKind::Nvcc => nvcc_supported_archs(&tc.path, probe_timeout),
+            CompilerKind::Nvcc => nvcc_supported_archs(&tc.path, deadline.remaining()),
             CompilerKind::Nvrtc => crate::nvrtc::Nvrtc::load(&tc.path)
                 .map(|n| n.supported_archs())
                 .unwrap_or_default(),
@@ -386,6 +578,7 @@ pub fn prepare_text(
             if opts.run_ptxas { " +ptxas" } else { "" }
         );
         let key = KeyParts {
+            path: &path_s,
             text: &text,
             includes: &includes,
             flags: &flags,
@@ -400,32 +593,11 @@ pub fn prepare_text(
             };
             entry = Some(hit);
         } else {
+            let job = Job { tc, path, text: &text, dir: &dir, flags: &cf, arch: &arch_s, deadline, cancel };
             let res = match tc.kind {
-                CompilerKind::Nvcc => {
-                    compile_nvcc(tc, path, &text, &dir, &flags, &arch_s, opts.timeout, cancel)
-                }
-                CompilerKind::Nvrtc => compile_nvrtc(
-                    tc,
-                    path,
-                    &text,
-                    &dir,
-                    &include_dirs,
-                    &defines,
-                    &arch_s,
-                    opts.timeout,
-                    cancel,
-                ),
-                CompilerKind::Clang => compile_clang(
-                    tc,
-                    path,
-                    &text,
-                    &dir,
-                    &include_dirs,
-                    &defines,
-                    &arch_s,
-                    opts.timeout,
-                    cancel,
-                ),
+                CompilerKind::Nvcc => compile_nvcc(&job),
+                CompilerKind::Nvrtc => compile_nvrtc(&job),
+                CompilerKind::Clang => compile_clang(&job),
             };
             if res.cancelled {
                 p.cancelled = true;
@@ -438,13 +610,14 @@ pub fn prepare_text(
             }
             let mut resources = Vec::new();
             let mut diagnostics = res.diagnostics;
+            let mut notes = res.notes;
             if let (Some(ptx), true) = (&res.ptx, opts.run_ptxas) {
-                match run_ptxas(tcs.ptxas.as_deref(), ptx, &arch_s, opts.timeout, cancel) {
+                match run_ptxas(tcs.ptxas.as_deref(), ptx, &arch_s, deadline, cancel) {
                     Ok((r, d)) => {
                         resources = r;
                         diagnostics.extend(d);
                     }
-                    Err(note) => p.notes.push(note),
+                    Err(note) => notes.push(note),
                 }
             }
             let e = CacheEntry {
@@ -453,7 +626,7 @@ pub fn prepare_text(
                 diagnostics,
                 toolchain: tc.describe(),
                 arch: arch_s.clone(),
-                notes: Vec::new(),
+                notes,
             };
             if res.cacheable
                 && let Some(c) = &cache
@@ -475,6 +648,7 @@ pub fn prepare_text(
         // No compiler: recorded PTX.
         let arch_s = requested.sm();
         let key = KeyParts {
+            path: &path_s,
             text: &text,
             includes: &includes,
             flags: &flags,
@@ -485,12 +659,10 @@ pub fn prepare_text(
             p.origin = PtxOrigin::RecordedCache;
             p.arch = Some(hit.arch.clone());
             entry = Some(hit);
-        } else {
-            if let Some((e, origin)) = recorded_beside(path, &tcs, opts, &arch_s, cancel, &mut p.notes) {
-                p.arch = Some(e.arch.clone());
-                p.origin = origin;
-                entry = Some(e);
-            }
+        } else if let Some((e, origin)) = recorded_beside(path, &tcs, opts, &arch_s, deadline, cancel, &mut p.notes) {
+            p.arch = Some(e.arch.clone());
+            p.origin = origin;
+            entry = Some(e);
         }
     }
 
@@ -503,7 +675,7 @@ pub fn prepare_text(
     {
         let arch_s = p.arch.clone().unwrap_or_else(|| requested.sm());
         let mut notes = Vec::new();
-        if let Some((e, origin)) = recorded_beside(path, &tcs, opts, &arch_s, cancel, &mut notes) {
+        if let Some((e, origin)) = recorded_beside(path, &tcs, opts, &arch_s, deadline, cancel, &mut notes) {
             let n_errors = entry.as_ref().map_or(0, |e| e.diagnostics.iter().filter(|d| d.severity == Severity::Error).count());
             p.notes.push(format!("the clang fallback could not compile this file ({n_errors} error(s)); using recorded PTX instead"));
             p.notes.extend(notes);
@@ -537,10 +709,15 @@ fn recorded_beside(
     tcs: &crate::toolchain::Toolchains,
     opts: &Options,
     arch_s: &str,
+    deadline: Deadline,
     cancel: &CancelToken,
     notes: &mut Vec<String>,
 ) -> Option<(CacheEntry, PtxOrigin)> {
     let beside = path.with_extension("ptx");
+    // A FIFO or a device under that name would block or never end.
+    if !beside.is_file() {
+        return None;
+    }
     let ptx = std::fs::read_to_string(&beside).ok()?;
     let stale = match (
         std::fs::metadata(&beside).and_then(|m| m.modified()),
@@ -561,7 +738,7 @@ fn recorded_beside(
     let mut resources = Vec::new();
     let mut diagnostics = Vec::new();
     if opts.run_ptxas {
-        match run_ptxas(tcs.ptxas.as_deref(), &ptx, &arch_for_ptxas, opts.timeout, cancel) {
+        match run_ptxas(tcs.ptxas.as_deref(), &ptx, &arch_for_ptxas, deadline, cancel) {
             Ok((r, d)) => {
                 resources = r;
                 diagnostics = d;
@@ -573,27 +750,23 @@ fn recorded_beside(
     Some((entry, PtxOrigin::RecordedBeside(beside)))
 }
 
-fn timeout_diagnostic(tool: &str, timeout: Duration) -> CompilerDiagnostic {
+fn timeout_diagnostic(tool: &str, budget: Duration) -> CompilerDiagnostic {
     CompilerDiagnostic::general(
         Severity::Error,
         format!(
-            "{tool} did not finish within {} s and was stopped; the analysis uses no fresh PTX. Raise the timeout if this file legitimately takes longer to compile.",
-            timeout.as_secs_f64()
+            "{tool} did not finish within {} s and was stopped; the analysis uses no fresh PTX. If this file legitimately takes longer to compile, raise the timeout (`--compile-timeout SECONDS` on the command line, the `compileTimeoutMs` setting in an editor).",
+            budget.as_secs_f64()
         ),
     )
 }
 
-fn run_error(tool: &str, e: RunError, timeout: Duration) -> CompileResult {
+fn run_error(tool: &str, e: RunError, budget: Duration) -> CompileResult {
     match e {
-        RunError::Cancelled => CompileResult {
-            ptx: None,
-            diagnostics: Vec::new(),
-            cacheable: false,
-            cancelled: true,
-        },
+        RunError::Cancelled => CompileResult::cancelled(),
         RunError::Timeout { .. } => CompileResult {
             ptx: None,
-            diagnostics: vec![timeout_diagnostic(tool, timeout)],
+            diagnostics: vec![timeout_diagnostic(tool, budget)],
+            notes: Vec::new(),
             cacheable: false,
             cancelled: false,
         },
@@ -601,24 +774,73 @@ fn run_error(tool: &str, e: RunError, timeout: Duration) -> CompileResult {
     }
 }
 
-/// Replaces the temporary path by the real one in `.file` lines and diagnostics.
-fn restore_paths(
-    ptx: Option<String>,
-    diags: &mut [CompilerDiagnostic],
-    tmp_src: &Path,
-    real: &Path,
-) -> Option<String> {
-    let tmp = tmp_src.to_string_lossy().into_owned();
-    let real_s = real.to_string_lossy().into_owned();
-    for d in diags.iter_mut() {
-        if let Some(f) = &d.file
-            && (*f == tmp
-                || Path::new(f).file_name() == tmp_src.file_name() && f.contains("warpsight-cuda-"))
-        {
-            d.file = Some(real_s.clone());
-        }
+/// Paths handed to a compiler in place of the user's (the private copy, aliases of
+/// directories whose names a shell would interpret), and the user's paths they stand for.
+#[derive(Debug, Default)]
+struct PathMap {
+    /// (compiler's path, user's path), as strings.
+    pairs: Vec<(String, String)>,
+}
+
+impl PathMap {
+    fn add(&mut self, compiler_side: &Path, user_side: &Path) {
+        self.pairs.push((
+            compiler_side.to_string_lossy().into_owned(),
+            user_side.to_string_lossy().into_owned(),
+        ));
     }
-    ptx.map(|s| s.replace(&format!("\"{tmp}\""), &format!("\"{real_s}\"")))
+
+    /// The user's path for a path the compiler printed: the same path, or one inside an
+    /// aliased directory.
+    fn restore(&self, printed: &str) -> Option<String> {
+        self.pairs.iter().find_map(|(tmp, real)| {
+            if printed == tmp {
+                Some(real.clone())
+            } else {
+                printed
+                    .strip_prefix(tmp.as_str())
+                    .filter(|rest| rest.starts_with('/'))
+                    .map(|rest| format!("{real}{rest}"))
+            }
+        })
+    }
+
+    /// Restores the user's paths in diagnostics and in the PTX's `.file` directives.
+    fn apply(&self, ptx: Option<String>, diags: &mut [CompilerDiagnostic]) -> Option<String> {
+        for d in diags.iter_mut() {
+            if let Some(real) = d.file.as_deref().and_then(|f| self.restore(f)) {
+                d.file = Some(real);
+            }
+        }
+        ptx.map(|s| self.restore_ptx(&s))
+    }
+
+    /// `.file N "path"` (optionally followed by a timestamp and size) with the path
+    /// restored; every other line as it is. A PTX string cannot hold `"`, `\` or a line
+    /// break, so a user's path with one of those is restored as its bare file name (which
+    /// the kernel mapping also accepts), or not at all.
+    fn restore_ptx(&self, ptx: &str) -> String {
+        let fits = |p: &str| !p.is_empty() && !p.chars().any(|c| c == '"' || c == '\\' || c.is_control());
+        let mut out = String::with_capacity(ptx.len());
+        for line in ptx.split_inclusive('\n') {
+            let restored = line.trim_start().starts_with(".file").then(|| {
+                let open = line.find('"')?;
+                let close = open + 1 + line[open + 1..].find('"')?;
+                let real = self.restore(&line[open + 1..close])?;
+                let real = if fits(&real) {
+                    real
+                } else {
+                    Path::new(&real).file_name().map(|n| n.to_string_lossy().into_owned()).filter(|n| fits(n))?
+                };
+                Some(format!("{}{real}{}", &line[..=open], &line[close..]))
+            });
+            match restored.flatten() {
+                Some(l) => out.push_str(&l),
+                None => out.push_str(line),
+            }
+        }
+        out
+    }
 }
 
 impl CompileResult {
@@ -628,58 +850,126 @@ impl CompileResult {
         CompileResult {
             ptx: None,
             diagnostics: vec![CompilerDiagnostic::general(Severity::Error, message)],
+            notes: Vec::new(),
             cacheable: false,
             cancelled: false,
         }
     }
+    fn cancelled() -> CompileResult {
+        CompileResult { ptx: None, diagnostics: Vec::new(), notes: Vec::new(), cacheable: false, cancelled: true }
+    }
 }
 
-/// A scratch directory for one compile and the path, inside it, of the copy of the source
-/// (named like the user's file, so compiler messages name it). The copy is compiled rather
-/// than the file itself because the editor's buffer may be unsaved.
-fn scratch_source(path: &Path) -> Result<(TempDir, PathBuf), CompileResult> {
-    let tmp = TempDir::new().map_err(|e| {
-        CompileResult::failed(format!("cannot create a temporary directory: {e}"))
-    })?;
-    let name = path
-        .file_name()
-        .map_or_else(|| "input.cu".into(), |n| n.to_os_string());
-    let src = tmp.0.join(name);
+/// A private temporary directory for one compile and the private copy of the source in
+/// it, always named [`SOURCE_NAME`] whatever the user's file is called (nvcc hands file
+/// names to a shell). The copy is compiled rather than the file itself because the
+/// editor's buffer may be unsaved. The copy is created exclusively: nothing is written
+/// through a link.
+fn scratch_source(text: &str) -> Result<(tempfile::TempDir, PathBuf), CompileResult> {
+    let tmp = private_tempdir().map_err(CompileResult::failed)?;
+    let src = tmp.path().join(SOURCE_NAME);
+    write_new(&src, text.as_bytes())
+        .map_err(|e| CompileResult::failed(format!("cannot write {}: {e}", src.display())))?;
     Ok((tmp, src))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn compile_nvcc(
-    tc: &Toolchain,
-    path: &Path,
-    text: &str,
-    dir: &Path,
-    flags: &[String],
-    arch: &str,
-    timeout: Duration,
-    cancel: &CancelToken,
-) -> CompileResult {
-    // `-I` the real directory first so `#include "..."` resolves as it would in place.
-    let (tmp, src) = match scratch_source(path) {
+/// The path to hand nvcc for the user's `path`: the path itself when it has nothing a
+/// shell would interpret, else a symlink with a plain name (`inc-N`) inside the private
+/// directory `tmp`, recorded in `map` so messages name the real path. `None` (with a note)
+/// when neither works; a path that does not exist is simply left out.
+fn nvcc_path(path: &Path, tmp: &Path, n: &mut usize, map: &mut PathMap, notes: &mut Vec<String>) -> Option<PathBuf> {
+    if safety::is_inert_path(path) {
+        return Some(path.to_path_buf());
+    }
+    // The link's target must be absolute: a relative one would resolve inside `tmp`.
+    let Ok(target) = path.canonicalize() else {
+        return None;
+    };
+    let alias = tmp.join(format!("inc-{n}"));
+    *n += 1;
+    #[cfg(unix)]
+    let linked = std::os::unix::fs::symlink(&target, &alias);
+    #[cfg(not(unix))]
+    let linked: std::io::Result<()> = Err(std::io::Error::other("aliases need symbolic links"));
+    match linked {
+        Ok(()) => {
+            map.add(&alias, path);
+            Some(alias)
+        }
+        Err(e) => {
+            notes.push(format!(
+                "{} was not passed to nvcc: its name has characters a shell would interpret, and no alias could be made ({e})",
+                path.display()
+            ));
+            None
+        }
+    }
+}
+
+/// What one compile needs.
+struct Job<'a> {
+    tc: &'a Toolchain,
+    /// The user's file.
+    path: &'a Path,
+    text: &'a str,
+    /// The user's file's directory.
+    dir: &'a Path,
+    flags: &'a CompileFlags,
+    arch: &'a str,
+    deadline: Deadline,
+    cancel: &'a CancelToken,
+}
+
+/// The last `max` characters of `s` (compiler output shown in one message).
+fn tail_chars(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        s.to_string()
+    } else {
+        format!("…{}", s.chars().skip(n - max).collect::<String>())
+    }
+}
+
+fn compile_nvcc(job: &Job<'_>) -> CompileResult {
+    let (tmp, src) = match scratch_source(job.text) {
         Ok(t) => t,
         Err(failed) => return failed,
     };
-    let out = tmp.0.join("out.ptx");
-    if let Err(e) = std::fs::write(&src, text) {
-        return CompileResult::failed(format!("cannot write {}: {e}", src.display()));
-    }
-    let mut cmd = Command::new(&tc.path);
+    let out = tmp.path().join("out.ptx");
+    let mut map = PathMap::default();
+    map.add(&src, job.path);
+    let mut notes = Vec::new();
+    let mut n = 0;
+    let mut cmd = Command::new(&job.tc.path);
     cmd.arg("-ptx")
         .arg("-lineinfo")
-        .arg(format!("-arch={arch}"));
-    cmd.arg(format!("-I{}", dir.display()));
-    cmd.args(flags);
+        .arg(format!("-arch={}", job.arch));
+    // `-I` the real directory first so `#include "..."` resolves as it would in place.
+    let include_dirs = std::iter::once(job.dir).chain(job.flags.include_dirs.iter().map(PathBuf::as_path));
+    for d in include_dirs {
+        if let Some(p) = nvcc_path(d, tmp.path(), &mut n, &mut map, &mut notes) {
+            cmd.arg(format!("-I{}", p.display()));
+        }
+    }
+    for d in &job.flags.defines {
+        cmd.arg(format!("-D{d}"));
+    }
+    for u in &job.flags.undefines {
+        cmd.arg(format!("-U{u}"));
+    }
+    for f in &job.flags.pre_includes {
+        if let Some(p) = nvcc_path(f, tmp.path(), &mut n, &mut map, &mut notes) {
+            cmd.arg("-include").arg(p);
+        }
+    }
+    cmd.args(&job.flags.other);
     cmd.arg("-o").arg(&out).arg(&src);
-    let res = match run(cmd, timeout, cancel) {
+    let res = match run(cmd, job.deadline.remaining(), job.cancel) {
         Ok(r) => r,
-        Err(e) => return run_error("nvcc", e, timeout),
+        Err(e) => return run_error("nvcc", e, job.deadline.budget()),
     };
-    let mut diags = parse_diagnostics(&res.stderr, Some(text));
+    notes.extend(res.truncation_note("nvcc"));
+    let mut diags = parse_diagnostics(&res.stderr, Some(job.text));
     let ptx = if res.success() {
         std::fs::read_to_string(&out).ok()
     } else {
@@ -688,54 +978,46 @@ fn compile_nvcc(
     if !res.success() && diags.is_empty() {
         diags.push(CompilerDiagnostic::general(
             Severity::Error,
-            format!("nvcc failed ({:?}): {}", res.code, res.stderr.trim()),
+            format!("nvcc failed ({:?}): {}", res.code, tail_chars(res.stderr.trim(), 4000)),
         ));
     }
-    let ptx = restore_paths(ptx, &mut diags, &src, path);
+    let ptx = map.apply(ptx, &mut diags);
     CompileResult {
         ptx,
         diagnostics: diags,
+        notes,
         cacheable: true,
         cancelled: false,
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn compile_nvrtc(
-    tc: &Toolchain,
-    path: &Path,
-    text: &str,
-    dir: &Path,
-    include_dirs: &[PathBuf],
-    defines: &[String],
-    arch: &str,
-    timeout: Duration,
-    cancel: &CancelToken,
-) -> CompileResult {
-    let lib = match crate::nvrtc::Nvrtc::load(&tc.path) {
+fn compile_nvrtc(job: &Job<'_>) -> CompileResult {
+    let lib = match crate::nvrtc::Nvrtc::load(&job.tc.path) {
         Ok(l) => l,
         Err(e) => {
             return CompileResult::failed(e);
         }
     };
-    let mut incs: Vec<PathBuf> = vec![dir.to_path_buf()];
-    incs.extend(include_dirs.iter().cloned());
-    incs.extend(tc.include_dirs());
-    let device_src = crate::devicecode::device_only(text, &incs);
+    let mut incs: Vec<PathBuf> = vec![job.dir.to_path_buf()];
+    incs.extend(job.flags.include_dirs.iter().cloned());
+    incs.extend(job.tc.include_dirs());
+    let device_src = crate::devicecode::device_only(job.text, &incs);
     let mut opts: Vec<String> = vec![
-        format!("--gpu-architecture={arch}"),
+        format!("--gpu-architecture={}", job.arch),
         "-lineinfo".to_string(),
     ];
+    // NVRTC runs in this process: no shell sees these.
     opts.extend(incs.iter().map(|d| format!("-I{}", d.display())));
-    opts.extend(defines.iter().map(|d| format!("-D{d}")));
-    let name = path.to_string_lossy().into_owned();
+    opts.extend(job.flags.defines.iter().map(|d| format!("-D{d}")));
+    opts.extend(job.flags.undefines.iter().map(|u| format!("-U{u}")));
+    let mut map = PathMap::default();
+    map.add(Path::new(SOURCE_NAME), job.path);
     // NVRTC runs in this process and cannot be interrupted: run it on a thread and stop
     // waiting at the timeout or on cancellation (the thread finishes on its own).
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(lib.compile(&device_src, &name, &opts));
+        let _ = tx.send(lib.compile(&device_src, SOURCE_NAME, &opts));
     });
-    let start = Instant::now();
     let out = loop {
         match rx.recv_timeout(Duration::from_millis(5)) {
             Ok(r) => break r,
@@ -743,38 +1025,23 @@ fn compile_nvrtc(
                 break Err("NVRTC thread ended without a result".to_string());
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if cancel.is_cancelled() {
-                    return CompileResult {
-                        ptx: None,
-                        diagnostics: Vec::new(),
-                        cacheable: false,
-                        cancelled: true,
-                    };
+                if job.cancel.is_cancelled() {
+                    return CompileResult::cancelled();
                 }
-                if start.elapsed() >= timeout {
-                    return CompileResult {
-                        ptx: None,
-                        diagnostics: vec![timeout_diagnostic("NVRTC", timeout)],
-                        cacheable: false,
-                        cancelled: false,
-                    };
+                if job.deadline.remaining().is_zero() {
+                    return run_error("NVRTC", RunError::Timeout { program: "NVRTC".into(), timeout: job.deadline.budget() }, job.deadline.budget());
                 }
             }
         }
     };
     match out {
-        Ok(o) => CompileResult {
-            diagnostics: parse_diagnostics(&o.log, Some(text)),
-            ptx: o.ptx,
-            cacheable: true,
-            cancelled: false,
-        },
-        Err(e) => CompileResult {
-            ptx: None,
-            diagnostics: vec![CompilerDiagnostic::general(Severity::Error, e)],
-            cacheable: false,
-            cancelled: false,
-        },
+        Ok(o) => {
+            let log = safety::strip_controls(&o.log);
+            let mut diags = parse_diagnostics(&log, Some(job.text));
+            let ptx = map.apply(o.ptx, &mut diags);
+            CompileResult { diagnostics: diags, ptx, notes: Vec::new(), cacheable: true, cancelled: false }
+        }
+        Err(e) => CompileResult::failed(e),
     }
 }
 
@@ -798,32 +1065,21 @@ __device__ static inline int atomicAdd(int *p, int v) { return __nvvm_atom_add_g
 __device__ static inline unsigned atomicAdd(unsigned *p, unsigned v) { return (unsigned)__nvvm_atom_add_gen_i((int *)p, (int)v); }
 "#;
 
-#[allow(clippy::too_many_arguments)]
-fn compile_clang(
-    tc: &Toolchain,
-    path: &Path,
-    text: &str,
-    dir: &Path,
-    include_dirs: &[PathBuf],
-    defines: &[String],
-    arch: &str,
-    timeout: Duration,
-    cancel: &CancelToken,
-) -> CompileResult {
-    let (tmp, src) = match scratch_source(path) {
+fn compile_clang(job: &Job<'_>) -> CompileResult {
+    let device_src = crate::devicecode::device_only(job.text, &job.flags.include_dirs);
+    let (tmp, src) = match scratch_source(&device_src) {
         Ok(t) => t,
         Err(failed) => return failed,
     };
-    let shim = tmp.0.join("warpsight_shim.h");
-    let out = tmp.0.join("out.ptx");
-    let device_src = crate::devicecode::device_only(text, include_dirs);
-    if std::fs::write(&src, &device_src)
-        .and_then(|()| std::fs::write(&shim, CLANG_SHIM))
-        .is_err()
-    {
-        return CompileResult::failed("cannot write temporary files for clang".into());
+    let shim = tmp.path().join("warpsight_shim.h");
+    let out = tmp.path().join("out.ptx");
+    if let Err(e) = write_new(&shim, CLANG_SHIM.as_bytes()) {
+        return CompileResult::failed(format!("cannot write temporary files for clang: {e}"));
     }
-    let mut cmd = Command::new(&tc.path);
+    let mut map = PathMap::default();
+    map.add(&src, job.path);
+    // clang is run directly (no shell), so the user's paths are passed as they are.
+    let mut cmd = Command::new(&job.tc.path);
     cmd.args([
         "-x",
         "cuda",
@@ -834,54 +1090,62 @@ fn compile_clang(
         "-nocudainc",
         "-nocudalib",
     ]);
-    cmd.arg(format!("--cuda-gpu-arch={arch}"))
+    cmd.arg(format!("--cuda-gpu-arch={}", job.arch))
         .arg("-include")
         .arg(&shim);
-    cmd.arg(format!("-I{}", dir.display()));
-    cmd.args(include_dirs.iter().map(|d| format!("-I{}", d.display())));
-    cmd.args(defines.iter().map(|d| format!("-D{d}")));
+    cmd.arg(format!("-I{}", job.dir.display()));
+    cmd.args(job.flags.include_dirs.iter().map(|d| format!("-I{}", d.display())));
+    cmd.args(job.flags.defines.iter().map(|d| format!("-D{d}")));
     cmd.arg("-o").arg(&out).arg(&src);
-    let res = match run(cmd, timeout, cancel) {
+    let res = match run(cmd, job.deadline.remaining(), job.cancel) {
         Ok(r) => r,
-        Err(e) => return run_error("clang", e, timeout),
+        Err(e) => return run_error("clang", e, job.deadline.budget()),
     };
-    let mut diags = parse_diagnostics(&res.stderr, Some(text));
+    let notes: Vec<String> = res.truncation_note("clang").into_iter().collect();
+    let mut diags = parse_diagnostics(&res.stderr, Some(job.text));
     let ptx = if res.success() {
         std::fs::read_to_string(&out).ok()
     } else {
         None
     };
-    let ptx = restore_paths(ptx, &mut diags, &src, path);
+    let ptx = map.apply(ptx, &mut diags);
     CompileResult {
         ptx,
         diagnostics: diags,
+        notes,
         cacheable: true,
         cancelled: false,
     }
 }
 
-/// Runs `ptxas -v` on `ptx` for `arch`; `Err` is a note when ptxas is missing or failed
-/// to start.
+/// Runs `ptxas -v` on `ptx` for `arch` within what is left of `deadline`; `Err` is a note
+/// when ptxas is missing, failed to start or ran out of time.
 fn run_ptxas(
     ptxas: Option<&Path>,
     ptx: &str,
     arch: &str,
-    timeout: Duration,
+    deadline: Deadline,
     cancel: &CancelToken,
 ) -> Result<(Vec<KernelResources>, Vec<CompilerDiagnostic>), String> {
     let Some(ptxas) = ptxas else {
         return Err("ptxas not found: registers and shared memory per kernel are unknown (they come from ptxas; PTX registers are virtual)".to_string());
     };
-    let tmp = TempDir::new().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let input = tmp.0.join("in.ptx");
-    std::fs::write(&input, ptx).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
+    let tmp = private_tempdir()?;
+    let input = tmp.path().join("in.ptx");
+    write_new(&input, ptx.as_bytes()).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
     let mut cmd = Command::new(ptxas);
     cmd.arg("-v")
         .arg(format!("-arch={arch}"))
         .arg(&input)
         .arg("-o")
-        .arg(tmp.0.join("out.cubin"));
-    let res = run(cmd, timeout, cancel).map_err(|e| format!("ptxas: {e}"))?;
+        .arg(tmp.path().join("out.cubin"));
+    let res = run(cmd, deadline.remaining(), cancel).map_err(|e| match e {
+        RunError::Timeout { .. } => format!(
+            "ptxas did not finish within what was left of the {} s compile budget: registers and shared memory per kernel are unknown",
+            deadline.budget().as_secs_f64()
+        ),
+        e => format!("ptxas: {e}"),
+    })?;
     let mut diags: Vec<CompilerDiagnostic> = parse_diagnostics(&res.stderr, None)
         .into_iter()
         .filter(|d| d.severity != Severity::Note)
@@ -953,5 +1217,89 @@ impl Scheduler {
             old.cancel();
         }
         h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_mapped_back_in_diagnostics_and_file_directives() {
+        let mut map = PathMap::default();
+        map.add(Path::new("/tmp/warpsight-cuda-Ab3/source.cu"), Path::new("/w/inj/$(touch m).cu"));
+        map.add(Path::new("/tmp/warpsight-cuda-Ab3/inc-0"), Path::new("/w/d\"q"));
+        assert_eq!(map.restore("/tmp/warpsight-cuda-Ab3/source.cu").as_deref(), Some("/w/inj/$(touch m).cu"));
+        assert_eq!(map.restore("/tmp/warpsight-cuda-Ab3/inc-0/h.h").as_deref(), Some("/w/d\"q/h.h"));
+        // A prefix that is not a path component does not match.
+        assert_eq!(map.restore("/tmp/warpsight-cuda-Ab3/inc-01/h.h"), None);
+        assert_eq!(map.restore("/usr/include/stdio.h"), None);
+        let mut diags = vec![
+            CompilerDiagnostic { file: Some("/tmp/warpsight-cuda-Ab3/source.cu".into()), line: Some(2), ..CompilerDiagnostic::general(Severity::Error, "e") },
+            CompilerDiagnostic { file: Some("/tmp/warpsight-cuda-Ab3/inc-0/h.h".into()), line: Some(1), ..CompilerDiagnostic::general(Severity::Error, "h") },
+        ];
+        let ptx = ".version 9.0\n\t.file\t1 \"/tmp/warpsight-cuda-Ab3/source.cu\"\n\t.file\t2 \"/tmp/warpsight-cuda-Ab3/inc-0/h.h\", 0, 0\n\t.file\t3 \"/usr/include/x.h\"\nmov.u32 %r1, 1;\n";
+        let out = map.apply(Some(ptx.to_string()), &mut diags).unwrap_or_default();
+        assert_eq!(diags[0].file.as_deref(), Some("/w/inj/$(touch m).cu"));
+        assert_eq!(diags[1].file.as_deref(), Some("/w/d\"q/h.h"));
+        // A path a PTX string can hold is restored whole; one with `"` by its file name.
+        assert_eq!(
+            out,
+            ".version 9.0\n\t.file\t1 \"/w/inj/$(touch m).cu\"\n\t.file\t2 \"h.h\", 0, 0\n\t.file\t3 \"/usr/include/x.h\"\nmov.u32 %r1, 1;\n"
+        );
+    }
+
+    #[test]
+    fn only_inert_defines_undefines_and_flags_are_kept() {
+        let mut f = CompileFlags {
+            include_dirs: vec![PathBuf::from("/w/`x`")],
+            defines: vec!["N=4096".into(), "X=$(touch m)".into(), "FAST".into()],
+            undefines: vec!["OLD".into(), "$(y)".into()],
+            pre_includes: vec![],
+            other: vec!["-std=c++17".into(), "-Xcompiler=`z`".into()],
+        };
+        let dropped = f.drop_unsafe();
+        assert_eq!(dropped, ["-DX=$(touch m)", "-U$(y)", "-Xcompiler=`z`"]);
+        assert_eq!(f.defines, ["N=4096", "FAST"]);
+        assert_eq!(f.undefines, ["OLD"]);
+        assert_eq!(f.other, ["-std=c++17"]);
+        // Paths stay (nvcc gets an alias), and are part of the cache key as they are.
+        assert_eq!(f.key_flags(), ["-I/w/`x`", "-DN=4096", "-DFAST", "-UOLD", "-std=c++17"]);
+        assert!(dropped_for_shell_note(&dropped).contains("shell"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unsafe_paths_get_an_alias_in_the_private_directory() {
+        let tmp = private_tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let real = tmp.path().join("d`touch m`");
+        std::fs::create_dir_all(&real).unwrap_or_else(|e| panic!("{e}"));
+        let (mut n, mut map, mut notes) = (0, PathMap::default(), Vec::new());
+        let plain = nvcc_path(tmp.path(), tmp.path(), &mut n, &mut map, &mut notes);
+        assert_eq!(plain.as_deref(), Some(tmp.path()));
+        let alias = nvcc_path(&real, tmp.path(), &mut n, &mut map, &mut notes).unwrap_or_default();
+        assert_eq!(alias, tmp.path().join("inc-0"));
+        assert!(safety::is_inert_path(&alias));
+        assert_eq!(std::fs::read_link(&alias).ok(), real.canonicalize().ok());
+        assert_eq!(map.restore(&alias.join("h.h").display().to_string()), Some(real.join("h.h").display().to_string()));
+        // A missing directory is left out, silently.
+        assert_eq!(nvcc_path(&tmp.path().join("gone`x`"), tmp.path(), &mut n, &mut map, &mut notes), None);
+        assert!(notes.is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn scratch_files_are_never_written_through_a_link() {
+        let tmp = private_tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let victim = tmp.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap_or_else(|e| panic!("{e}"));
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap_or_else(|e| panic!("{e}"));
+        assert!(write_new(&link, b"overwritten").is_err());
+        assert_eq!(std::fs::read_to_string(&victim).ok().as_deref(), Some("keep"));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(tmp.path()).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(mode.ok(), Some(0o700));
+        assert!(tmp.path().file_name().is_some_and(|n| n.to_string_lossy().starts_with("warpsight-cuda-")));
     }
 }

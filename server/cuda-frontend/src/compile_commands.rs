@@ -7,6 +7,12 @@
 //! output, architecture and clang-only options are dropped, with a note naming them (we set
 //! `-ptx -arch` ourselves). The database is looked for in the file's directory and its
 //! ancestors, and in their `build/` subdirectories.
+//!
+//! The database belongs to the workspace, so it is untrusted input: the `command` form is
+//! split with [`shlex`] (POSIX shell words, nothing expanded), and
+//! [`crate::compile::prepare_text`] drops every kept flag that is not provably inert for
+//! nvcc's shell (`crate::safety`). The language server does not read it at all until the
+//! user trusts it (docs/security.md).
 
 use std::path::{Path, PathBuf};
 
@@ -15,32 +21,40 @@ use std::path::{Path, PathBuf};
 pub struct DbFlags {
     /// The database file used.
     pub database: PathBuf,
-    /// Kept flags, ready for nvcc (`-I/abs/dir`, `-DNAME=1`, `-std=c++17`, ...).
+    /// Kept flags other than include paths, defines, undefines and pre-includes
+    /// (`-std=c++17`, `-O3`, `-maxrregcount=32`, ...), one word each.
     pub flags: Vec<String>,
-    /// Include directories (also inside `flags`), for NVRTC and the cache key.
+    /// Include directories (`-I`, `-isystem`, `--include-path`), absolute.
     pub include_dirs: Vec<PathBuf>,
-    /// Defines (also inside `flags`) as `NAME` or `NAME=VALUE`.
+    /// Defines as `NAME` or `NAME=VALUE`.
     pub defines: Vec<String>,
+    /// Undefined macro names (`-U`).
+    pub undefines: Vec<String>,
+    /// Files included first (`-include`, `--pre-include`), absolute.
+    pub pre_includes: Vec<PathBuf>,
     /// Dropped flags, for the note.
     pub dropped: Vec<String>,
+}
+
+/// The candidate database paths for `file`, nearest first.
+fn candidates(file: &Path) -> Vec<PathBuf> {
+    file.ancestors()
+        .skip(1)
+        .flat_map(|d| [d.join("compile_commands.json"), d.join("build").join("compile_commands.json")])
+        .collect()
+}
+
+/// The nearest `compile_commands.json` that exists for `file`, without reading it (for the
+/// note that an untrusted database was not read).
+pub fn find_database(file: &Path) -> Option<PathBuf> {
+    let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+    candidates(&file).into_iter().find(|c| c.is_file())
 }
 
 /// Finds the database that has an entry for `file`, and extracts its flags.
 pub fn lookup(file: &Path) -> Option<DbFlags> {
     let file = file.canonicalize().ok()?;
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        for cand in [
-            d.join("compile_commands.json"),
-            d.join("build").join("compile_commands.json"),
-        ] {
-            if let Some(f) = read_entry(&cand, &file) {
-                return Some(f);
-            }
-        }
-        dir = d.parent();
-    }
-    None
+    candidates(&file).into_iter().find_map(|cand| read_entry(&cand, &file))
 }
 
 fn read_entry(db: &Path, file: &Path) -> Option<DbFlags> {
@@ -59,78 +73,24 @@ fn read_entry(db: &Path, file: &Path) -> Option<DbFlags> {
         if fp.canonicalize().ok().as_deref() != Some(file) {
             continue;
         }
+        let mut dropped = Vec::new();
         let args: Vec<String> = if let Some(a) = e.get("arguments").and_then(|a| a.as_array()) {
             a.iter()
                 .filter_map(|s| s.as_str().map(str::to_string))
                 .collect()
         } else {
-            split_command(
-                e.get("command")
-                    .and_then(|c| c.as_str())
-                    .unwrap_or_default(),
-            )
+            let command = e.get("command").and_then(|c| c.as_str()).unwrap_or_default();
+            shlex::split(command).unwrap_or_else(|| {
+                dropped.push("the whole `command` (it is not valid shell quoting)".to_string());
+                Vec::new()
+            })
         };
         let mut out = filter_args(&args, &dir, file);
+        out.dropped.splice(0..0, dropped);
         out.database = db.to_path_buf();
         return Some(out);
     }
     None
-}
-
-/// Splits a shell-quoted command line (the `command` form) into words: single quotes,
-/// double quotes and backslash escapes, as a POSIX shell would for plain words.
-pub fn split_command(cmd: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = cmd.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                for d in chars.by_ref() {
-                    if d == '\'' {
-                        break;
-                    }
-                    cur.push(d);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(d) = chars.next() {
-                    match d {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(e) = chars.next() {
-                                cur.push(e);
-                            }
-                        }
-                        _ => cur.push(d),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(e) = chars.next() {
-                    cur.push(e);
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    out.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        out.push(cur);
-    }
-    out
 }
 
 /// nvcc options that take a separate value and are kept.
@@ -219,18 +179,18 @@ fn filter_args(args: &[String], dir: &Path, file: &Path) -> DbFlags {
         }
         // Joined forms: -Ipath, -DNAME, -std=c++17, -maxrregcount=32.
         if let Some(p) = a.strip_prefix("-I").filter(|p| !p.is_empty()) {
-            let d = abs(p);
-            out.flags.push(format!("-I{}", d.display()));
-            out.include_dirs.push(d);
+            out.include_dirs.push(abs(p));
             continue;
         }
         if let Some(d) = a.strip_prefix("-D").filter(|d| !d.is_empty()) {
-            out.flags.push(format!("-D{d}"));
             out.defines.push(d.to_string());
             continue;
         }
-        if a.starts_with("-U") && a.len() > 2
-            || a.starts_with("-std=")
+        if let Some(u) = a.strip_prefix("-U").filter(|u| !u.is_empty()) {
+            out.undefines.push(u.to_string());
+            continue;
+        }
+        if a.starts_with("-std=")
             || a.starts_with("--std=")
             || a.starts_with("-maxrregcount=")
             || a.starts_with("--maxrregcount=")
@@ -245,23 +205,12 @@ fn filter_args(args: &[String], dir: &Path, file: &Path) -> DbFlags {
             let Some(v) = args.get(i) else { continue };
             i += 1;
             match a {
-                "-I" | "-isystem" | "--include-path" => {
-                    let d = abs(v);
-                    out.flags.push(format!("-I{}", d.display()));
-                    out.include_dirs.push(d);
-                }
-                "-D" | "--define-macro" => {
-                    out.flags.push(format!("-D{v}"));
-                    out.defines.push(v.clone());
-                }
-                "-include" | "--pre-include" => {
-                    out.flags.push("-include".to_string());
-                    out.flags.push(abs(v).display().to_string());
-                }
-                _ => {
-                    out.flags.push(a.to_string());
-                    out.flags.push(v.clone());
-                }
+                "-I" | "-isystem" | "--include-path" => out.include_dirs.push(abs(v)),
+                "-D" | "--define-macro" => out.defines.push(v.clone()),
+                "-U" | "--undefine-macro" => out.undefines.push(v.clone()),
+                "-include" | "--pre-include" => out.pre_includes.push(abs(v)),
+                // One word, `-std=c++17`: nvcc accepts `option=value` for every option.
+                _ => out.flags.push(format!("{a}={v}")),
             }
             continue;
         }
@@ -299,11 +248,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splitting_shell_words() {
-        assert_eq!(
-            split_command(r#"nvcc -DNAME="a b" -I'inc dir' x\ y.cu"#),
-            ["nvcc", "-DNAME=a b", "-Iinc dir", "x y.cu"]
-        );
+    fn the_command_form_is_split_as_shell_words_without_expansion() {
+        let d = std::env::temp_dir().join(format!("warpsight-ccdb-split-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let _ = std::fs::create_dir_all(&d);
+        let _ = std::fs::write(d.join("k.cu"), "");
+        let _ = std::fs::write(d.join("q.cu"), "");
+        let db = serde_json::json!([
+            { "directory": d, "file": "k.cu",
+              "command": r#"nvcc -DNAME="a b" -I'inc dir' -DX=$(touch\ m) -U`y` -std c++17 -Xptxas -v -include pre.h -c k.cu"# },
+            { "directory": d, "file": "q.cu", "command": "nvcc -DOPEN='unbalanced -c q.cu" }
+        ]);
+        let _ = std::fs::write(d.join("compile_commands.json"), db.to_string());
+        let f = lookup(&d.join("k.cu")).unwrap_or_default();
+        assert_eq!(f.defines, ["NAME=a b", "X=$(touch m)"]);
+        assert_eq!(f.undefines, ["`y`"]);
+        assert_eq!(f.include_dirs, [d.join("inc dir")]);
+        assert_eq!(f.pre_includes, [d.join("pre.h")]);
+        assert_eq!(f.flags, ["-std=c++17", "-Xptxas=-v"]);
+        let q = lookup(&d.join("q.cu")).unwrap_or_default();
+        assert!(q.defines.is_empty() && q.flags.is_empty());
+        assert_eq!(q.dropped.len(), 1, "{:?}", q.dropped);
+        assert_eq!(find_database(&d.join("k.cu")), Some(d.join("compile_commands.json")));
+        assert_eq!(find_database(&d.join("not/yet/there.cu")), Some(d.join("compile_commands.json")));
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -327,11 +295,7 @@ mod tests {
             f.include_dirs,
             [d.join("build").join("../include"), PathBuf::from("/opt/x")]
         );
-        assert!(
-            f.flags.contains(&"-std=c++17".to_string())
-                && f.flags.contains(&"--expt-relaxed-constexpr".to_string())
-                && f.flags.contains(&"-O3".to_string())
-        );
+        assert_eq!(f.flags, ["-std=c++17", "--expt-relaxed-constexpr", "-O3"]);
         assert_eq!(
             f.dropped,
             ["-Xcompiler -fPIC", "-gencode arch=compute_80,code=sm_80"]

@@ -4,7 +4,9 @@
 //! memory and arguments.
 //!
 //! This is an IO crate: it discovers and runs compilers (always through an argument
-//! vector, never a shell), reads files, and keeps a cache on disk. It never panics on user
+//! vector, never a shell; nvcc's own shell only ever sees a fixed file name and flags
+//! proven inert, see [`safety`] and docs/security.md), reads files, and keeps a cache on
+//! disk. It never panics on user
 //! input and has no LSP dependency. The one high-level entry point is [`prepare`] (or
 //! [`prepare_text`] for an editor buffer, and [`Scheduler`] to cancel superseded compiles);
 //! the modules below are usable on their own. docs/cuda.md describes discovery, the cache
@@ -22,12 +24,13 @@ pub mod mapping;
 pub mod nvrtc;
 pub mod process;
 pub mod ptxas;
+pub mod safety;
 pub mod setup;
 pub mod toolchain;
 
 pub use compile::{
-    CompileHandle, CompilerChoice, Options, Prepared, PtxOrigin, Scheduler, parse_arg, prepare,
-    prepare_text, spawn_prepare,
+    CompileCommands, CompileHandle, CompilerChoice, Options, Prepared, PtxOrigin, Scheduler,
+    parse_arg, prepare, prepare_text, spawn_prepare,
 };
 pub use diagnostics::{CompilerDiagnostic, Severity};
 pub use launch::{

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::process::{CancelToken, run};
+use crate::process::{CancelToken, Deadline, RunError, run};
 
 /// What discovery may look at.
 #[derive(Debug, Clone, Default)]
@@ -37,8 +37,10 @@ pub struct DiscoveryEnv {
     pub managed_prefix: Option<PathBuf>,
     /// Whether NVRTC may be loaded by soname through the system loader.
     pub system_loader: bool,
-    /// How long a probe (`--version`, `--list-gpu-arch`) may take; `None`: 10 s. A tool
-    /// that hangs on them must not hold the editor longer than a compile would.
+    /// How long the probes of one [`discover`] (`--version` of each tool found) may take
+    /// together; `None`: 10 s. A tool that hangs on them must not hold the editor longer
+    /// than a compile would: [`crate::compile::prepare_text`] sets it to what is left of
+    /// the compile's budget.
     pub probe_timeout: Option<Duration>,
 }
 
@@ -246,6 +248,7 @@ fn roots(env: &DiscoveryEnv) -> Vec<(PathBuf, FoundBy)> {
 
 /// Runs discovery. Probing runs `nvcc --version` (cached per path for the process).
 pub fn discover(env: &DiscoveryEnv) -> Toolchains {
+    let deadline = Deadline::after(env.probe_timeout.unwrap_or(PROBE_TIMEOUT));
     let mut tc = Toolchains::default();
     let candidates: Vec<(PathBuf, FoundBy)> = {
         let mut c = Vec::new();
@@ -267,7 +270,7 @@ pub fn discover(env: &DiscoveryEnv) -> Toolchains {
         if !is_file(&path) {
             continue;
         }
-        let version = probe_version_within(&path, env.probe_timeout.unwrap_or(PROBE_TIMEOUT)).unwrap_or_else(|| "(unknown version)".to_string());
+        let version = probe_version_within(&path, deadline.remaining()).unwrap_or_else(|| "(unknown version)".to_string());
         let root = path.parent().and_then(Path::parent).map(Path::to_path_buf);
         tc.nvcc = Some(Toolchain {
             kind: CompilerKind::Nvcc,
@@ -362,7 +365,7 @@ pub fn discover(env: &DiscoveryEnv) -> Toolchains {
             .map(|p| (p, FoundBy::Path))
         });
     if let Some((path, by)) = clang {
-        let version = probe_version_within(&path, env.probe_timeout.unwrap_or(PROBE_TIMEOUT)).unwrap_or_else(|| "(unknown version)".to_string());
+        let version = probe_version_within(&path, deadline.remaining()).unwrap_or_else(|| "(unknown version)".to_string());
         tc.clang = Some(Toolchain {
             kind: CompilerKind::Clang,
             path,
@@ -391,7 +394,8 @@ fn probe_cache() -> &'static ProbeCache {
     C.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// Runs `tool flag` once per process (per path and modification time) and caches stdout.
+/// Runs `tool flag` once per process (per path and modification time) and caches stdout
+/// (bounded and without control characters, as [`run`] keeps it).
 fn probe(tool: &Path, flag: &str, timeout: Duration) -> Option<String> {
     let mtime = std::fs::metadata(tool)
         .and_then(|m| m.modified())
@@ -405,10 +409,13 @@ fn probe(tool: &Path, flag: &str, timeout: Duration) -> Option<String> {
     }
     let mut cmd = Command::new(tool);
     cmd.arg(flag);
-    let res = run(cmd, timeout, &CancelToken::new())
-        .ok()
-        .filter(|o| o.success())
-        .map(|o| o.stdout);
+    let res = match run(cmd, timeout, &CancelToken::new()) {
+        Ok(o) => o.success().then_some(o.stdout),
+        // A probe that ran out of time says nothing about the tool: not cached, so the
+        // next compile (with a fresh budget) asks again.
+        Err(RunError::Timeout { .. } | RunError::Cancelled) => return None,
+        Err(RunError::Spawn { .. }) => None,
+    };
     if let Ok(mut c) = probe_cache().lock() {
         c.insert(key, res.clone());
     }
@@ -433,7 +440,9 @@ pub fn probe_version_within(tool: &Path, timeout: Duration) -> Option<String> {
 pub fn parse_version(out: &str) -> Option<String> {
     for line in out.lines() {
         if let Some(v) = line.split(", V").nth(1) {
-            return Some(v.trim().to_string());
+            // The version token only: whatever a tool prints after it is not shown.
+            let v: String = v.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || ".-+_".contains(*c)).collect();
+            return (!v.is_empty()).then_some(v);
         }
         if let Some(rest) = line.split("clang version ").nth(1) {
             return rest.split_whitespace().next().map(str::to_string);

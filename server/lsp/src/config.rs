@@ -35,6 +35,10 @@ pub struct Config {
     pub nvcc: Option<PathBuf>,
     /// Compile timeout for `.cu` files.
     pub compile_timeout: Duration,
+    /// Whether the workspace's `compile_commands.json` may be read (`trustCompileCommands`,
+    /// default false): a database from a cloned repository is untrusted input
+    /// (docs/security.md).
+    pub trust_compile_commands: bool,
     pub inlay: InlayParts,
 }
 
@@ -45,6 +49,7 @@ impl Default for Config {
             analysis: analysis::Settings::default(),
             nvcc: None,
             compile_timeout: Duration::from_secs(20),
+            trust_compile_commands: false,
             inlay: InlayParts::default(),
         }
     }
@@ -109,6 +114,12 @@ impl Config {
         if let Some(s) = json.get("compileTimeoutMs").and_then(Value::as_u64) {
             self.compile_timeout = Duration::from_millis(s.clamp(1000, 600_000));
         }
+        if let Some(v) = json.get("trustCompileCommands") {
+            match v.as_bool() {
+                Some(b) => self.trust_compile_commands = b,
+                None => tracing::warn!("trustCompileCommands: expected true or false"),
+            }
+        }
         if let Some(sev) = json.get("severities").and_then(Value::as_object) {
             for (code, v) in sev {
                 match v.as_str().and_then(parse_severity) {
@@ -171,6 +182,12 @@ mod tests {
         assert!(!c.analysis.severities.contains_key("x"));
         assert!(!c.inlay.power && c.inlay.time);
         assert_eq!(c.debounce, Duration::ZERO);
+        // A workspace's compile database is untrusted until the user says otherwise.
+        assert!(!c.trust_compile_commands);
+        c.update(&json!({ "trustCompileCommands": "yes" }));
+        assert!(!c.trust_compile_commands);
+        c.update(&json!({ "trustCompileCommands": true }));
+        assert!(c.trust_compile_commands);
         // Not an object: ignored.
         c.update(&json!(42));
         assert_eq!(c.analysis.gpus, vec!["h100", "tesla-k20"]);

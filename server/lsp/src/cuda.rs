@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cuda_frontend::compile::{Options, Prepared};
+use cuda_frontend::compile::{CompileCommands, Options, Prepared};
 use cuda_frontend::process::CancelToken;
 use tower_lsp_server::ls_types as lsp;
 
@@ -29,6 +29,8 @@ pub fn prepare(path: &Path, text: &str, config: &Config, cancel: &CancelToken) -
         nvcc: config.nvcc.clone(),
         args: config.analysis.args.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         timeout: config.compile_timeout,
+        // The workspace's compile database is read only once the user trusts it.
+        compile_commands: if config.trust_compile_commands { CompileCommands::Read } else { CompileCommands::Untrusted },
         ..Default::default()
     };
     cuda_frontend::compile::prepare_text(path, Some(text), &opts, cancel)

@@ -59,6 +59,23 @@ pub struct LaunchArgs {
     /// `.cu` only: do not read or write the compile cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// `.cu` only: the time budget of one file's compile in seconds (toolchain probes,
+    /// compiler and ptxas together; default 20, at most 3600).
+    #[arg(long = "compile-timeout", value_name = "SECONDS", value_parser = parse_compile_timeout, allow_negative_numbers = true)]
+    pub compile_timeout: Option<std::time::Duration>,
+}
+
+/// The longest `--compile-timeout` accepted: an hour.
+pub const MAX_COMPILE_TIMEOUT_S: f64 = 3600.0;
+
+/// `--compile-timeout`: a finite number of seconds, above zero and at most an hour.
+fn parse_compile_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let expected = format!("expected a number of seconds greater than 0 and at most {MAX_COMPILE_TIMEOUT_S}");
+    let v: f64 = s.trim().parse().map_err(|_| expected.clone())?;
+    if !(v.is_finite() && v > 0.0 && v <= MAX_COMPILE_TIMEOUT_S) {
+        return Err(expected);
+    }
+    std::time::Duration::try_from_secs_f64(v).map_err(|_| expected)
 }
 
 impl LaunchArgs {
@@ -236,6 +253,7 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: analysis::Settings, displ
         include_dirs: args.includes.clone(),
         args: settings.args.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         use_cache: !args.no_cache,
+        timeout: args.compile_timeout.unwrap_or(cuda_frontend::compile::DEFAULT_TIMEOUT),
         ..Default::default()
     };
     let prepared = cuda_frontend::compile::prepare(path, &opts);

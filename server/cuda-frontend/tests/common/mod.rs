@@ -79,3 +79,28 @@ pub fn fake_slow_nvcc(dir: &Path) -> PathBuf {
     }
     p
 }
+
+/// Writes an executable `fake/bin/nvcc` shell script with this body.
+pub fn fake_nvcc(dir: &Path, script: &str) -> PathBuf {
+    let bin = dir.join("fake/bin");
+    std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{e}"));
+    let p = bin.join("nvcc");
+    std::fs::write(&p, script).unwrap_or_else(|e| panic!("{e}"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755));
+    }
+    p
+}
+
+/// Options that use exactly this (fake) nvcc, no ptxas, and a private cache.
+pub fn fake_options(nvcc: &Path, cache: &Path) -> Options {
+    Options {
+        nvcc: Some(nvcc.to_path_buf()),
+        env: Some(DiscoveryEnv::empty()),
+        cache_dir: Some(cache.to_path_buf()),
+        run_ptxas: false,
+        ..Options::default()
+    }
+}

@@ -163,3 +163,4 @@ async fn malformed_json_and_unknown_methods_do_not_kill_the_server() {
     ts.shutdown().await;
 }
 mod robustness;
+mod security;
