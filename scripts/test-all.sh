@@ -26,7 +26,8 @@ if [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ]; then
   log "CUDA toolchain venv (.cuda)"
   if [ ! -x .cuda/bin/python ]; then python3 -m venv .cuda; fi
   if ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvcc==13.5.37' \
-     || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvrtc==13.5.37'; then
+     || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvrtc==13.5.37' \
+     || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvdisasm==13.5.37'; then
     .cuda/bin/pip install -q --disable-pip-version-check -r scripts/cuda-requirements.txt
   fi
   log "LSP client venv (.venv-lsp)"

@@ -9,7 +9,7 @@
 //!    device", while an instruction with an explicit rounding modifier (`mul.rn`,
 //!    `add.rn`) "is treated conservatively by the code optimizer" and is never fused (PTX
 //!    ISA, §9.7.3 "Floating Point Instructions", `add` and `mul`, Notes). NVIDIA's white
-//!    paper "Floating Point and IEEE 754 Compliance for NVIDIA GPUs" (§4.4, "Fused
+//!    paper "Floating Point and IEEE 754 Compliance for NVIDIA GPUs" (§4.3 "Controlling Fused
 //!    multiply-add") describes the same default. We contract exactly what ptxas 13.5 was
 //!    seen to contract on hand-written PTX (disassembled with nvdisasm): `mul` + `add`
 //!    and `mul` + `sub` in one basic block, unpredicated, with the same `.ftz`, no `.sat`

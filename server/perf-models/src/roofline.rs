@@ -18,23 +18,21 @@
 //! (m16n8k8, 2048 FLOPs per warp) at the dense FP16 tensor rate. Every executed
 //! instruction must issue, so this term is a true floor given the counts.
 //!
-//! Memory: bytes are 32-byte sectors per warp request (`transactions_per_request`) ×
-//! warps. What must cross the DRAM interface at least once is the kernel's *distinct*
-//! footprint, which a static profile does not know (a tiled GEMM re-reads each input many
-//! times from L1/L2; a 3-point stencil's three loads overlap). So the floor counts, per
-//! warp, each store instruction's first execution (outputs are normally written once per
-//! thread) plus the single largest load instruction's first execution (at least one
-//! input stream must be read), and ignores `uniform` accesses (one address for all warps,
-//! served from cache). That holds whenever an access's address depends on the global
-//! thread index; a kernel in which every block reads the same tile can still be flagged
-//! falsely, so a floor violation is a warning, not a verdict. The full *requested*
-//! traffic (every execution of every access) is reported in the breakdown for reference.
+//! Memory: the bytes that must cross the DRAM interface, from the traffic estimate
+//! (`kernel_profile::traffic`): every executed access, its sectors, less what L1 and L2
+//! serve: per array the distinct footprint over the grid (a 3-point stencil reads its
+//! input once; vadd reads two arrays and writes a third), more when reuse between waves
+//! of resident blocks exceeds the L2 (a large matrix product), and the requested sectors
+//! of accesses whose addresses depend on data. `dram_read_bytes + dram_write_bytes` at
+//! the peak bandwidth is the memory term. The requested traffic (every execution of every
+//! access, in sectors) stays in the breakdown for reference (`requested_bytes`).
 //!
 //! Any model predicting below this floor is flagged by [`below_floor`].
 
 use std::collections::BTreeMap;
 
-use kernel_profile::{AccessClass, AccessKind, InstrClass, KernelProfile, MemoryAccess, Space};
+use kernel_profile::traffic::{self, CacheConfig, Traffic};
+use kernel_profile::{AccessClass, InstrClass, KernelProfile, MemoryAccess, Space};
 
 use crate::gpu::GpuParams;
 use crate::prediction::{Bound, Confidence, Prediction};
@@ -69,21 +67,20 @@ pub fn dram_bytes_per_warp(profile: &KernelProfile) -> f64 {
         .sum()
 }
 
-/// Bytes one warp must move at least once (see the module doc): each non-uniform store's
-/// first execution plus the largest non-uniform load's first execution.
-pub fn floor_bytes_per_warp(profile: &KernelProfile) -> f64 {
-    let first = |a: &MemoryAccess| {
-        a.executions.clamp(0.0, 1.0) * a.transactions_per_request.max(0.0) * SECTOR_BYTES
-    };
-    let stores: f64 = offchip(profile)
-        .filter(|a| a.class != AccessClass::Uniform && a.kind != AccessKind::Load)
-        .map(first)
-        .sum();
-    let load = offchip(profile)
-        .filter(|a| a.class != AccessClass::Uniform && a.kind == AccessKind::Load)
-        .map(first)
-        .fold(0.0, f64::max);
-    stores + load
+/// The caches the traffic estimate needs, for this launch on this GPU: L1 is the unified
+/// L1/shared storage per SM (gpu-data `l1_shared_bytes_per_sm`) less the shared memory the
+/// resident blocks take; without a database entry, no L1 (the floor does not depend on it).
+pub fn cache_config(profile: &KernelProfile, gpu: &GpuParams) -> CacheConfig {
+    let threads = u32::try_from(profile.launch.threads_per_block()).unwrap_or(u32::MAX);
+    let smem = profile.resources.static_smem_bytes.saturating_add(profile.launch.dynamic_smem);
+    let resident = gpu.resident_blocks_per_sm(threads, profile.resources.registers_per_thread, smem).max(1);
+    let l1 = gpu.spec.as_ref().map_or(0, |g| u64::from(g.l1_shared_bytes_per_sm)).saturating_sub(u64::from(smem) * u64::from(resident));
+    CacheConfig { sm_count: gpu.sm_count, l1_bytes_per_sm: l1, l2_bytes: gpu.l2_bytes, resident_blocks_per_sm: resident }
+}
+
+/// The traffic estimate of a profile on a GPU.
+pub fn traffic_of(profile: &KernelProfile, gpu: &GpuParams) -> Traffic {
+    traffic::estimate(profile, &cache_config(profile, gpu))
 }
 
 fn offchip(profile: &KernelProfile) -> impl Iterator<Item = &MemoryAccess> {
@@ -106,8 +103,8 @@ pub fn floor_terms(
     if threads <= 0.0 || gpu.clock_hz() <= 0.0 || gpu.mem_bandwidth_gbs <= 0.0 {
         return None;
     }
-    let bytes =
-        floor_bytes_per_warp(profile) * warps * (1.0 - cfg.l2_reuse_discount.clamp(0.0, 1.0));
+    let t = traffic_of(profile, gpu);
+    let bytes = (t.dram_read_bytes + t.dram_write_bytes) * (1.0 - cfg.l2_reuse_discount.clamp(0.0, 1.0));
     let mem_us = bytes / (gpu.mem_bandwidth_gbs * 1e9) * 1e6;
     let sm_hz = f64::from(gpu.sm_count) * gpu.clock_hz();
     let d = &profile.counts.dynamic;
@@ -150,6 +147,7 @@ pub fn floor_terms(
 /// The roofline floor as a [`Prediction`].
 pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> Option<Prediction> {
     let (mem_us, comp_us, class) = floor_terms(profile, gpu, cfg)?;
+    let t = traffic_of(profile, gpu);
     let time_us = mem_us.max(comp_us);
     let bound = if mem_us >= comp_us {
         Bound::Memory
@@ -164,8 +162,10 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> O
     );
     breakdown.insert(
         "floor_bytes".to_string(),
-        floor_bytes_per_warp(profile) * warps,
+        t.dram_read_bytes + t.dram_write_bytes,
     );
+    breakdown.insert("dram_read_bytes".to_string(), t.dram_read_bytes);
+    breakdown.insert("dram_write_bytes".to_string(), t.dram_write_bytes);
     breakdown.insert("memory_us".to_string(), mem_us);
     breakdown.insert("compute_us".to_string(), comp_us);
     let explanation = match bound {
@@ -179,8 +179,9 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> O
     };
     let mut assumptions = vec![
         "roofline floor (Williams et al. 2009): peak bandwidth and peak lane rates, perfect overlap".to_string(),
-        "floor bytes = per warp, every store's and the largest load's first execution in 32-byte sectors (distinct footprint)".to_string(),
+        "floor bytes = the DRAM reads and writes of the traffic estimate (kernel_profile::traffic): distinct footprints per array, re-reads when reuse exceeds the L2".to_string(),
     ];
+    assumptions.extend(t.notes.iter().map(|n| format!("traffic: {n}")));
     if cfg.l2_reuse_discount > 0.0 {
         assumptions.push(format!(
             "{:.0} % of requested bytes assumed served by L2",

@@ -667,7 +667,8 @@ pub fn predict(profile: &KernelProfile, gpu_params: &GpuParams) -> Option<Predic
         let (n, b) = profile
             .memory_accesses
             .iter()
-            .filter(|a| (a.space == Space::Shared) == shared)
+            // Constant and parameter reads go through their own caches.
+            .filter(|a| (a.space == Space::Shared) == shared && !matches!(a.space, Space::Const | Space::Param))
             .fold((0.0, 0.0), |(n, b), a| {
                 (
                     n + a.executions,

@@ -19,8 +19,9 @@ fn vector_add(blocks: u32) -> KernelProfile {
 
 #[test]
 fn roofline_floor_of_a_streaming_kernel() {
-    // 4096 blocks × 256 threads = 2^20 elements on the A100: the floor counts the store and
-    // the largest load, 2 × 4 sectors × 32 B per warp × 32768 warps = 8 MiB at 2039 GB/s.
+    // 4096 blocks × 256 threads = 2^20 elements on the A100: the floor is the DRAM traffic,
+    // two arrays read and one written once each, 3 × 4 sectors × 32 B per warp × 32768
+    // warps = 12 MiB at 2039 GB/s (the old floor counted two of the three arrays).
     let p = vector_add(4096);
     let a100 = GpuParams::a100_sxm4_80gb();
     let floor = roofline::predict(
@@ -31,11 +32,13 @@ fn roofline_floor_of_a_streaming_kernel() {
         },
     )
     .expect("applies");
-    let want_us = 8.0 * 1024.0 * 1024.0 / 2039e9 * 1e6;
+    let want_us = 12.0 * 1024.0 * 1024.0 / 2039e9 * 1e6;
     assert!((floor.time_us - want_us).abs() < 1e-9, "{}", floor.time_us);
     assert_eq!(floor.bound, perf_models::Bound::Memory);
-    // All three streams are requested: 12 MiB.
+    // All three streams are requested once: 12 MiB, and all must cross DRAM.
     assert_eq!(floor.breakdown["requested_bytes"], 12.0 * 1024.0 * 1024.0);
+    assert_eq!(floor.breakdown["floor_bytes"], 12.0 * 1024.0 * 1024.0);
+    assert_eq!(floor.breakdown["dram_write_bytes"], 4.0 * 1024.0 * 1024.0);
 }
 
 #[test]

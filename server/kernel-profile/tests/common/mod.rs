@@ -19,7 +19,12 @@ pub fn line_of(file: &str, needle: &str) -> u32 {
 }
 
 pub fn profile(file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
-    let text = fixture(file);
+    profile_text(&fixture(file), file, kernel, grid, block, args)
+}
+
+/// The profile of `kernel` in the PTX `text` (`file` names it in messages).
+pub fn profile_text(text: &str, file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
+    let text = text.to_string();
     let (module, errors) = ptx_ir::parse_and_lower(&text);
     assert!(errors.is_empty(), "{file}: {errors:?}");
     let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();

@@ -1,0 +1,88 @@
+//! The roofline floor on real nvcc output: it is the DRAM traffic of every executed access
+//! (issue 13: it used to count each access once, so a looping kernel's floor was a small
+//! fraction of its traffic and a kernel with no arithmetic could be called compute-bound;
+//! and vadd's floor counted two of its three arrays).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use kernel_profile::{KernelProfile, LaunchConfig, LaunchSource, ProfileInput, ProfileOptions};
+use perf_models::roofline::{self, FloorConfig};
+use perf_models::{Bound, GpuParams};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn profile(ptx: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
+    let text = std::fs::read_to_string(common::workspace_root().join(ptx)).expect("fixture");
+    let (module, errors) = ptx_ir::parse_and_lower(&text);
+    assert!(errors.is_empty(), "{errors:?}");
+    let name = module.kernels().find(|k| k.name.contains(kernel)).expect("kernel").name.clone();
+    let options = ProfileOptions::default();
+    kernel_profile::build(&ProfileInput {
+        module: &module,
+        kernel: &name,
+        gpu_id: "a100-sxm4-80gb",
+        compute_capability: (8, 0),
+        launch: LaunchConfig {
+            grid,
+            block,
+            dynamic_smem: 0,
+            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+            source: LaunchSource::Setting,
+        },
+        resources: None,
+        source_param_names: &[],
+        demangled: None,
+        options: &options,
+    })
+    .expect("profile")
+}
+
+fn floor(p: &KernelProfile) -> perf_models::Prediction {
+    roofline::predict(p, &GpuParams::a100_sxm4_80gb(), &FloorConfig { l2_reuse_discount: 0.0 }).expect("applies")
+}
+
+#[test]
+fn a_grid_stride_loop_moves_every_element_not_just_the_first_iteration() {
+    // out[i] = in[i]·s over n = 2^24 floats with 256 × 256 threads: 256 iterations per
+    // thread, 64 MiB read and 64 MiB written. The old floor counted one iteration (1/256 of
+    // it) and called the kernel compute-bound at one multiply per element.
+    let p = profile("tests/fixtures/ptx/sm_80/grid_stride.ptx", "grid_stride", [256, 1, 1], [256, 1, 1], &[("param_3", 1 << 24)]);
+    let f = floor(&p);
+    let bytes = f.breakdown["floor_bytes"];
+    assert!((bytes - 128.0 * MIB).abs() < 0.01 * 128.0 * MIB, "{bytes}");
+    assert_eq!(f.bound, Bound::Memory, "{}", f.explanation);
+    assert!((f.time_us - 128.0 * MIB / 2039e9 * 1e6).abs() < 0.01 * f.time_us, "{}", f.time_us);
+}
+
+#[test]
+fn a_naive_transpose_with_no_arithmetic_is_memory_bound() {
+    let p = profile("tests/fixtures/ptx/sm_80/traffic.ptx", "transpose_plain", [128, 512, 1], [32, 8, 1], &[("param_2", 4096)]);
+    let f = floor(&p);
+    assert_eq!(f.bound, Bound::Memory);
+    let bytes = f.breakdown["floor_bytes"];
+    assert!((bytes - 128.0 * MIB).abs() < 0.01 * 128.0 * MIB, "{bytes}");
+    // The strided stores request 8× the sectors they must write.
+    assert!(f.breakdown["requested_bytes"] > 4.0 * bytes, "{:?}", f.breakdown);
+}
+
+#[test]
+fn vadd_floor_counts_all_three_arrays() {
+    // examples/vadd: 2^20 floats each of a, b (read) and c (written): 12 MiB.
+    let p = profile("examples/vadd.ptx", "vadd", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);
+    let f = floor(&p);
+    assert_eq!(f.breakdown["floor_bytes"], 12.0 * MIB);
+    assert_eq!(f.breakdown["dram_read_bytes"], 8.0 * MIB);
+}
+
+#[test]
+fn the_shared_memory_reduction_floor_is_its_input() {
+    // examples/reduce.cu: reduce_shared over n = 2^24 floats, 65536 blocks of 256: 64 MiB
+    // read from DRAM (plus one float per block written): about 33 µs at 2039 GB/s.
+    let p = profile("examples/reduce.ptx", "reduce_shared", [65536, 1, 1], [256, 1, 1], &[("param_2", 1 << 24)]);
+    let f = floor(&p);
+    assert!((f.breakdown["dram_read_bytes"] - 64.0 * MIB).abs() < 0.01 * 64.0 * MIB, "{:?}", f.breakdown);
+    assert_eq!(f.bound, Bound::Memory);
+    assert!((f.time_us - 33.0).abs() < 1.0, "{}", f.time_us);
+}
