@@ -9,6 +9,7 @@ pub mod fixes;
 pub mod hover;
 pub mod launch;
 pub mod report;
+pub mod validation;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -50,6 +51,13 @@ pub struct Settings {
     /// Per-code severity overrides of the findings (docs/diagnostics.md): `None` turns a
     /// code off.
     pub severities: BTreeMap<String, Option<Severity>>,
+    /// The kernels' shared-memory carveout preference in percent
+    /// (`cudaFuncAttributePreferredSharedMemoryCarveout`), applied to every target GPU
+    /// through [`gpu_spec::Gpu::with_smem_carveout`]; `None`: the driver's default.
+    pub smem_carveout_percent: Option<u32>,
+    /// Analyse only the `.entry` with this PTX name (the others are left out of
+    /// [`FileAnalysis::kernels`]); `None`: every kernel.
+    pub only_kernel: Option<String>,
 }
 
 impl Default for Settings {
@@ -61,6 +69,8 @@ impl Default for Settings {
             profile: ProfileOptions::default(),
             models: perf_models::ModelConfig::uncalibrated(),
             severities: BTreeMap::new(),
+            smem_carveout_percent: None,
+            only_kernel: None,
         }
     }
 }
@@ -283,7 +293,18 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
     let mut unknown_gpus = Vec::new();
     for id in &settings.gpus {
         match db.gpu(id) {
-            Ok(g) => gpus.push(g.clone()),
+            Ok(g) => match settings.smem_carveout_percent.map(|p| g.with_smem_carveout(p)) {
+                None => gpus.push(g.clone()),
+                Some(Ok(view)) => gpus.push(view),
+                Some(Err(e)) => {
+                    syntax.push(SyntaxDiagnostic {
+                        span: Span::default(),
+                        message: format!("shared-memory carveout ignored on {}: {e}", g.id),
+                        severity: Severity::Warning,
+                    });
+                    gpus.push(g.clone());
+                }
+            },
             Err(_) => unknown_gpus.push((id.clone(), db.closest(id, 3))),
         }
     }
@@ -303,6 +324,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
     let generation = memo.as_ref().map_or(0, |m| m.kernel_runs as u64 + m.entries.len() as u64 + 1);
     let kernels: Vec<KernelAnalysis> = module
         .kernels()
+        .filter(|func| settings.only_kernel.as_ref().is_none_or(|k| *k == func.name))
         .map(|func| {
             // A PTX annotation belongs to the first kernel after it.
             let ptx_annotation = annotations.iter().rfind(|a| {
