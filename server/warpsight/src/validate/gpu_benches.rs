@@ -21,6 +21,10 @@
 //! - gpu-strides: `t = cycles × (1024 × 1,179,648 / 32) / (clock MHz × 1e6)`; one block of
 //!   1024 threads.
 //!
+//! Kernel arguments are given by position (`param_N`, counting from 0: the rows' sources
+//! are PTX, whose parameter names are `<kernel>_param_N`): the kernels' signatures are in
+//! `tests/fixtures/measured/cu/`.
+//!
 //! The persistent-thread variants of gpu-small-kernels (`_gsync`, `_pt`: a different
 //! kernel with grid-wide barriers) are not imported.
 
@@ -220,7 +224,7 @@ fn stream(cx: &mut Ctx, dir: &Path) -> anyhow::Result<()> {
                 let carveout = if file == "a40" { adaptive_carveout(gpu, bs, regs) } else { Some(9) };
                 let t = streams * STREAM_N as f64 * 8.0 / (gbs * 1e9);
                 let grid = u32::try_from(STREAM_N / i64::from(bs) + 1).unwrap_or(u32::MAX);
-                cx.push("gpu-stream", &file, gpu, "sm_70", "gpu_stream", &kernel, [grid, 1, 1], [bs, 1, 1], &[("N", STREAM_N), ("never", 0)], t, format!("block {bs}"), format!("gpu-stream/{name}"), carveout);
+                cx.push("gpu-stream", &file, gpu, "sm_70", "gpu_stream", &kernel, [grid, 1, 1], [bs, 1, 1], &[("param_4", STREAM_N), ("param_5", 0)], t, format!("block {bs}"), format!("gpu-stream/{name}"), carveout);
             }
         }
     }
@@ -232,7 +236,7 @@ fn latency(cx: &mut Ctx, dir: &Path) -> anyhow::Result<()> {
         let lines: Vec<Vec<f64>> = text.lines().filter(|l| !l.trim_start().starts_with("clock")).map(numbers).filter(|n| n.len() == 5).collect();
         for v in thin(&lines, cx.sample) {
             let (iters, kb, ms) = (v[0] as i64, v[2] as i64, v[3]);
-            cx.push("gpu-latency", &file, gpu, "sm_70", "gpu_latency", "latency_chase", [1, 1, 1], [64, 1, 1], &[("iters", iters), ("never", 0)], ms / 1e3, format!("{kb} kB"), "gpu-latency".into(), None);
+            cx.push("gpu-latency", &file, gpu, "sm_70", "gpu_latency", "latency_chase", [1, 1, 1], [64, 1, 1], &[("param_1", iters), ("param_3", 0)], ms / 1e3, format!("{kb} kB"), "gpu-latency".into(), None);
         }
     }
     Ok(())
@@ -254,7 +258,7 @@ fn cache(cx: &mut Ctx, dir: &Path) -> anyhow::Result<()> {
             let iters = (k / n as f64).floor() as i64 + 2;
             let t = (n * size * sms) as f64 * iters as f64 / (bw * 1e9);
             let kernel = format!("cache_read_{ty}");
-            cx.push("gpu-cache", &file, gpu, "sm_70", "gpu_cache", &kernel, [gpu.sm_count, 1, 1], [256, 1, 1], &[("N", n), ("iters", iters), ("zero", 0)], t, format!("{kb} kB"), format!("gpu-cache/{ty}"), None);
+            cx.push("gpu-cache", &file, gpu, "sm_70", "gpu_cache", &kernel, [gpu.sm_count, 1, 1], [256, 1, 1], &[("param_2", n), ("param_3", iters), ("param_4", 0)], t, format!("{kb} kB"), format!("gpu-cache/{ty}"), None);
         }
     }
     Ok(())
@@ -273,7 +277,7 @@ fn l2(cx: &mut Ctx, dir: &Path) -> anyhow::Result<()> {
             }
             let block_run = kb / 512;
             let t = 524_288.0 * 100_000.0 / (bw * 1e9);
-            cx.push("gpu-l2-cache", &file, gpu, "sm_70", "gpu_l2_cache", kernel, [100_000, 1, 1], [1024, 1, 1], &[("blockRun", block_run), ("never", 0)], t, format!("{kb} kB"), "gpu-l2-cache".into(), None);
+            cx.push("gpu-l2-cache", &file, gpu, "sm_70", "gpu_l2_cache", kernel, [100_000, 1, 1], [1024, 1, 1], &[("param_2", block_run), ("param_3", 0)], t, format!("{kb} kB"), "gpu-l2-cache".into(), None);
         }
     }
     Ok(())
@@ -300,7 +304,7 @@ fn small_kernels(cx: &mut Ctx, dir: &Path) -> anyhow::Result<()> {
                 }
                 let t = 2.0 * d as f64 * 8.0 / (gbs * 1e9);
                 let grid = u32::try_from(d / i64::from(*bs) + 1).unwrap_or(u32::MAX);
-                cx.push("gpu-small-kernels", &file, gpu, "sm_70", "gpu_small_kernels", "small_scale", [grid, 1, 1], [*bs, 1, 1], &[("d", d)], t, format!("d {d}"), format!("gpu-small-kernels/{mode}/block {bs}"), None);
+                cx.push("gpu-small-kernels", &file, gpu, "sm_70", "gpu_small_kernels", "small_scale", [grid, 1, 1], [*bs, 1, 1], &[("param_2", d)], t, format!("d {d}"), format!("gpu-small-kernels/{mode}/block {bs}"), None);
             }
         }
     }
@@ -326,9 +330,9 @@ fn strides(cx: &mut Ctx, dir: &Path) -> anyhow::Result<()> {
                 let t = cycles * (1024.0 * N as f64 / 32.0) / (clock * 1e6);
                 let (block, args, label) = if kind == "block" {
                     let w = u32::try_from(arg).unwrap_or(1).max(1);
-                    ([w, 1024 / w, 1], vec![("pitch", 4098), ("iters", N / 8), ("zero", 0)], format!("width {arg}"))
+                    ([w, 1024 / w, 1], vec![("param_2", 4098), ("param_3", N / 8), ("param_4", 0)], format!("width {arg}"))
                 } else {
-                    ([1024, 1, 1], vec![("stride", arg), ("iters", N / 8), ("zero", 0)], format!("stride {arg}"))
+                    ([1024, 1, 1], vec![("param_2", arg), ("param_3", N / 8), ("param_4", 0)], format!("stride {arg}"))
                 };
                 cx.push("gpu-strides", &file, gpu, "sm_80", "gpu_strides", &kernel, [1, 1, 1], block, &args, t, label, format!("gpu-strides/{ty} {kind}"), None);
             }
@@ -345,8 +349,8 @@ pub struct Imported {
 
 /// Turns the tables into rows (relative paths in `imp` against `base`).
 pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
-    let dir = base.join(&imp.dir);
-    let kernels = base.join(&imp.kernels);
+    let dir = super::resolve(base, &imp.dir);
+    let kernels = super::resolve(base, &imp.kernels);
     if !dir.is_dir() {
         bail!("{}: no gpu-benches result folder there", dir.display());
     }
@@ -415,7 +419,7 @@ mod tests {
         // v100, 2 kB: 256 doubles, 390,627 passes, 80 SMs: 4.69 ms.
         let r = find("gpu-cache/v100");
         assert!((r.time_ms - 4.69).abs() < 0.01, "{}", r.time_ms);
-        assert_eq!((r.kernel.as_str(), r.args["iters"], r.grid), ("cache_read_double", 390_627, [80, 1, 1]));
+        assert_eq!((r.kernel.as_str(), r.args["param_3"], r.grid), ("cache_read_double", 390_627, [80, 1, 1]));
         // a40, 1 kB: 256 floats, 3,906,252 passes, 84 SMs: 39.7 ms.
         let r = find("gpu-cache/a40");
         assert!((r.time_ms - 39.7).abs() < 0.05, "{}", r.time_ms);
@@ -429,9 +433,9 @@ mod tests {
         // a100_80 L2 first row: 12.15 ms; blockRun 3.
         let r = find("gpu-l2-cache/a100_80");
         assert!((r.time_ms - 12.148).abs() < 0.01, "{}", r.time_ms);
-        assert_eq!(r.args["blockRun"], 3);
+        assert_eq!(r.args["param_2"], 3);
         let r = find("gpu-latency/v100");
-        assert_eq!((r.time_ms, r.args["iters"]), (21.7, 1_000_000));
+        assert_eq!((r.time_ms, r.args["param_1"]), (21.7, 1_000_000));
     }
 
     #[test]

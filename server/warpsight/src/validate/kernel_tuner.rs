@@ -265,7 +265,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
     }
     let mut caches = Vec::new();
     for f in &imp.files {
-        let path = base.join(f);
+        let path = super::resolve(base, f);
         caches.push((path.clone(), read_cache(&path)?));
     }
     let grid_div: [Vec<String>; 3] = [
@@ -334,7 +334,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
             defines.extend(imp.defines.clone().unwrap_or_default().0);
             rows.push(Row {
                 at: format!("{file_name} [{key}]"),
-                source: base.join(&imp.source),
+                source: super::resolve(base, &imp.source),
                 kernel: kernel.clone(),
                 gpu: gpu.clone(),
                 grid,

@@ -18,6 +18,11 @@ use serde::Deserialize;
 
 pub use rows::Row;
 
+/// `p` relative to `base` (unchanged when absolute or when `base` is the current folder).
+pub fn resolve(base: &Path, p: &Path) -> PathBuf {
+    if base == Path::new(".") || base.as_os_str().is_empty() { p.to_path_buf() } else { base.join(p) }
+}
+
 /// One source of rows.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -57,7 +62,7 @@ pub fn load_import(imp: &Import, base: &Path) -> anyhow::Result<Loaded> {
     match imp {
         Import::Rows { files } => {
             for f in files {
-                out.rows.extend(rows::load(&base.join(f))?);
+                out.rows.extend(rows::load(&resolve(base, f))?);
             }
         }
         Import::KernelTuner(k) => {

@@ -210,7 +210,7 @@ pub fn parse(name: &str, text: &str) -> anyhow::Result<Vec<Launch>> {
 pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     for f in &imp.files {
-        let path = base.join(f);
+        let path = super::resolve(base, f);
         let text = crate::input::read_text(&path)?;
         let name = path.display().to_string();
         for l in parse(&name, &text)? {
@@ -222,7 +222,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Vec<Row>> {
             };
             rows.push(Row {
                 at: format!("{name}:{}", l.line),
-                source: base.join(&imp.source),
+                source: super::resolve(base, &imp.source),
                 kernel: imp.kernel.clone().unwrap_or_else(|| l.kernel.clone()),
                 gpu,
                 grid: l.grid,

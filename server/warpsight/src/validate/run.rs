@@ -79,7 +79,7 @@ struct Compiled {
     error: Option<String>,
 }
 
-#[derive(Hash, PartialEq, Eq)]
+#[derive(Clone, Hash, PartialEq, Eq)]
 struct Key {
     source: PathBuf,
     defines: Vec<String>,
@@ -176,31 +176,66 @@ pub fn resolve_gpu(name: &str) -> Result<&'static gpu_spec::Gpu, String> {
     Err(format!("GPU `{name}` is not in the database (closest: {})", close.join(", ")))
 }
 
-/// Analyses every row (in order). Rows that share a source, defines and architecture
-/// share one compile.
-pub fn analyse(rows: Vec<Row>, opts: &CompileOptions) -> Vec<RowResult> {
-    let mut cache: HashMap<Key, Compiled> = HashMap::new();
-    let mut out = Vec::with_capacity(rows.len());
-    let total = rows.len();
-    for (i, row) in rows.into_iter().enumerate() {
-        if i % 100 == 0 {
-            tracing::info!("validate: row {} of {total}", i + 1);
-        }
-        let outcome = analyse_row(&row, opts, &mut cache);
-        out.push(RowResult { row, outcome });
+/// Runs `f` on every item on up to `available_parallelism` threads; results in order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 16).min(items.len().max(1));
+    if threads <= 1 {
+        return items.iter().map(f).collect();
     }
-    out
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    if let Ok(mut v) = results.lock() {
+                        v[i] = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap_or_default().into_iter().flatten().collect()
 }
 
-fn analyse_row(row: &Row, opts: &CompileOptions, cache: &mut HashMap<Key, Compiled>) -> Outcome {
-    let gpu = match resolve_gpu(&row.gpu) {
-        Ok(g) => g,
-        Err(e) => return Outcome::Skipped(e),
-    };
+/// The compile key of a row on its GPU.
+fn key_of(row: &Row, gpu: &gpu_spec::Gpu) -> Key {
     let is_ptx = row.source.extension().and_then(|e| e.to_str()) == Some("ptx");
     let arch = if is_ptx { None } else { Some(row.arch.clone().unwrap_or_else(|| format!("sm_{}{}", gpu.cc.major, gpu.cc.minor))) };
-    let key = Key { source: row.source.clone(), defines: if is_ptx { Vec::new() } else { row.defines.clone() }, arch };
-    let compiled = cache.entry(key).or_insert_with_key(|k| compile(k, opts));
+    Key { source: row.source.clone(), defines: if is_ptx { Vec::new() } else { row.defines.clone() }, arch }
+}
+
+/// Analyses every row (results in row order). Rows that share a source, defines and
+/// architecture share one compile; compiles, then rows, run on all available cores.
+pub fn analyse(rows: Vec<Row>, opts: &CompileOptions) -> Vec<RowResult> {
+    let gpus: Vec<Result<&'static gpu_spec::Gpu, String>> = rows.iter().map(|r| resolve_gpu(&r.gpu)).collect();
+    let mut keys: Vec<Key> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (row, gpu) in rows.iter().zip(&gpus) {
+        if let Ok(g) = gpu {
+            let k = key_of(row, g);
+            if seen.insert(k.clone()) {
+                keys.push(k);
+            }
+        }
+    }
+    tracing::info!("validate: {} rows, {} distinct compiles", rows.len(), keys.len());
+    let compiled: HashMap<Key, Compiled> = keys.iter().cloned().zip(parallel_map(&keys, |k| compile(k, opts))).collect();
+    let indices: Vec<usize> = (0..rows.len()).collect();
+    let outcomes = parallel_map(&indices, |&i| match &gpus[i] {
+        Err(e) => Outcome::Skipped(e.clone()),
+        Ok(g) => analyse_row(&rows[i], g, &compiled, opts),
+    });
+    rows.into_iter().zip(outcomes).map(|(row, outcome)| RowResult { row, outcome }).collect()
+}
+
+fn analyse_row(row: &Row, gpu: &gpu_spec::Gpu, cache: &HashMap<Key, Compiled>, opts: &CompileOptions) -> Outcome {
+    let Some(compiled) = cache.get(&key_of(row, gpu)) else {
+        return Outcome::Failed(format!("{}: not compiled", row.source.display()));
+    };
     if let Some(e) = &compiled.error {
         return Outcome::Failed(e.clone());
     }
