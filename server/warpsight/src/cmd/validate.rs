@@ -282,14 +282,15 @@ fn print_table(out: &mut impl Write, results: &[run::RowResult], counts: &Counts
     writeln!(out, "\n{:<12} {:<22} {:>6} {:>9} {:>13} {:>8} {:>8}", "model", "gpu", "n", "MAPE", "median p/m", "≤1.5×", "≤2×")?;
     for m in &summary.models_by_gpu {
         let s = &m.stats;
+        let mape = format!("{:.1}%", s.mape_percent);
         writeln!(
             out,
-            "{:<12} {:<22} {:>6} {:>9} {:>13} {:>8} {:>8}",
+            "{:<12} {:<22} {:>6} {:>9} {:>13.3} {:>8} {:>8}",
             m.model,
             m.gpu.as_deref().unwrap_or("all GPUs"),
             s.n,
-            format!("{:.1}%", s.mape_percent),
-            format!("{:.3}", s.median_ratio),
+            mape,
+            s.median_ratio,
             pct(s.within_1_5),
             pct(s.within_2)
         )?;
@@ -299,17 +300,12 @@ fn print_table(out: &mut impl Write, results: &[run::RowResult], counts: &Counts
         writeln!(out, "{:<12} {:<22} {:<34} {:>5} {:>9} {:>10}  predicted best / measured best", "model", "gpu", "group", "n", "Spearman", "best ×")?;
         for g in &summary.groups {
             let s = &g.stats;
+            let rho = s.spearman.map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
+            let best = format!("{:.2}×", s.best_config_ratio);
             writeln!(
                 out,
                 "{:<12} {:<22} {:<34} {:>5} {:>9} {:>10}  {} / {}",
-                g.model,
-                g.gpu,
-                g.group,
-                s.n,
-                s.spearman.map_or_else(|| "-".to_string(), |r| format!("{r:.2}")),
-                format!("{:.2}×", s.best_config_ratio),
-                s.predicted_best,
-                s.measured_best
+                g.model, g.gpu, g.group, s.n, rho, best, s.predicted_best, s.measured_best
             )?;
         }
     }

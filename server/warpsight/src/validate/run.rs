@@ -24,6 +24,9 @@ pub struct CompileOptions {
     pub default_trip_count: Option<f64>,
 }
 
+/// The compile timeout of `validate` (the editor's default is 20 s).
+pub const COMPILE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
+
 /// What became of one row.
 #[derive(Debug, Clone)]
 pub enum Outcome {
@@ -131,6 +134,9 @@ fn compile(key: &Key, opts: &CompileOptions) -> Compiled {
             include_dirs: opts.include_dirs.clone(),
             use_cache: !opts.no_cache,
             use_compile_commands: false,
+            // Many configurations compile back to back on a busy machine: more patience
+            // than the editor's default.
+            timeout: COMPILE_TIMEOUT,
             ..Default::default()
         };
         let prepared = cuda_frontend::compile::prepare(&key.source, &options);
