@@ -7,6 +7,9 @@
 //! without one its sections are taken from the committed doc unchanged, unless
 //! `WARPSIGHT_REQUIRE_CUDA=1`, which makes a missing nvcc a failure.
 
+// Skips and notes are told on stderr, as the test harness shows them.
+#![allow(clippy::print_stderr)]
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

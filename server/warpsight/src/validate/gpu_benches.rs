@@ -141,7 +141,7 @@ fn thin<T: Clone>(v: &[T], n: Option<usize>) -> Vec<T> {
         Some(n) if n > 0 && v.len() > n => {
             let k = v.len().div_ceil(n);
             let last = v.len() - 1;
-            v.iter().enumerate().filter(|(i, _)| (last - i) % k == 0).map(|(_, x)| x.clone()).collect()
+            v.iter().enumerate().filter(|(i, _)| (last - i).is_multiple_of(k)).map(|(_, x)| x.clone()).collect()
         }
         _ => v.to_vec(),
     }

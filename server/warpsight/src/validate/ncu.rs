@@ -127,7 +127,7 @@ pub fn parse(name: &str, text: &str) -> anyhow::Result<Vec<Launch>> {
     if !found {
         bail!("{name}: no Nsight Compute CSV header (a row starting with \"ID\"); export with `ncu --csv --page raw`");
     }
-    let mut rd = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(text[offset..].as_bytes());
+    let mut rd = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(&text.as_bytes()[offset..]);
     let headers = rd.headers().with_context(|| format!("{name}: unreadable header row"))?.clone();
     let col: HashMap<&str, usize> = headers.iter().enumerate().map(|(i, h)| (h.trim(), i)).collect();
     if col.contains_key("Metric Name") {
