@@ -9,6 +9,7 @@ pub mod fixes;
 pub mod hover;
 pub mod launch;
 pub mod report;
+pub mod validation;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -54,6 +55,13 @@ pub struct Settings {
     /// loaded and checked by `gpu_spec::Database::with_user_files`. A GPU here answers to its
     /// id and aliases before the built-in database does.
     pub user_gpus: Vec<gpu_spec::Gpu>,
+    /// The kernels' shared-memory carveout preference in percent
+    /// (`cudaFuncAttributePreferredSharedMemoryCarveout`), applied to every target GPU
+    /// through [`gpu_spec::Gpu::with_smem_carveout`]; `None`: the driver's default.
+    pub smem_carveout_percent: Option<u32>,
+    /// Analyse only the `.entry` with this PTX name (the others are left out of
+    /// [`FileAnalysis::kernels`]); `None`: every kernel.
+    pub only_kernel: Option<String>,
 }
 
 impl Settings {
@@ -77,6 +85,8 @@ impl Default for Settings {
             models: perf_models::ModelConfig::uncalibrated(),
             severities: BTreeMap::new(),
             user_gpus: Vec::new(),
+            smem_carveout_percent: None,
+            only_kernel: None,
         }
     }
 }
@@ -299,7 +309,18 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
     let mut unknown_gpus = Vec::new();
     for id in &settings.gpus {
         match settings.resolve_gpu(id) {
-            Ok(g) => gpus.push(g),
+            Ok(g) => match settings.smem_carveout_percent.map(|p| g.with_smem_carveout(p)) {
+                None => gpus.push(g.clone()),
+                Some(Ok(view)) => gpus.push(view),
+                Some(Err(e)) => {
+                    syntax.push(SyntaxDiagnostic {
+                        span: Span::default(),
+                        message: format!("shared-memory carveout ignored on {}: {e}", g.id),
+                        severity: Severity::Warning,
+                    });
+                    gpus.push(g.clone());
+                }
+            },
             Err(_) => unknown_gpus.push((id.clone(), db.closest(id, 3))),
         }
     }
@@ -319,6 +340,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
     let generation = memo.as_ref().map_or(0, |m| m.kernel_runs as u64 + m.entries.len() as u64 + 1);
     let kernels: Vec<KernelAnalysis> = module
         .kernels()
+        .filter(|func| settings.only_kernel.as_ref().is_none_or(|k| *k == func.name))
         .map(|func| {
             // A PTX annotation belongs to the first kernel after it.
             let ptx_annotation = annotations.iter().rfind(|a| {

@@ -558,6 +558,24 @@ impl Database {
         Err(UnknownGpu { query: id_or_alias.to_string(), suggestions: self.closest(&q, 5) })
     }
 
+    /// Look a GPU up by the device name the CUDA driver reports (`cudaDeviceProp::name`,
+    /// `nvidia-smi --query-gpu=name`, Nsight Compute's `device__attribute_display_name`,
+    /// Kernel Tuner's `device_name`), e.g. "NVIDIA GeForce RTX 3090" or
+    /// "Tesla V100-PCIE-16GB". Both sides are compared after [`device_name_key`]: case,
+    /// spaces and punctuation are ignored, as are the vendor and brand words "NVIDIA",
+    /// "GeForce" and "Tesla" and a trailing "GPU". A name is compared with every GPU's
+    /// id, aliases and marketing name; only an exact match counts (no edit-distance
+    /// guess: a wrong GPU is worse than none).
+    pub fn find_by_device_name(&self, device_name: &str) -> Option<&Gpu> {
+        let key = device_name_key(device_name);
+        if key.is_empty() {
+            return None;
+        }
+        self.gpus.iter().find(|g| {
+            std::iter::once(&g.id).chain(&g.aliases).chain(std::iter::once(&g.name)).any(|n| device_name_key(n) == key)
+        })
+    }
+
     /// The `n` ids (or aliases) closest to `query` by edit distance.
     pub fn closest(&self, query: &str, n: usize) -> Vec<String> {
         let q = normalize(query);
@@ -588,6 +606,20 @@ fn push(errors: &mut Vec<LoadError>, file: &str, message: String) {
 
 fn normalize(s: &str) -> String {
     s.trim().to_lowercase().replace([' ', '_'], "-")
+}
+
+/// The comparison key of a device name for [`Database::find_by_device_name`]: lowercase
+/// ASCII letters and digits only, without the words `nvidia`, `geforce` and `tesla` and
+/// without a trailing `gpu` word ("NVIDIA GeForce RTX 3060 Laptop GPU" → `rtx3060laptop`,
+/// "Tesla V100-PCIE-16GB" → `v100pcie16gb`, `a100-sxm4-80gb` → `a100sxm480gb`).
+pub fn device_name_key(name: &str) -> String {
+    let lower = name.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let mut kept: Vec<&str> = words.into_iter().filter(|w| !matches!(*w, "nvidia" | "geforce" | "tesla")).collect();
+    if kept.len() > 1 && kept.last() == Some(&"gpu") {
+        kept.pop();
+    }
+    kept.concat()
 }
 
 fn is_slug(s: &str) -> bool {

@@ -254,4 +254,44 @@ impl Gpu {
         let attrs = FuncAttrs::new(regs_per_thread, static_smem_bytes, &props);
         occupancy::calculate(&props, &attrs, &occupancy::DeviceState::default(), threads_per_block, dynamic_smem_bytes)
     }
+
+    /// This GPU as a kernel sees it that sets a shared-memory carveout preference of
+    /// `percent` % (`cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout,
+    /// percent)`; CUDA C++ Programming Guide, "Shared Memory" sections of compute
+    /// capabilities 7.x, 8.x and 9.0): the preference caps the SM's shared-memory
+    /// configuration, and with it how many blocks that use shared memory fit on an SM.
+    ///
+    /// How: the occupancy calculation (`cudaOccSMemPerMultiprocessor`) turns the preference
+    /// into `percent × limits.smem_per_sm_bytes / 100` snapped up to a supported carveout,
+    /// and without a preference snaps `limits.smem_per_sm_bytes` itself. The returned
+    /// GPU's `limits.smem_per_sm_bytes` is therefore that product, so every occupancy
+    /// computed on it (by [`Gpu::occupancy`], by every model) equals NVIDIA's calculation
+    /// with the preference set (tested against `DeviceState::carveout_percent`). Before
+    /// compute capability 7.0 there is no carveout API and the GPU is returned unchanged.
+    /// A preference of 0 % is refused (no shared-memory capacity to express it with), as
+    /// is one above 100 %.
+    pub fn with_smem_carveout(&self, percent: u32) -> Result<Gpu, OccupancyError> {
+        if percent > 100 {
+            return Err(OccupancyError::InvalidInput(format!("carveout {percent}% is above 100%")));
+        }
+        let mut gpu = self.clone();
+        if self.cc.major < 7 {
+            return Ok(gpu);
+        }
+        if percent == 0 {
+            return Err(OccupancyError::InvalidInput(
+                "a carveout of 0% leaves no shared memory to model; give at least 1%".into(),
+            ));
+        }
+        let max = u64::from(self.limits.smem_per_sm_bytes);
+        gpu.limits.smem_per_sm_bytes = u32::try_from(u64::from(percent) * max / 100).unwrap_or(u32::MAX);
+        gpu.sources.insert(
+            "limits.smem_per_sm_bytes".into(),
+            format!(
+                "derived: the kernel's shared-memory carveout preference of {percent}% of {max} B \
+                 (cudaFuncAttributePreferredSharedMemoryCarveout), snapped up to a carveout by the occupancy calculation"
+            ),
+        );
+        Ok(gpu)
+    }
 }

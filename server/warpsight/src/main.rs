@@ -9,6 +9,7 @@
 
 mod cmd;
 mod input;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -37,6 +38,8 @@ enum Command {
     Lsp(cmd::lsp::Args),
     /// Install a CUDA compiler (nvcc from PyPI, no GPU needed).
     SetupCuda(cmd::setup_cuda::Args),
+    /// Compare the models' predictions with measured kernel times (docs/validation.md).
+    Validate(Box<cmd::validate::Args>),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Occupancy(args) => cmd::occupancy::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),
         Command::SetupCuda(args) => cmd::setup_cuda::run(args),
+        Command::Validate(args) => cmd::validate::run(*args),
     };
     match res {
         Ok(code) => code.into(),

@@ -7,6 +7,7 @@ pub mod occupancy;
 pub mod predict;
 pub mod profile;
 pub mod setup_cuda;
+pub mod validate;
 
 use std::process::ExitCode;
 

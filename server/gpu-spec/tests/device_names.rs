@@ -1,0 +1,85 @@
+//! Looking GPUs up by the device name the driver reports, and the shared-memory carveout
+//! view of a GPU (`Gpu::with_smem_carveout`).
+
+use gpu_spec::Database;
+use gpu_spec::db::device_name_key;
+use gpu_spec::occupancy::{self, CacheConfig, DeviceProps, DeviceState, FuncAttrs};
+
+#[test]
+fn device_name_keys_drop_vendor_words_case_and_punctuation() {
+    assert_eq!(device_name_key("NVIDIA GeForce RTX 3060 Laptop GPU"), "rtx3060laptop");
+    assert_eq!(device_name_key("Tesla V100-PCIE-16GB"), "v100pcie16gb");
+    assert_eq!(device_name_key("a100-sxm4-80gb"), "a100sxm480gb");
+    assert_eq!(device_name_key("NVIDIA A100-SXM4-80GB"), "a100sxm480gb");
+    // "GPU" is dropped only as the last word, never as the whole name.
+    assert_eq!(device_name_key("GPU"), "gpu");
+    assert_eq!(device_name_key("  "), "");
+}
+
+#[test]
+fn driver_device_names_find_their_database_entry() {
+    let db = Database::builtin();
+    let id = |name: &str| db.find_by_device_name(name).map(|g| g.id.as_str());
+    // As `cudaDeviceProp::name` / Kernel Tuner's `device_name` spell them.
+    assert_eq!(id("NVIDIA GeForce RTX 3090"), Some("rtx-3090"));
+    assert_eq!(id("NVIDIA GeForce RTX 2080 Ti"), Some("rtx-2080-ti"));
+    assert_eq!(id("NVIDIA A100-SXM4-80GB"), Some("a100-sxm4-80gb"));
+    assert_eq!(id("NVIDIA A100-SXM4-40GB"), Some("a100-sxm4-40gb"));
+    assert_eq!(id("Tesla V100-PCIE-16GB"), Some("tesla-v100-pcie-16gb"));
+    assert_eq!(id("Tesla V100-SXM2-16GB"), Some("tesla-v100-sxm2-16gb"));
+    assert_eq!(id("NVIDIA H100 PCIe"), Some("h100-pcie"));
+    assert_eq!(id("NVIDIA A40"), Some("a40"));
+    assert_eq!(id("nvidia l40"), Some("l40"));
+    // Exact keys only: a near miss is not a match.
+    assert_eq!(id("NVIDIA GeForce RTX 3091"), None);
+    assert_eq!(id("NVIDIA"), None);
+    assert_eq!(id(""), None);
+}
+
+/// The carveout view must give exactly NVIDIA's occupancy with the preference set.
+#[test]
+fn carveout_view_matches_the_calculation_with_the_preference() {
+    let db = Database::builtin();
+    for id in ["tesla-v100-pcie-16gb", "a100-sxm4-80gb", "a40", "rtx-2080-ti", "h100-pcie", "l40"] {
+        let gpu = db.gpu(id).expect("gpu");
+        let props = DeviceProps::from_limits(&gpu.limits, gpu.sm_count);
+        for percent in [1, 5, 9, 10, 25, 33, 50, 66, 75, 100] {
+            let view = gpu.with_smem_carveout(percent).expect("carveout");
+            for (threads, regs, smem, dynamic) in [(64, 16, 6144, 0), (256, 32, 6144, 0), (1024, 24, 6144, 0), (128, 40, 0, 20_000), (256, 64, 30_000, 0)] {
+                let attrs = FuncAttrs::new(regs, smem, &props);
+                let state = DeviceState { cache_config: CacheConfig::PreferNone, carveout_percent: Some(percent) };
+                let want = occupancy::calculate(&props, &attrs, &state, threads, dynamic).map(|o| o.blocks_per_sm);
+                let got = view.occupancy(threads, regs, smem, dynamic).map(|o| o.blocks_per_sm);
+                assert_eq!(got.ok(), want.ok(), "{id} at {percent}%: {threads} threads, {smem}+{dynamic} B");
+            }
+        }
+    }
+}
+
+/// gpu-benches' gpu-stream pins residency to 2 blocks per SM with a 6 KiB static array
+/// and a 9 % carveout (V100, A100): the view must show those 2 blocks.
+#[test]
+fn a_nine_percent_carveout_leaves_two_six_kib_blocks_per_sm() {
+    let db = Database::builtin();
+    for id in ["tesla-v100-pcie-16gb", "a100-sxm4-40gb", "a100-sxm4-80gb"] {
+        let gpu = db.gpu(id).unwrap();
+        let view = gpu.with_smem_carveout(9).unwrap();
+        for threads in [64, 256, 512, 1024] {
+            assert_eq!(view.occupancy(threads, 16, 6144, 0).unwrap().blocks_per_sm, 2, "{id}, {threads} threads");
+        }
+        // Without the preference the same kernel is not limited to 2.
+        assert!(gpu.occupancy(64, 16, 6144, 0).unwrap().blocks_per_sm > 2, "{id}");
+        assert!(view.source("limits.smem_per_sm_bytes").unwrap().contains("9%"));
+    }
+}
+
+#[test]
+fn carveout_limits() {
+    let db = Database::builtin();
+    let a100 = db.gpu("a100").unwrap();
+    assert!(a100.with_smem_carveout(0).is_err());
+    assert!(a100.with_smem_carveout(101).is_err());
+    // No carveout API before Volta: unchanged.
+    let k20 = db.gpu("tesla-k20").unwrap();
+    assert_eq!(&k20.with_smem_carveout(9).unwrap(), k20);
+}

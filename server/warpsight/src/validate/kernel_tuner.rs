@@ -1,0 +1,456 @@
+//! Importer for Kernel Tuner cache files (https://github.com/KernelTuner/kernel_tuner):
+//! the JSON (optionally gzip-compressed) that Kernel Tuner writes while it benchmarks a
+//! search space. Format (docs/validation.md § Kernel Tuner caches): top-level
+//! `device_name`, `kernel_name`, `problem_size`, `tune_params_keys` and `cache`, a map
+//! from the configuration key (parameter values joined by commas in `tune_params_keys`
+//! order) to an entry with the parameters and `time`, the mean kernel time in ms, or a
+//! string naming why the configuration failed ("CompilationFailedConfig", ...).
+//!
+//! Every configuration becomes a row the way Kernel Tuner launches it (its `tune_kernel`
+//! documentation): the tunable parameters (plus `block_size_x/y/z` when not tuned,
+//! `grid_size_x/y/z` and `kernel_tuner`) are `-D` definitions; the block is
+//! `(block_size_x, block_size_y, block_size_z)` (defaults 256, 1, 1); the grid is
+//! `ceil(problem_size[d] / Π grid_div_d)` per dimension, with `grid_div_x/y/z` defaulting
+//! to the block size names.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::rows::{Args, Defines, Row};
+
+/// How to turn Kernel Tuner caches into rows (a `kind = "kernel-tuner"` import, or the
+/// `--kernel-tuner` flags). Several files tuned with the same kernel are one import, so a
+/// sample takes the same configurations on every GPU.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Import {
+    /// The cache files (`.json` or `.json.gz`).
+    pub files: Vec<PathBuf>,
+    /// The kernel source (`.cu`), compiled with each configuration's definitions.
+    pub source: PathBuf,
+    /// The kernel; default: the cache's `kernel_name`.
+    #[serde(default)]
+    pub kernel: Option<String>,
+    /// Default: the cache's `problem_size`.
+    #[serde(default)]
+    pub problem_size: Option<Vec<u64>>,
+    #[serde(default)]
+    pub grid_div_x: Option<Vec<String>>,
+    #[serde(default)]
+    pub grid_div_y: Option<Vec<String>>,
+    #[serde(default)]
+    pub grid_div_z: Option<Vec<String>>,
+    /// More definitions for every configuration.
+    #[serde(default)]
+    pub defines: Option<Defines>,
+    /// Kernel argument values for every configuration.
+    #[serde(default)]
+    pub args: Option<Args>,
+    /// The GPU, when the cache's `device_name` is not to be used.
+    #[serde(default)]
+    pub gpu: Option<String>,
+    /// Take this many configurations (plus each file's measured best): a seeded sample,
+    /// stratified over the tuning parameters, of the configurations valid in every file.
+    #[serde(default)]
+    pub sample: Option<usize>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Group name of the rows (default: the kernel name).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Architecture to compile for (default: each GPU's).
+    #[serde(default)]
+    pub arch: Option<String>,
+}
+
+/// The seed used when none is given.
+pub const DEFAULT_SEED: u64 = 13;
+
+/// One parsed cache file.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    pub device_name: String,
+    pub kernel_name: String,
+    pub problem_size: Vec<u64>,
+    pub keys: Vec<String>,
+    /// Key → (parameter values as text, time in ms or the failure).
+    pub entries: BTreeMap<String, Entry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub params: BTreeMap<String, String>,
+    pub time: Result<f64, String>,
+}
+
+#[derive(Deserialize)]
+struct RawCache {
+    device_name: String,
+    kernel_name: String,
+    #[serde(default)]
+    problem_size: Option<Value>,
+    tune_params_keys: Vec<String>,
+    cache: BTreeMap<String, BTreeMap<String, Value>>,
+}
+
+fn value_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(u8::from(*b).to_string()),
+        _ => None,
+    }
+}
+
+/// Parses a cache file's JSON text.
+pub fn parse_cache(text: &str) -> anyhow::Result<Cache> {
+    let raw: RawCache = serde_json::from_str(text).map_err(|e| anyhow::anyhow!("not a Kernel Tuner cache (line {}: {e})", e.line()))?;
+    let problem_size = match &raw.problem_size {
+        None => Vec::new(),
+        Some(Value::Number(n)) => vec![n.as_u64().context("problem_size is not a positive integer")?],
+        Some(Value::Array(a)) => a.iter().map(|v| v.as_u64().context("problem_size holds a value that is not a positive integer")).collect::<anyhow::Result<_>>()?,
+        Some(other) => bail!("problem_size {other} is neither an integer nor a list"),
+    };
+    let mut entries = BTreeMap::new();
+    for (key, e) in raw.cache {
+        let mut params = BTreeMap::new();
+        for k in &raw.tune_params_keys {
+            let v = e.get(k).and_then(value_text).with_context(|| format!("cache entry `{key}` has no value for `{k}`"))?;
+            params.insert(k.clone(), v);
+        }
+        let time = match e.get("time") {
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(t) if t.is_finite() && t > 0.0 => Ok(t),
+                _ => Err(format!("time {n}")),
+            },
+            Some(Value::String(s)) => Err(s.clone()),
+            Some(other) => Err(other.to_string()),
+            None => Err("no time".to_string()),
+        };
+        entries.insert(key, Entry { params, time });
+    }
+    Ok(Cache { device_name: raw.device_name, kernel_name: raw.kernel_name, problem_size, keys: raw.tune_params_keys, entries })
+}
+
+/// Reads a cache file, gzip-compressed or not (told apart by the gzip magic bytes).
+pub fn read_cache(path: &Path) -> anyhow::Result<Cache> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut s = String::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .take(crate::input::MAX_INPUT_BYTES)
+            .read_to_string(&mut s)
+            .with_context(|| format!("{}: not valid gzip-compressed UTF-8", path.display()))?;
+        s
+    } else {
+        String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))?
+    };
+    parse_cache(&text).with_context(|| path.display().to_string())
+}
+
+/// A configuration's parameters as integers (for block and grid arithmetic).
+fn int_param(params: &BTreeMap<String, String>, name: &str) -> Option<u64> {
+    params.get(name).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.fract() == 0.0 && *v > 0.0).map(|v| v as u64)
+}
+
+const BLOCK_NAMES: [&str; 3] = ["block_size_x", "block_size_y", "block_size_z"];
+const BLOCK_DEFAULTS: [u64; 3] = [256, 1, 1];
+
+/// Block and grid of one configuration, as Kernel Tuner derives them.
+pub fn geometry(params: &BTreeMap<String, String>, problem_size: &[u64], grid_div: &[Vec<String>; 3]) -> anyhow::Result<([u32; 3], [u32; 3])> {
+    let mut block = [1u32; 3];
+    let mut grid = [1u32; 3];
+    for d in 0..3 {
+        let b = match params.get(BLOCK_NAMES[d]) {
+            Some(_) => int_param(params, BLOCK_NAMES[d]).with_context(|| format!("{} is not a positive integer", BLOCK_NAMES[d]))?,
+            None => BLOCK_DEFAULTS[d],
+        };
+        block[d] = u32::try_from(b).context("block size too large")?;
+        let mut div = 1u64;
+        for name in &grid_div[d] {
+            let v = match params.get(name) {
+                Some(_) => int_param(params, name).with_context(|| format!("grid divisor `{name}` is not a positive integer"))?,
+                None => match BLOCK_NAMES.iter().position(|b| b == name) {
+                    Some(i) => BLOCK_DEFAULTS[i],
+                    None => bail!("grid divisor `{name}` is not a tuning parameter"),
+                },
+            };
+            div = div.saturating_mul(v);
+        }
+        let size = problem_size.get(d).copied().unwrap_or(1);
+        grid[d] = u32::try_from(size.div_ceil(div.max(1))).context("grid too large")?.max(1);
+    }
+    Ok((block, grid))
+}
+
+/// Numeric order of configuration keys ("64,2,15" before "128,1,15").
+fn key_order(params: &BTreeMap<String, String>, keys: &[String]) -> Vec<(u8, f64, String)> {
+    keys.iter()
+        .map(|k| {
+            let v = params.get(k).cloned().unwrap_or_default();
+            match v.parse::<f64>() {
+                Ok(x) => (0, x, String::new()),
+                Err(_) => (1, 0.0, v),
+            }
+        })
+        .collect()
+}
+
+/// Picks `n` configurations of `candidates` (each a parameter map), stratified over the
+/// parameters: candidates are shuffled with a seeded PCG generator (oorandom), then
+/// picked greedily, each time the one whose parameter values have been picked least so
+/// far (the counts of its values summed, each weighted by the number of values its
+/// parameter takes, so that every parameter's values come up about equally often);
+/// ties go to the earlier candidate in the shuffled order. Returns indices.
+pub fn stratified_sample(candidates: &[&BTreeMap<String, String>], n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    let mut rng = oorandom::Rand64::new(u128::from(seed));
+    for i in (1..order.len()).rev() {
+        let j = rng.rand_range(0..(i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for c in candidates {
+        for (k, v) in c.iter() {
+            values.entry(k).or_default().insert(v);
+        }
+    }
+    let varying: Vec<(&str, f64)> = values.iter().filter(|(_, v)| v.len() > 1).map(|(k, v)| (*k, v.len() as f64)).collect();
+    let mut counts: HashMap<(&str, &str), f64> = HashMap::new();
+    let mut picked = Vec::new();
+    let mut taken = vec![false; candidates.len()];
+    while picked.len() < n.min(candidates.len()) {
+        let mut best: Option<(f64, usize)> = None;
+        for &i in &order {
+            if taken[i] {
+                continue;
+            }
+            let score: f64 = varying
+                .iter()
+                .map(|(k, w)| counts.get(&(*k, candidates[i].get(*k).map_or("", String::as_str))).copied().unwrap_or(0.0) * w)
+                .sum();
+            if best.is_none_or(|(s, _)| score < s) {
+                best = Some((score, i));
+            }
+        }
+        let Some((_, i)) = best else { break };
+        taken[i] = true;
+        picked.push(i);
+        for (k, _) in &varying {
+            *counts.entry((*k, candidates[i].get(*k).map_or("", String::as_str))).or_insert(0.0) += 1.0;
+        }
+    }
+    picked
+}
+
+/// What an import produced.
+pub struct Imported {
+    pub rows: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+/// Turns the caches of one import into rows. Relative paths in `imp` are resolved
+/// against `base`.
+pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
+    if imp.files.is_empty() {
+        bail!("a Kernel Tuner import needs at least one cache file");
+    }
+    if imp.gpu.is_some() && imp.files.len() > 1 {
+        bail!("`gpu` overrides the device of one cache file; give one import per file");
+    }
+    let mut caches = Vec::new();
+    for f in &imp.files {
+        let path = super::resolve(base, f);
+        caches.push((path.clone(), read_cache(&path)?));
+    }
+    let grid_div: [Vec<String>; 3] = [
+        imp.grid_div_x.clone().unwrap_or_else(|| vec![BLOCK_NAMES[0].into()]),
+        imp.grid_div_y.clone().unwrap_or_else(|| vec![BLOCK_NAMES[1].into()]),
+        imp.grid_div_z.clone().unwrap_or_else(|| vec![BLOCK_NAMES[2].into()]),
+    ];
+    let mut notes = Vec::new();
+    // Which configurations: every valid one, or a sample of those valid everywhere plus
+    // each file's measured best.
+    let chosen: Option<BTreeSet<String>> = match imp.sample {
+        None => None,
+        Some(n) => {
+            let first = &caches[0].1;
+            let mut common: Vec<&String> =
+                first.entries.iter().filter(|(k, e)| e.time.is_ok() && caches.iter().all(|(_, c)| c.entries.get(*k).is_some_and(|x| x.time.is_ok()))).map(|(k, _)| k).collect();
+            common.sort_by(|a, b| {
+                let (pa, pb) = (&first.entries[*a].params, &first.entries[*b].params);
+                key_order(pa, &first.keys).partial_cmp(&key_order(pb, &first.keys)).unwrap_or(std::cmp::Ordering::Equal)
+            });
+            let params: Vec<&BTreeMap<String, String>> = common.iter().map(|k| &first.entries[*k].params).collect();
+            let mut set: BTreeSet<String> = stratified_sample(&params, n, imp.seed.unwrap_or(DEFAULT_SEED)).into_iter().map(|i| common[i].clone()).collect();
+            for (_, c) in &caches {
+                if let Some((k, _)) = c.entries.iter().filter_map(|(k, e)| e.time.as_ref().ok().map(|t| (k, *t))).min_by(|a, b| a.1.total_cmp(&b.1)) {
+                    set.insert(k.clone());
+                }
+            }
+            notes.push(format!(
+                "Kernel Tuner: {} configurations: a sample of {n} (seed {}) of the {} valid in every file, plus each file's fastest",
+                set.len(),
+                imp.seed.unwrap_or(DEFAULT_SEED),
+                common.len()
+            ));
+            Some(set)
+        }
+    };
+    let mut rows = Vec::new();
+    for (path, cache) in &caches {
+        let problem_size = imp.problem_size.clone().unwrap_or_else(|| cache.problem_size.clone());
+        if problem_size.is_empty() {
+            bail!("{}: no problem_size in the file; give one", path.display());
+        }
+        let kernel = imp.kernel.clone().unwrap_or_else(|| cache.kernel_name.clone());
+        let gpu = imp.gpu.clone().unwrap_or_else(|| cache.device_name.clone());
+        let file_name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let failed = cache.entries.values().filter(|e| e.time.is_err()).count();
+        if failed > 0 {
+            notes.push(format!("{file_name}: {failed} of {} configurations have no time (failed to compile or run); left out", cache.entries.len()));
+        }
+        for (key, e) in &cache.entries {
+            let Ok(time) = e.time else { continue };
+            if chosen.as_ref().is_some_and(|s| !s.contains(key)) {
+                continue;
+            }
+            let (block, grid) = geometry(&e.params, &problem_size, &grid_div).with_context(|| format!("{file_name}: configuration {key}"))?;
+            let mut defines: Vec<String> = cache.keys.iter().map(|k| format!("{k}={}", e.params[k])).collect();
+            for (d, name) in BLOCK_NAMES.iter().enumerate() {
+                if !e.params.contains_key(*name) {
+                    defines.push(format!("{name}={}", block[d]));
+                }
+            }
+            for (d, axis) in ["x", "y", "z"].iter().enumerate() {
+                defines.push(format!("grid_size_{axis}={}", grid[d]));
+            }
+            defines.push("kernel_tuner=1".into());
+            defines.extend(imp.defines.clone().unwrap_or_default().0);
+            rows.push(Row {
+                at: format!("{file_name} [{key}]"),
+                source: super::resolve(base, &imp.source),
+                kernel: kernel.clone(),
+                gpu: gpu.clone(),
+                grid,
+                block,
+                dynamic_smem: 0,
+                defines,
+                args: imp.args.clone().unwrap_or_default().0,
+                time_ms: time,
+                label: Some(key.clone()),
+                group: Some(imp.group.clone().unwrap_or_else(|| kernel.clone())),
+                source_of_measurement: Some(format!("Kernel Tuner cache {file_name} (device {})", cache.device_name)),
+                carveout: None,
+                registers: None,
+                arch: imp.arch.clone(),
+            });
+        }
+    }
+    Ok(Imported { rows, notes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CACHE: &str = r#"{
+      "device_name": "NVIDIA GeForce RTX 3090", "kernel_name": "conv", "problem_size": [4096, 4096],
+      "tune_params_keys": ["block_size_x", "block_size_y", "tile_size_x"],
+      "tune_params": {"block_size_x": [32, 64], "block_size_y": [2, 4], "tile_size_x": [1, 2]},
+      "objective": "time",
+      "cache": {
+        "32,2,1": {"block_size_x": 32, "block_size_y": 2, "tile_size_x": 1, "time": 2.0, "times": [2.0, 2.0]},
+        "64,2,2": {"block_size_x": 64, "block_size_y": 2, "tile_size_x": 2, "time": 0.5},
+        "64,4,1": {"block_size_x": 64, "block_size_y": 4, "tile_size_x": 1, "time": "CompilationFailedConfig"},
+        "32,4,2": {"block_size_x": 32, "block_size_y": 4, "tile_size_x": 2, "time": 1.25}
+      }
+    }"#;
+
+    #[test]
+    fn parses_entries_and_failures() {
+        let c = parse_cache(CACHE).unwrap();
+        assert_eq!(c.device_name, "NVIDIA GeForce RTX 3090");
+        assert_eq!(c.problem_size, [4096, 4096]);
+        assert_eq!(c.entries.len(), 4);
+        assert_eq!(c.entries["64,2,2"].time, Ok(0.5));
+        assert_eq!(c.entries["64,4,1"].time, Err("CompilationFailedConfig".to_string()));
+        assert_eq!(c.entries["32,4,2"].params["tile_size_x"], "2");
+        assert!(parse_cache("{}").is_err());
+        assert!(parse_cache("not json").unwrap_err().to_string().contains("not a Kernel Tuner cache"));
+    }
+
+    #[test]
+    fn geometry_follows_kernel_tuner() {
+        let p: BTreeMap<String, String> = [("block_size_x", "48"), ("block_size_y", "8"), ("tile_size_x", "3"), ("tile_size_y", "6")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let div = [vec!["block_size_x".into(), "tile_size_x".into()], vec!["block_size_y".into(), "tile_size_y".into()], vec!["block_size_z".into()]];
+        // ceil(4096 / 144) = 29, ceil(4096 / 48) = 86.
+        assert_eq!(geometry(&p, &[4096, 4096], &div).unwrap(), ([48, 8, 1], [29, 86, 1]));
+        // Defaults: block (256, 1, 1), grid divided by the block names.
+        let none = BTreeMap::new();
+        let d = [vec!["block_size_x".into()], vec!["block_size_y".into()], vec!["block_size_z".into()]];
+        assert_eq!(geometry(&none, &[1000], &d).unwrap(), ([256, 1, 1], [4, 1, 1]));
+        let bad = [vec!["nope".into()], vec![], vec![]];
+        assert!(geometry(&none, &[1000], &bad).is_err());
+    }
+
+    #[test]
+    fn rows_from_a_gzip_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json.gz");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, CACHE.as_bytes()).unwrap();
+        std::fs::write(&path, gz.finish().unwrap()).unwrap();
+        let imp = Import {
+            files: vec!["c.json.gz".into()],
+            source: "conv.cu".into(),
+            grid_div_x: Some(vec!["block_size_x".into(), "tile_size_x".into()]),
+            defines: Some(Defines(vec!["filter=15".into()])),
+            ..Import::default()
+        };
+        let out = import(&imp, dir.path()).unwrap();
+        assert_eq!(out.rows.len(), 3, "the failed configuration is left out");
+        let r = out.rows.iter().find(|r| r.label.as_deref() == Some("64,2,2")).unwrap();
+        assert_eq!((r.block, r.grid), ([64, 2, 1], [32, 2048, 1]));
+        assert_eq!(r.time_ms, 0.5);
+        assert_eq!(r.gpu, "NVIDIA GeForce RTX 3090");
+        assert_eq!(r.kernel, "conv");
+        assert_eq!(r.group.as_deref(), Some("conv"));
+        assert_eq!(
+            r.defines,
+            ["block_size_x=64", "block_size_y=2", "tile_size_x=2", "block_size_z=1", "grid_size_x=32", "grid_size_y=2048", "grid_size_z=1", "kernel_tuner=1", "filter=15"]
+        );
+        assert!(out.notes.iter().any(|n| n.contains("1 of 4")), "{:?}", out.notes);
+    }
+
+    #[test]
+    fn samples_are_seeded_stratified_and_keep_the_best() {
+        let mk = |a: &str, b: &str| -> BTreeMap<String, String> { [("a".to_string(), a.to_string()), ("b".to_string(), b.to_string())].into() };
+        let all: Vec<BTreeMap<String, String>> = (0..4).flat_map(|a| (0..4).map(move |b| mk(&a.to_string(), &b.to_string()))).collect();
+        let refs: Vec<&BTreeMap<String, String>> = all.iter().collect();
+        let s = stratified_sample(&refs, 4, 7);
+        assert_eq!(s, stratified_sample(&refs, 4, 7), "deterministic");
+        // Four picks cover each value of each parameter exactly once.
+        for p in ["a", "b"] {
+            let vals: BTreeSet<&str> = s.iter().map(|&i| all[i][p].as_str()).collect();
+            assert_eq!(vals.len(), 4, "{p}: {s:?}");
+        }
+        assert_eq!(stratified_sample(&refs, 100, 7).len(), 16);
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.json"), CACHE).unwrap();
+        let imp = Import { files: vec!["c.json".into()], source: "conv.cu".into(), sample: Some(1), seed: Some(3), ..Import::default() };
+        let out = import(&imp, dir.path()).unwrap();
+        // One sampled configuration plus the fastest ("64,2,2"), unless the sample is it.
+        assert!(out.rows.iter().any(|r| r.label.as_deref() == Some("64,2,2")));
+        assert!((1..=2).contains(&out.rows.len()));
+    }
+}

@@ -1,0 +1,503 @@
+//! `docs/validation.md` is generated here: `warpsight validate` over the measured corpus
+//! (`tests/fixtures/measured/corpus-*.toml`, reading `../shared/data/measured`), rendered
+//! as markdown. The test fails when the committed doc differs from the computation;
+//! `WARPSIGHT_BLESS=1` rewrites it.
+//!
+//! Skips (with a message) when `../shared` is absent. The convolution part needs nvcc:
+//! without one its sections are taken from the committed doc unchanged, unless
+//! `WARPSIGHT_REQUIRE_CUDA=1`, which makes a missing nvcc a failure.
+
+// Skips and notes are told on stderr, as the test harness shows them.
+#![allow(clippy::print_stderr)]
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use analysis::validation::{self, ErrorStats, Observation, Summary};
+use serde::Deserialize;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[derive(Deserialize)]
+struct Report {
+    counts: Counts,
+    rows: Vec<RowLite>,
+}
+
+#[derive(Deserialize)]
+struct Counts {
+    rows: usize,
+    analysed: usize,
+    skipped: usize,
+    failed: usize,
+}
+
+#[derive(Deserialize)]
+struct RowLite {
+    at: String,
+    block: [u32; 3],
+    status: String,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    gpu_id: Option<String>,
+    #[serde(default)]
+    group: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+    measured_ms: f64,
+    #[serde(default)]
+    headline_bound: Option<String>,
+    #[serde(default)]
+    predicted_ms: BTreeMap<String, f64>,
+}
+
+impl RowLite {
+    fn observation(&self) -> Option<Observation> {
+        (self.status == "analysed").then(|| Observation {
+            gpu: self.gpu_id.clone().unwrap_or_default(),
+            group: self.group.clone(),
+            label: self.label.clone(),
+            measured_ms: self.measured_ms,
+            predicted_ms: self.predicted_ms.clone(),
+        })
+    }
+    fn set(&self) -> &str {
+        let g = self.group.as_deref().unwrap_or("");
+        g.split('/').next().unwrap_or(g)
+    }
+}
+
+fn validate(spec: &str) -> Report {
+    let out = Command::new(env!("CARGO_BIN_EXE_warpsight"))
+        .current_dir(root())
+        .args(["validate", spec, "--format", "json"])
+        .output()
+        .expect("run warpsight");
+    let code = out.status.code().unwrap_or(-1);
+    assert!(code == 0 || code == 1, "validate {spec} exited {code}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("validate {spec}: bad JSON: {e}"))
+}
+
+/// nvcc as the CUDA front end would find it (the variables scripts/test-all.sh sets, or
+/// PATH).
+fn nvcc_available() -> bool {
+    if let Ok(p) = std::env::var("WARPSIGHT_NVCC")
+        && Path::new(&p).is_file()
+    {
+        return true;
+    }
+    for var in ["WARPSIGHT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"] {
+        if let Ok(h) = std::env::var(var)
+            && Path::new(&h).join("bin/nvcc").is_file()
+        {
+            return true;
+        }
+    }
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("nvcc").is_file()))
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1} %", 100.0 * x)
+}
+
+fn ratio(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+fn rho(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_string(), |r| format!("{r:.2}"))
+}
+
+fn stats(obs: &[&Observation], model: &str) -> Option<ErrorStats> {
+    let pairs: Vec<(f64, f64)> = obs.iter().filter_map(|o| o.predicted_ms.get(model).map(|p| (*p, o.measured_ms))).collect();
+    validation::error_stats(&pairs)
+}
+
+fn stats_cells(s: &ErrorStats) -> String {
+    format!("{} | {} | {:.0} % | {} | {}", s.n, ratio(s.median_ratio), s.mape_percent, pct(s.within_1_5), pct(s.within_2))
+}
+
+const STATS_HEAD: &str = "| n | median predicted / measured | MAPE | within 1.5× | within 2× |";
+
+/// Per model over the given observations.
+fn models_table(out: &mut String, obs: &[&Observation], summary: &Summary) {
+    writeln!(out, "| model {STATS_HEAD}").unwrap();
+    writeln!(out, "|---|---|---|---|---|---|").unwrap();
+    for m in &summary.models {
+        if let Some(s) = stats(obs, m) {
+            writeln!(out, "| `{m}` | {} |", stats_cells(&s)).unwrap();
+        }
+    }
+}
+
+fn section(name: &str, body: &str) -> String {
+    format!("<!-- section: {name} -->\n{body}<!-- end: {name} -->\n")
+}
+
+/// The text of a section of a committed doc.
+fn committed_section(doc: &str, name: &str) -> Option<String> {
+    let start = format!("<!-- section: {name} -->\n");
+    let end = format!("<!-- end: {name} -->\n");
+    let a = doc.find(&start)?;
+    let b = doc[a..].find(&end)? + a + end.len();
+    Some(doc[a..b].to_string())
+}
+
+struct Target {
+    what: &'static str,
+    value: String,
+    verdict: String,
+}
+
+fn at_least(value: f64, goal: f64, unit: &str) -> String {
+    if value >= goal { "met".into() } else { format!("missed by {:.1}{unit}", goal - value) }
+}
+
+fn at_most(value: f64, goal: f64, unit: &str) -> String {
+    if value <= goal { "met".into() } else { format!("missed by {:.1}{unit}", value - goal) }
+}
+
+fn render(bench: &Report, conv: Option<&Report>) -> (Vec<(String, bool)>, String) {
+    let bench_obs: Vec<Observation> = bench.rows.iter().filter_map(RowLite::observation).collect();
+    let conv_obs: Vec<Observation> = conv.map(|c| c.rows.iter().filter_map(RowLite::observation).collect()).unwrap_or_default();
+    let all: Vec<&Observation> = bench_obs.iter().chain(&conv_obs).collect();
+    let all_owned: Vec<Observation> = all.iter().map(|o| (*o).clone()).collect();
+    let summary = validation::summarize(&all_owned);
+    let headline = validation::HEADLINE;
+    let db = gpu_spec::Database::builtin();
+    // (section name, needs the convolution part) in order.
+    let mut sections: Vec<(String, bool)> = Vec::new();
+    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+
+    // Streaming kernels.
+    let stream_rows: Vec<&RowLite> = bench.rows.iter().filter(|r| r.set() == "gpu-stream").collect();
+    let stream_obs: Vec<Observation> = stream_rows.iter().filter_map(|r| r.observation()).collect();
+    let stream_refs: Vec<&Observation> = stream_obs.iter().collect();
+    let stream_summary = validation::summarize(&stream_obs);
+    let mut s = String::new();
+    writeln!(s, "## Streaming kernels (gpu-stream)\n").unwrap();
+    writeln!(s, "Six double-precision streaming kernels (init, read, scale, triad, 3- and 5-point stencils; 2^27 + 2 elements; 2 resident blocks per SM through a 6 KiB shared array and the carveout), block sizes 64 to 1024 in steps of 64. Headline per GPU and kernel; Spearman ranks the block sizes.\n").unwrap();
+    writeln!(s, "| GPU | kernel {STATS_HEAD} Spearman |").unwrap();
+    writeln!(s, "|---|---|---|---|---|---|---|---|").unwrap();
+    let mut gpus: Vec<&str> = stream_obs.iter().map(|o| o.gpu.as_str()).collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    for gpu in &gpus {
+        for k in ["init", "read", "scale", "triad", "3pt", "5pt"] {
+            let group = format!("gpu-stream/{k}");
+            let obs: Vec<&Observation> = stream_obs.iter().filter(|o| o.gpu == *gpu && o.group.as_deref() == Some(&group)).collect();
+            let Some(st) = stats(&obs, headline) else { continue };
+            let sp = stream_summary.groups.iter().find(|g| g.model == headline && g.gpu == *gpu && g.group == group).and_then(|g| g.stats.spearman);
+            writeln!(s, "| {gpu} | {k} | {} | {} |", stats_cells(&st), rho(sp)).unwrap();
+        }
+    }
+    writeln!(s, "\nAll streaming rows, per model:\n").unwrap();
+    models_table(&mut s, &stream_refs, &summary);
+    writeln!(s).unwrap();
+    texts.insert("stream".into(), section("stream", &s));
+    sections.push(("stream".into(), false));
+
+    // Convolution.
+    let mut s = String::new();
+    writeln!(s, "## 2-D convolution (Kernel Tuner)\n").unwrap();
+    writeln!(s, "A tiled 15×15 convolution of a 4096² image, compiled per configuration from the MIT-licensed `convolution.cu`; 30 configurations valid on every GPU (seeded, stratified over the tuning parameters) plus each GPU's measured best, the same keys on every GPU. Headline per GPU; \"best\" is the measured time of the configuration the headline predicts fastest over the fastest measured one.\n").unwrap();
+    if let Some(c) = conv {
+        writeln!(s, "| GPU {STATS_HEAD} Spearman | best | predicted best / measured best |").unwrap();
+        writeln!(s, "|---|---|---|---|---|---|---|---|---|").unwrap();
+        let conv_summary = validation::summarize(&conv_obs);
+        let mut gpus: Vec<&str> = conv_obs.iter().map(|o| o.gpu.as_str()).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        for gpu in &gpus {
+            let obs: Vec<&Observation> = conv_obs.iter().filter(|o| o.gpu == *gpu).collect();
+            let Some(st) = stats(&obs, headline) else { continue };
+            let g = conv_summary.groups.iter().find(|g| g.model == headline && g.gpu == *gpu);
+            let (sp, best, which) = g.map_or(("–".into(), "–".into(), "–".into()), |g| {
+                (rho(g.stats.spearman), format!("{:.2}×", g.stats.best_config_ratio), format!("`{}` / `{}`", g.stats.predicted_best, g.stats.measured_best))
+            });
+            writeln!(s, "| {gpu} | {} | {sp} | {best} | {which} |", stats_cells(&st)).unwrap();
+        }
+        let conv_refs: Vec<&Observation> = conv_obs.iter().collect();
+        writeln!(s, "\nAll convolution rows, per model:\n").unwrap();
+        models_table(&mut s, &conv_refs, &summary);
+        let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+        for r in c.rows.iter().filter(|r| r.status != "analysed") {
+            *skipped.entry(format!("{}: {}", r.status, r.reason.as_deref().unwrap_or(""))).or_default() += 1;
+        }
+        if !skipped.is_empty() {
+            writeln!(s, "\nNot analysed:\n").unwrap();
+            for (why, n) in skipped {
+                writeln!(s, "- {n} rows {why}").unwrap();
+            }
+        }
+    }
+    writeln!(s).unwrap();
+    texts.insert("convolution".into(), section("convolution", &s));
+    sections.push(("convolution".into(), true));
+
+    // The other gpu-benches sets.
+    let mut s = String::new();
+    writeln!(s, "## The other gpu-benches sets\n").unwrap();
+    writeln!(s, "Headline per set and GPU (at most 16 points of every sweep; see `tests/fixtures/measured/README.md` for the kernels and the row-to-time conversions). Spearman is the mean over the set's sweeps on that GPU.\n").unwrap();
+    writeln!(s, "| set | GPU {STATS_HEAD} mean Spearman |").unwrap();
+    writeln!(s, "|---|---|---|---|---|---|---|---|").unwrap();
+    let bench_summary = validation::summarize(&bench_obs);
+    for set in ["gpu-latency", "gpu-cache", "gpu-l2-cache", "gpu-small-kernels", "gpu-strides"] {
+        let in_set = |o: &Observation| o.group.as_deref().is_some_and(|g| g.split('/').next() == Some(set));
+        let mut gpus: Vec<&str> = bench_obs.iter().filter(|o| in_set(o)).map(|o| o.gpu.as_str()).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        for gpu in gpus {
+            let obs: Vec<&Observation> = bench_obs.iter().filter(|o| in_set(o) && o.gpu == gpu).collect();
+            let Some(st) = stats(&obs, headline) else { continue };
+            let rs: Vec<f64> = bench_summary
+                .groups
+                .iter()
+                .filter(|g| g.model == headline && g.gpu == gpu && g.group.split('/').next() == Some(set))
+                .filter_map(|g| g.stats.spearman)
+                .collect();
+            let mean = (!rs.is_empty()).then(|| rs.iter().sum::<f64>() / rs.len() as f64);
+            writeln!(s, "| {set} | {gpu} | {} | {} |", stats_cells(&st), rho(mean)).unwrap();
+        }
+    }
+    let others: Vec<&Observation> = bench_obs.iter().filter(|o| o.group.as_deref().is_some_and(|g| !g.starts_with("gpu-stream"))).collect();
+    writeln!(s, "\nAll rows of these sets, per model:\n").unwrap();
+    models_table(&mut s, &others, &summary);
+    writeln!(s).unwrap();
+    texts.insert("other".into(), section("other", &s));
+    sections.push(("other".into(), false));
+
+    // Overall and targets (they include the convolution).
+    let mut s = String::new();
+    writeln!(s, "## Overall\n").unwrap();
+    writeln!(s, "Every analysed row, per model (the headline is the consensus pick of `docs/models.md`):\n").unwrap();
+    models_table(&mut s, &all, &summary);
+    let counts: Vec<&Counts> = std::iter::once(&bench.counts).chain(conv.map(|c| &c.counts)).collect();
+    writeln!(
+        s,
+        "\nRows: {} in all; {} analysed, {} skipped, {} failed.\n",
+        counts.iter().map(|c| c.rows).sum::<usize>(),
+        counts.iter().map(|c| c.analysed).sum::<usize>(),
+        counts.iter().map(|c| c.skipped).sum::<usize>(),
+        counts.iter().map(|c| c.failed).sum::<usize>()
+    )
+    .unwrap();
+    let failed: Vec<&RowLite> = bench.rows.iter().filter(|r| r.status == "failed").collect();
+    for r in failed.iter().take(5) {
+        writeln!(s, "- failed: {}: {}", r.at, r.reason.as_deref().unwrap_or("")).unwrap();
+    }
+    texts.insert("overall".into(), section("overall", &s));
+
+    let mut targets = Vec::new();
+    if let Some(st) = stats(&stream_refs, headline) {
+        targets.push(Target { what: "Streaming kernels: at least 90 % of cases within 1.5×", value: pct(st.within_1_5), verdict: at_least(100.0 * st.within_1_5, 90.0, " points") });
+    }
+    if conv.is_some() {
+        let conv_summary = validation::summarize(&conv_obs);
+        let mut gpus: Vec<&str> = conv_obs.iter().map(|o| o.gpu.as_str()).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        for gpu in gpus {
+            let obs: Vec<&Observation> = conv_obs.iter().filter(|o| o.gpu == gpu).collect();
+            if let Some(st) = stats(&obs, headline) {
+                let off = if st.median_ratio >= 1.0 { st.median_ratio } else { 1.0 / st.median_ratio };
+                targets.push(Target {
+                    what: "Convolution: median ratio within 1.5×",
+                    value: format!("{gpu}: {}", ratio(st.median_ratio)),
+                    verdict: if off <= 1.5 { "met".into() } else { format!("missed: {off:.1}× off") },
+                });
+            }
+            if let Some(g) = conv_summary.groups.iter().find(|g| g.model == headline && g.gpu == gpu) {
+                let r = g.stats.spearman.unwrap_or(f64::NAN);
+                targets.push(Target {
+                    what: "Convolution: Spearman ≥ 0.7 across configurations",
+                    value: format!("{gpu}: {}", rho(g.stats.spearman)),
+                    verdict: if r >= 0.7 { "met".into() } else { format!("missed by {:.2}", 0.7 - r) },
+                });
+                targets.push(Target {
+                    what: "Convolution: predicted-best configuration within 1.2× of the measured best",
+                    value: format!("{gpu}: {:.2}×", g.stats.best_config_ratio),
+                    verdict: if g.stats.best_config_ratio <= 1.2 { "met".into() } else { format!("missed by {:.2}×", g.stats.best_config_ratio - 1.2) },
+                });
+            }
+        }
+    }
+    if let Some(st) = stats(&all, headline) {
+        targets.push(Target { what: "Everything: at least 75 % within 1.5×", value: pct(st.within_1_5), verdict: at_least(100.0 * st.within_1_5, 75.0, " points") });
+        targets.push(Target { what: "Everything: MAPE ≤ 35 %", value: format!("{:.0} %", st.mape_percent), verdict: at_most(st.mape_percent, 35.0, " points") });
+    }
+    // Bounds where the answer is known: streaming at half occupancy or more is DRAM-bound;
+    // streaming at 4 warps per SM or fewer (2 blocks of 64) is latency-bound.
+    let occupancy = |r: &RowLite| -> Option<f64> {
+        let gpu = db.gpu(r.gpu_id.as_deref()?).ok()?;
+        Some(2.0 * f64::from(r.block[0]) / f64::from(gpu.limits.max_threads_per_sm))
+    };
+    let analysed: Vec<&&RowLite> = stream_rows.iter().filter(|r| r.status == "analysed").collect();
+    let high: Vec<&&&RowLite> = analysed.iter().filter(|r| occupancy(r).is_some_and(|o| o >= 0.5)).collect();
+    let dram = high.iter().filter(|r| r.headline_bound.as_deref() == Some("dram")).count();
+    if !high.is_empty() {
+        targets.push(Target {
+            what: "Bound: streaming kernels at ≥ 50 % occupancy are `dram`-bound",
+            value: format!("{dram} of {}", high.len()),
+            verdict: if dram == high.len() { "met".into() } else { format!("missed in {} cases", high.len() - dram) },
+        });
+    }
+    let low: Vec<&&&RowLite> = analysed.iter().filter(|r| r.block[0] <= 64).collect();
+    let lat = low.iter().filter(|r| r.headline_bound.as_deref() == Some("latency")).count();
+    if !low.is_empty() {
+        targets.push(Target {
+            what: "Bound: streaming kernels at 4 warps per SM are `latency`-bound",
+            value: format!("{lat} of {}", low.len()),
+            verdict: if lat == low.len() { "met".into() } else { format!("missed in {} cases", low.len() - lat) },
+        });
+    }
+    let mut s = String::new();
+    writeln!(s, "## Targets (issue 13)\n").unwrap();
+    writeln!(s, "For the headline. The bound targets use the headline's `bound`.\n").unwrap();
+    writeln!(s, "| target | value | verdict |").unwrap();
+    writeln!(s, "|---|---|---|").unwrap();
+    for t in &targets {
+        writeln!(s, "| {} | {} | {} |", t.what, t.value, t.verdict).unwrap();
+    }
+    writeln!(s).unwrap();
+    texts.insert("targets".into(), section("targets", &s));
+    // Order in the doc: targets, overall, stream, convolution, other.
+    let order = [("targets", true), ("overall", true), ("stream", false), ("convolution", true), ("other", false)];
+    sections = order.iter().map(|(n, c)| (n.to_string(), *c)).collect();
+    let mut body = String::new();
+    for (n, _) in &sections {
+        body.push_str(&texts[n]);
+        body.push('\n');
+    }
+    (sections, body)
+}
+
+const HEADER: &str = "# Validation against measured kernel times
+
+<!-- Generated by server/warpsight/tests/validation_doc.rs: do not edit by hand.
+     Regenerate: WARPSIGHT_BLESS=1 cargo test -p warpsight --test validation_doc
+     (with ../shared beside the repository and nvcc available). -->
+
+How close warpsight's time predictions are to kernel times measured by others on real GPUs.
+The measurements stay in `../shared/data/measured` (gpu-benches result tables, Kernel Tuner
+caches; sources, licences and row-to-time conversions in
+`tests/fixtures/measured/README.md`); nothing here is fitted to them. The same numbers, per
+model and GPU, come from:
+
+    warpsight validate tests/fixtures/measured/corpus-gpu-benches.toml tests/fixtures/measured/corpus-kernel-tuner.toml
+
+Definitions: ratio = predicted / measured; MAPE = mean of |predicted − measured| / measured;
+\"within 1.5×\" = the share of cases with measured / 1.5 ≤ predicted ≤ 1.5 × measured;
+Spearman = rank correlation of predicted against measured times across one kernel's
+configurations on one GPU. Numbers are rounded (ratios to 2 decimals, shares to 0.1 %).
+
+";
+
+const FOOTER: &str = "## Row format, importers and import specifications
+
+`warpsight validate` reads measured rows and importer outputs; `docs/cli.md` § validate
+lists the row fields (CSV with a header row, a JSON array of objects or JSON lines:
+`source`, `kernel`, `gpu`, `grid`, `block`, `time_ms`; optional `dynamic_smem`, `defines`,
+`args`, `label`, `group`, `source_of_measurement`, `carveout`, `registers`, `arch`). A
+malformed row stops the run with its file and line; a row for a GPU that is not in the
+database is reported as skipped with the reason; rows for a GPU given by its CUDA device
+name (\"NVIDIA GeForce RTX 3090\") are matched ignoring case, punctuation and the words
+NVIDIA, GeForce and Tesla.
+
+Importers:
+
+- **Kernel Tuner caches** (`--kernel-tuner FILE...` or `kind = \"kernel-tuner\"`): JSON,
+  gzip-compressed or not, with `device_name`, `kernel_name`, `problem_size`,
+  `tune_params_keys` and `cache` (key → parameters and `time` in ms, or a failure string:
+  failed configurations are counted and left out). Each configuration is compiled with its
+  parameters (and `block_size_x/y/z` when not tuned, `grid_size_x/y/z`, `kernel_tuner`) as
+  `-D` definitions; block = (block_size_x, block_size_y, block_size_z), defaults 256, 1, 1;
+  grid = ceil(problem_size / Π grid_div) per dimension, `grid_div_x/y/z` defaulting to the
+  block size names (Kernel Tuner's `tune_kernel` conventions). `sample = N`: N configurations
+  valid in every file of the import, chosen by a seeded PCG shuffle then a greedy pick of the
+  configuration whose parameter values were picked least so far (stratified over the tuning
+  parameters), plus each file's measured best; the same keys on every GPU.
+- **Nsight Compute** (`--ncu CSV...` or `kind = \"ncu\"`): `ncu --csv --page raw` exports,
+  per NVIDIA's Nsight Compute CLI User Guide (\"Output Pages\", \"Console Output\": `--csv`,
+  `--page raw`, `--print-units`): a header row (`ID`, `Kernel Name`, `Block Size`, `Grid
+  Size`, ... then one column per metric), a units row, one row per launch. Used:
+  `gpu__time_duration.sum` (with its unit), the block and grid `(x, y, z)` (or the
+  `launch__block_size` / `launch__grid_size` metrics of older exports),
+  `device__attribute_display_name`, `launch__registers_per_thread`,
+  `launch__shared_mem_per_block_dynamic`. The kernel source is named on the command line.
+- **gpu-benches** (`--gpu-benches DIR` or `kind = \"gpu-benches\"`): the result tables of
+  te42kyfo/gpu-benches with this repository's equivalent kernels
+  (`tests/fixtures/measured/`); every conversion is in that folder's README.
+
+An import specification is a TOML file of `[[import]]` tables, each with a `kind` (`rows`,
+`kernel-tuner`, `ncu`, `gpu-benches`) and that importer's fields (the command-line flags'
+names with `_`: `files`, `source`, `kernel`, `problem_size`, `grid_div_x`, `defines`,
+`args`, `gpu`, `sample`, `seed`, `group`, `arch`; `dir`, `kernels`, `sets`, `sample` for
+gpu-benches); relative paths are relative to the specification. The corpus of this page is
+`tests/fixtures/measured/corpus-gpu-benches.toml` and `corpus-kernel-tuner.toml`.
+
+The shared-memory carveout of a row is modelled exactly as NVIDIA's occupancy calculation
+applies `cudaFuncAttributePreferredSharedMemoryCarveout`: the SM's shared-memory capacity
+becomes the preference snapped up to a supported carveout (`gpu_spec::Gpu::with_smem_carveout`),
+which every model sees through the occupancy. This is how gpu-stream's 2 blocks per SM
+reach the models.
+";
+
+#[test]
+fn validation_doc_matches_the_measurements() {
+    let shared = root().join("../shared/data/measured");
+    if !shared.is_dir() {
+        eprintln!("skipped: {} is absent (the measured data lives beside the repository)", shared.display());
+        return;
+    }
+    let doc_path = root().join("docs/validation.md");
+    let committed = std::fs::read_to_string(&doc_path).unwrap_or_default();
+    let bless = std::env::var("WARPSIGHT_BLESS").is_ok_and(|v| v == "1");
+    let require_cuda = std::env::var("WARPSIGHT_REQUIRE_CUDA").is_ok_and(|v| v == "1");
+    let cuda = nvcc_available();
+    if !cuda && require_cuda {
+        panic!("WARPSIGHT_REQUIRE_CUDA=1 but no nvcc was found (WARPSIGHT_NVCC, WARPSIGHT_CUDA_HOME, CUDA_HOME or PATH)");
+    }
+    let bench = validate("tests/fixtures/measured/corpus-gpu-benches.toml");
+    assert!(bench.counts.analysed > 500, "only {} of {} gpu-benches rows analysed", bench.counts.analysed, bench.counts.rows);
+    let conv = cuda.then(|| validate("tests/fixtures/measured/corpus-kernel-tuner.toml"));
+    if !cuda {
+        eprintln!("note: no nvcc: the convolution sections of docs/validation.md are kept as committed");
+    }
+    let (sections, body) = render(&bench, conv.as_ref());
+    let mut doc = String::from(HEADER);
+    if cuda {
+        doc.push_str(&body);
+    } else {
+        // Keep the committed text of every section that needs the convolution.
+        let mut b = body;
+        for (name, needs_cuda) in &sections {
+            if *needs_cuda
+                && let (Some(old), Some(new)) = (committed_section(&committed, name), committed_section(&b, name))
+            {
+                b = b.replace(&new, &old);
+            }
+        }
+        doc.push_str(&b);
+    }
+    doc.push_str(FOOTER);
+    if bless {
+        std::fs::write(&doc_path, &doc).expect("write docs/validation.md");
+        eprintln!("wrote {}", doc_path.display());
+        return;
+    }
+    if doc != committed {
+        let first = doc.lines().zip(committed.lines()).position(|(a, b)| a != b).unwrap_or(doc.lines().count().min(committed.lines().count()));
+        panic!(
+            "docs/validation.md differs from the computation (first difference at line {}):\n  computed:  {}\n  committed: {}\nregenerate with WARPSIGHT_BLESS=1 cargo test -p warpsight --test validation_doc",
+            first + 1,
+            doc.lines().nth(first).unwrap_or("<end>"),
+            committed.lines().nth(first).unwrap_or("<end>")
+        );
+    }
+}
