@@ -251,7 +251,7 @@ pub struct Estimate {
 }
 
 /// The cache configuration the traffic estimate needs.
-fn cache_config(gpu: &gpu_spec::Gpu, resident: u32) -> CacheConfig {
+pub fn cache_config(gpu: &gpu_spec::Gpu, resident: u32) -> CacheConfig {
     CacheConfig {
         sm_count: gpu.sm_count,
         l1_bytes_per_sm: u64::from(gpu.l1_shared_bytes_per_sm),

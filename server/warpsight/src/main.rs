@@ -40,6 +40,8 @@ enum Command {
     SetupCuda(cmd::setup_cuda::Args),
     /// Compare the models' predictions with measured kernel times (docs/validation.md).
     Validate(Box<cmd::validate::Args>),
+    /// Fit the bottleneck model to measured kernel times of one GPU and write a GPU file.
+    Calibrate(Box<cmd::calibrate::CalibrateArgs>),
 }
 
 fn main() -> ExitCode {
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
         Command::Lsp(args) => cmd::lsp::run(args),
         Command::SetupCuda(args) => cmd::setup_cuda::run(args),
         Command::Validate(args) => cmd::validate::run(*args),
+        Command::Calibrate(args) => cmd::calibrate::run(*args),
     };
     match res {
         Ok(code) => code.into(),

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has `Args` (clap) and `run(Args) -> anyhow::Result<Exit>`.
 
 pub mod analyze;
+pub mod calibrate;
 pub mod gpus;
 pub mod lsp;
 pub mod occupancy;

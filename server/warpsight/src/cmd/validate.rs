@@ -197,7 +197,14 @@ pub fn imports(args: &Args) -> anyhow::Result<Vec<(Import, PathBuf)>> {
 /// Loads and analyses everything the command line names: the rows with their analyses
 /// (for `validate`, and for commands that fit parameters to the same rows).
 pub fn load_and_analyse(args: &Args) -> anyhow::Result<(Vec<run::RowResult>, Vec<String>)> {
-    let loaded = validate::load(&imports(args)?)?;
+    load_and_analyse_where(args, |_| true)
+}
+
+/// [`load_and_analyse`] on the rows `keep` accepts (the others are neither compiled nor
+/// analysed).
+pub fn load_and_analyse_where(args: &Args, keep: impl Fn(&rows::Row) -> bool) -> anyhow::Result<(Vec<run::RowResult>, Vec<String>)> {
+    let mut loaded = validate::load(&imports(args)?)?;
+    loaded.rows.retain(|r| keep(r));
     let opts = run::CompileOptions {
         nvcc: args.nvcc.clone(),
         include_dirs: args.includes.clone(),
