@@ -146,11 +146,16 @@ pub fn column_latency(col: &LatencyColumn, key: LatencyKey) -> Option<f64> {
         .map(|i| col[i])
 }
 
+/// Where Table 3.3's last interval ends (threads).
+pub const K20_GLOBAL_LATENCY_TABLE_END: f64 = 2_203_648.0;
+
 /// Table 3.3: the K20's global load/store latency in cycles as a piecewise-linear function
 /// of x = nT_b · nB. The printed intervals are open at every breakpoint and end at
-/// 2,203,648; we close them on the left (`[4096, 24576)` …) and extend the last segment
-/// beyond its end, and say so in the prediction's assumptions. The fit is discontinuous
-/// (335.8 vs 271.3 cycles at x = 4096; spec 004 §4 note).
+/// 2,203,648; we close them on the left (`[4096, 24576)` …). Beyond the end the latency
+/// is held at its value there (446.1 cycles), and the prediction's assumptions say so:
+/// the last segment falls, and extended linearly it would reach zero at 19.8 million
+/// threads and go negative (a negative time for any larger launch). The fit is
+/// discontinuous (335.8 vs 271.3 cycles at x = 4096; spec 004 §4 note).
 pub fn k20_global_latency(x: f64) -> f64 {
     if x < 4096.0 {
         0.02828 * x + 220.0
@@ -159,7 +164,7 @@ pub fn k20_global_latency(x: f64) -> f64 {
     } else if x < 991_232.0 {
         0.0001679 * x + 307.8
     } else {
-        -0.00002529 * x + 501.8
+        -0.00002529 * x.min(K20_GLOBAL_LATENCY_TABLE_END) + 501.8
     }
 }
 
