@@ -30,7 +30,7 @@ pub struct LaunchArgs {
     /// parameter name, the PTX parameter name or `param_N`.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
-    /// Trip count assumed for loops whose count is unknown.
+    /// Trip count assumed for loops whose count is unknown (0 to 1e9).
     #[arg(long, value_name = "N", default_value_t = 16.0)]
     pub default_trip_count: f64,
     /// Severity of a diagnostic code: CODE=error|warning|information|hint|off (repeatable).
@@ -60,7 +60,7 @@ impl LaunchArgs {
     pub fn settings(&self) -> anyhow::Result<analysis::Settings> {
         let mut s = analysis::Settings::default();
         if !self.gpus.is_empty() {
-            s.gpus = self.gpus.clone();
+            s.gpus = lsp::check_gpu_ids(self.gpus.iter().map(String::as_str)).map_err(|why| anyhow::anyhow!("--gpu: {why}"))?;
         }
         let dims = |v: &Option<String>, what: &str| -> anyhow::Result<Option<[u32; 3]>> {
             match v {
@@ -77,10 +77,7 @@ impl LaunchArgs {
             };
             s.args.insert(k, v);
         }
-        if !(self.default_trip_count.is_finite() && self.default_trip_count >= 0.0) {
-            bail!("--default-trip-count must be a non-negative number");
-        }
-        s.profile.default_trip_count = self.default_trip_count;
+        s.profile.default_trip_count = lsp::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;
         for item in &self.severities {
             let parsed = item.split_once('=').and_then(|(code, level)| lsp::parse_severity(level).map(|l| (code, l)));
             let Some((code, level)) = parsed else {
