@@ -91,12 +91,16 @@ fn find_header(line: &[u8]) -> Option<usize> {
 struct HeaderScan {
     in_string: bool,
     escaped: bool,
-    /// How many bytes of [`HEADER`] the last bytes matched.
+    /// How many bytes of [`HEADER`] the last bytes outside strings matched.
     matched: usize,
-    /// Inside the current string: the bytes from the start of the last complete
-    /// `Content-Length:` in it (at most [`MAX_HEADER_LINE`]).
-    suspect: Option<Vec<u8>>,
+    /// The current string's last bytes (at most [`STRING_TAIL`]) from earlier chunks: where
+    /// a header inside it would be found when a line break shows it is not a string.
+    tail: Vec<u8>,
 }
+
+/// How far back in an unterminated string a header line is looked for: a header line is
+/// `Content-Length: ` and a number, a few dozen bytes.
+const STRING_TAIL: usize = 256;
 
 /// A header found by [`HeaderScan::feed`]: stop before index `end` of the chunk and give
 /// back `back`, the header's bytes consumed so far (they end the body).
@@ -122,70 +126,82 @@ impl HeaderScan {
         false
     }
 
+    /// The last header in the current string, whose bytes end with `recent` (the string's
+    /// bytes in this chunk up to a line break): from its `Content-Length:` on.
+    fn header_in_string(&self, recent: &[u8]) -> Option<Vec<u8>> {
+        let recent = &recent[recent.len().saturating_sub(STRING_TAIL)..];
+        let mut region = self.tail[self.tail.len().saturating_sub(STRING_TAIL - recent.len())..].to_vec();
+        region.extend_from_slice(recent);
+        let pos = region.windows(HEADER.len()).rposition(|w| w.eq_ignore_ascii_case(HEADER))?;
+        Some(region.split_off(pos))
+    }
+
+    /// Keeps the last [`STRING_TAIL`] bytes of the current string.
+    fn remember(&mut self, bytes: &[u8]) {
+        self.tail.extend_from_slice(&bytes[bytes.len().saturating_sub(STRING_TAIL)..]);
+        if self.tail.len() > STRING_TAIL {
+            self.tail.drain(..self.tail.len() - STRING_TAIL);
+        }
+    }
+
     /// Feeds `chunk`; returns the header that ends the body, if one shows in it.
     fn feed(&mut self, chunk: &[u8]) -> Option<Found> {
         let mut i = 0;
+        // Where the current string's bytes in this chunk begin.
+        let mut string_from = 0;
         while i < chunk.len() {
-            if self.in_string && self.suspect.is_none() && self.matched == 0 && !self.escaped {
-                // Most of a big message is one string (a document's text): skip to what
-                // can end it or start a header.
-                match chunk[i..].iter().position(|b| matches!(b, b'"' | b'\\' | b'\n' | b'\r' | b'c' | b'C')) {
-                    None => return None,
-                    Some(p) => i += p,
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                    i += 1;
+                    continue;
                 }
+                // Most of a big message is one string (a document's text): skip to what
+                // can end it.
+                let Some(p) = chunk[i..].iter().position(|b| matches!(b, b'"' | b'\\' | b'\n' | b'\r')) else {
+                    i = chunk.len();
+                    break;
+                };
+                i += p;
+                match chunk[i] {
+                    b'\\' => self.escaped = true,
+                    b'"' => {
+                        self.in_string = false;
+                        self.tail.clear();
+                    }
+                    _ => {
+                        // A raw line break: not a string after all. A header in it starts
+                        // the next message; the line break stays in the stream.
+                        if let Some(back) = self.header_in_string(&chunk[string_from..i]) {
+                            *self = HeaderScan::default();
+                            return Some(Found { end: i, back });
+                        }
+                        self.in_string = false;
+                        self.tail.clear();
+                    }
+                }
+                i += 1;
+                continue;
             }
             let b = chunk[i];
             i += 1;
-            if !self.in_string {
-                if b == b'"' {
-                    self.in_string = true;
-                    self.matched = 0;
-                } else if self.step(b) {
-                    return Some(Found { end: i, back: b"Content-Length:".to_vec() });
-                }
-                continue;
-            }
-            if let Some(s) = &mut self.suspect {
-                if matches!(b, b'\n' | b'\r') {
-                    // Not a string after all: the header in it starts the next message.
-                    // The line break stays in the stream.
-                    let back = self.suspect.take().unwrap_or_default();
-                    *self = HeaderScan::default();
-                    return Some(Found { end: i - 1, back });
-                }
-                s.push(b);
-                if s.len() > MAX_HEADER_LINE {
-                    self.suspect = None;
-                }
-            }
-            if self.escaped {
-                self.escaped = false;
+            if b == b'"' {
+                self.in_string = true;
                 self.matched = 0;
-                continue;
-            }
-            match b {
-                b'\\' => {
-                    self.escaped = true;
-                    self.matched = 0;
-                }
-                b'"' => {
-                    self.in_string = false;
-                    self.suspect = None;
-                    self.matched = 0;
-                }
-                // A raw line break (no header before it in this string): not JSON.
-                b'\n' | b'\r' => {
-                    self.in_string = false;
-                    self.matched = 0;
-                }
-                _ => {
-                    if self.step(b) {
-                        self.suspect = Some(b"Content-Length:".to_vec());
-                    }
-                }
+                string_from = i;
+            } else if self.step(b) {
+                return Some(Found { end: i, back: b"Content-Length:".to_vec() });
             }
         }
+        if self.in_string {
+            self.remember(&chunk[string_from.min(chunk.len())..]);
+        }
         None
+    }
+
+    /// At the end of a body: a header begun inside a string the body leaves open.
+    fn open_string_header(&self) -> Option<Vec<u8>> {
+        if self.in_string { self.header_in_string(&[]) } else { None }
     }
 }
 
@@ -307,7 +323,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         // ("...Conte" | "nt-Length: 52"), or a header began inside a string the body
         // leaves open. Neither can end valid JSON. Complete a partial match from what is
         // already buffered (never waiting for more input).
-        let mut back = scan.suspect.take().unwrap_or_default();
+        let mut back = scan.open_string_header().unwrap_or_default();
         if back.is_empty() && scan.matched > 0 {
             let rest = &HEADER[scan.matched..];
             let buffered = if self.pushback_at < self.pushback.len() { &self.pushback[self.pushback_at..] } else { self.inner.buffer() };

@@ -468,7 +468,9 @@ impl AlavaniGpu {
         match key {
             LatencyKey::Global => {
                 if self.global_latency_k20_model {
-                    tables::k20_global_latency(threads_total)
+                    // Held at the table's end: the last segment extended would turn
+                    // negative past 19.8 million threads (a negative time).
+                    tables::k20_global_latency(threads_total.min(tables::K20_GLOBAL_LATENCY_TABLE_END))
                 } else {
                     self.params.dram_latency_cycles
                 }
