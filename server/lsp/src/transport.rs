@@ -159,8 +159,7 @@ impl HeaderScan {
                 // Most of a big message is one string (a document's text): skip to what
                 // can end it.
                 let Some(p) = chunk[i..].iter().position(|b| matches!(b, b'"' | b'\\' | b'\n' | b'\r')) else {
-                    i = chunk.len();
-                    break;
+                    break; // The rest of the chunk is inside the string.
                 };
                 i += p;
                 match chunk[i] {
