@@ -17,9 +17,12 @@ fn fmt_time(us: f64) -> String {
 /// 72 W on A100".
 pub fn summary(t: &TargetAnalysis) -> String {
     let mut parts = Vec::new();
-    if let Some(r) = &t.models {
-        parts.push(format!("≈ {}", fmt_time(r.headline.time_us)));
-        parts.push(format!("{}-bound", r.headline.bound.name()));
+    match &t.models {
+        Ok(r) => {
+            parts.push(format!("≈ {}", fmt_time(r.headline.time_us)));
+            parts.push(format!("{}-bound", r.headline.bound.name()));
+        }
+        Err(_) => parts.push("no time predicted".into()),
     }
     if let Ok(o) = &t.occupancy {
         parts.push(format!("occ {:.0}%", o.occupancy * 100.0));
@@ -94,7 +97,10 @@ fn target_section(s: &mut String, t: &TargetAnalysis) {
     if let Some(w) = &t.waves {
         let _ = writeln!(s, "- {} wave(s) of {} blocks; last wave {:.0}% full", w.waves, w.blocks_per_wave, w.last_wave_fill * 100.0);
     }
-    if let Some(rep) = &t.models {
+    if let Err(why) = &t.models {
+        let _ = writeln!(s, "- {why}");
+    }
+    if let Ok(rep) = &t.models {
         if let Some(p) = rep.predictions.iter().find(|p| p.mwp.is_some() && p.model == "mwp_cwp") {
             let _ = writeln!(s, "- {}", p.explanation);
         }

@@ -126,10 +126,12 @@ pub struct TargetAnalysis {
     pub occupancy: Result<gpu_spec::Occupancy, String>,
     pub waves: Option<gpu_spec::occupancy::Waves>,
     pub profile: KernelProfile,
-    /// Every applicable execution-time model and the headline (`None` for an empty
-    /// launch).
-    pub models: Option<perf_models::Report>,
-    /// Predicted average power while the kernel runs (seed 004's static-feature model).
+    /// Every applicable execution-time model and the headline, or why no time can be
+    /// predicted ("cannot predict: ...", e.g. trip counts that multiply to an absurd
+    /// count; `perf_models::guard`).
+    pub models: Result<perf_models::Report, String>,
+    /// Predicted average power while the kernel runs (seed 004's static-feature model);
+    /// `None` also when no time can be predicted (the same absurd counts are its inputs).
     pub power: Option<PowerSummary>,
     /// Predicted energy per launch: power × headline time.
     pub energy_uj: Option<f64>,
@@ -426,9 +428,9 @@ fn analyze_kernel(
             let waves = occupancy.as_ref().ok().map(|o| gpu_spec::occupancy::waves(launch.blocks(), o.blocks_per_sm, gpu.sm_count));
             let models = perf_models::run_all_for_gpu(&profile, gpu, &settings.models);
             let occ = occupancy.as_ref().map_or(0.0, |o| o.occupancy);
-            let power = power_for(&profile, gpu, occ);
+            let power = if models.is_ok() { power_for(&profile, gpu, occ) } else { None };
             let energy_uj = match (&power, &models) {
-                (Some(p), Some(m)) => power_model::energy_uj(p.watts, m.headline.time_us),
+                (Some(p), Ok(m)) => power_model::energy_uj(p.watts, m.headline.time_us),
                 _ => None,
             };
             Some(TargetAnalysis { gpu: gpu.clone(), occupancy, waves, profile, models, power, energy_uj })

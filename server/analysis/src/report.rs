@@ -114,7 +114,7 @@ fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
         Err(e) => json!({ "error": e }),
     };
     let (predictions, headline) = match &t.models {
-        Some(r) => {
+        Ok(r) => {
             let mut preds = Map::new();
             for p in &r.predictions {
                 preds.insert(p.model.to_string(), prediction_json(p, r.floor_violations.contains(&p.model)));
@@ -131,7 +131,7 @@ fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
                 }),
             )
         }
-        None => (json!({}), Value::Null),
+        Err(_) => (json!({}), Value::Null),
     };
     json!({
         "gpu": t.gpu.id,
@@ -146,6 +146,7 @@ fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
         })),
         "predictions": predictions,
         "headline": headline,
+        "cannot_predict": t.models.as_ref().err(),
         "power": t.power.as_ref().map(|p| json!({
             "watts": p.watts,
             "base_watts": p.base_watts,

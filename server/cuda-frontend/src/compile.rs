@@ -436,13 +436,10 @@ fn prepare_unchecked(
     };
     let text: String = match text {
         Some(t) => t.to_string(),
-        None => match std::fs::read_to_string(path) {
+        None => match crate::files::read_text(path, crate::files::MAX_SOURCE_BYTES) {
             Ok(t) => t,
             Err(e) => {
-                p.diagnostics.push(CompilerDiagnostic::general(
-                    Severity::Error,
-                    format!("cannot read {}: {e}", path.display()),
-                ));
+                p.diagnostics.push(CompilerDiagnostic::general(Severity::Error, e.to_string()));
                 p.toolchain_note = PtxOrigin::None.describe();
                 p.elapsed = start.elapsed();
                 return p;
@@ -714,11 +711,14 @@ fn recorded_beside(
     notes: &mut Vec<String>,
 ) -> Option<(CacheEntry, PtxOrigin)> {
     let beside = path.with_extension("ptx");
-    // A FIFO or a device under that name would block or never end.
-    if !beside.is_file() {
-        return None;
-    }
-    let ptx = std::fs::read_to_string(&beside).ok()?;
+    let ptx = match crate::files::read_text(&beside, crate::files::MAX_SOURCE_BYTES) {
+        Ok(t) => t,
+        Err(e) if e.is_not_found() => return None,
+        Err(e) => {
+            notes.push(format!("recorded PTX not used: {e}"));
+            return None;
+        }
+    };
     let stale = match (
         std::fs::metadata(&beside).and_then(|m| m.modified()),
         std::fs::metadata(path).and_then(|m| m.modified()),

@@ -58,7 +58,14 @@ pub fn lookup(file: &Path) -> Option<DbFlags> {
 }
 
 fn read_entry(db: &Path, file: &Path) -> Option<DbFlags> {
-    let text = std::fs::read_to_string(db).ok()?;
+    let text = match crate::files::read_text(db, crate::files::MAX_COMPILE_DB_BYTES) {
+        Ok(t) => t,
+        Err(e) if e.is_not_found() => return None,
+        Err(e) => {
+            tracing::warn!("compile database not used: {e}");
+            return None;
+        }
+    };
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     for e in json.as_array()? {
         let dir = PathBuf::from(e.get("directory").and_then(|d| d.as_str()).unwrap_or("."));

@@ -18,6 +18,7 @@ pub mod compile_commands;
 pub mod consteval;
 pub mod devicecode;
 pub mod diagnostics;
+pub mod files;
 pub mod launch;
 pub mod lex;
 pub mod mapping;

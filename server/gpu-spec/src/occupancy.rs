@@ -836,7 +836,8 @@ pub fn waves(grid_blocks: u64, blocks_per_sm: u32, sm_count: u32) -> Waves {
         blocks_per_wave: per_wave,
         last_wave_blocks: last,
         last_wave_fill: last as f64 / per_wave as f64,
-        efficiency: grid_blocks as f64 / (n * per_wave) as f64,
+        // In floating point: `n × per_wave` exceeds `u64` for a grid near 2^64 blocks.
+        efficiency: grid_blocks as f64 / (n as f64 * per_wave as f64),
     }
 }
 

@@ -36,8 +36,9 @@ pub struct Classified {
 /// The (x, y, z) thread index of each lane of the first warp of a block.
 pub fn lanes(block: [u32; 3]) -> Vec<[i64; 3]> {
     let (bx, by) = (i64::from(block[0].max(1)), i64::from(block[1].max(1)));
-    let threads = (block.iter().map(|d| i64::from((*d).max(1))).product::<i64>()).min(32);
-    (0..threads).map(|t| [t % bx, (t / bx) % by, t / (bx * by)]).collect()
+    // Saturating: three `u32` dimensions can exceed `i64`.
+    let threads = block.iter().fold(1i64, |acc, d| acc.saturating_mul(i64::from((*d).max(1)))).min(32);
+    (0..threads).map(|t| [t % bx, (t / bx) % by, t / bx.saturating_mul(by)]).collect()
 }
 
 /// The stride assumed for a coefficient that depends on a value nobody supplied: far
@@ -66,7 +67,12 @@ fn lane_addresses(addr: &Affine, block: [u32; 3]) -> Option<(Vec<i64>, bool)> {
     };
     let (cx, cy, cz) = (coeff(Var::Tid(Dim::X), Some(0)), coeff(Var::Tid(Dim::Y), Some(1)), coeff(Var::Tid(Dim::Z), Some(2)));
     let cl = coeff(Var::Lane, None);
-    let addrs = lanes.iter().enumerate().map(|(lane, t)| cx * t[0] + cy * t[1] + cz * t[2] + cl * lane as i64).collect();
+    // Wrapping, as the 64-bit address arithmetic it models (huge argument values).
+    let addrs = lanes
+        .iter()
+        .enumerate()
+        .map(|(lane, t)| cx.wrapping_mul(t[0]).wrapping_add(cy.wrapping_mul(t[1])).wrapping_add(cz.wrapping_mul(t[2])).wrapping_add(cl.wrapping_mul(lane as i64)))
+        .collect();
     Some((addrs, unknown_varies))
 }
 
@@ -74,12 +80,15 @@ fn lane_addresses(addr: &Affine, block: [u32; 3]) -> Option<(Vec<i64>, bool)> {
 /// aligned base: the base pointer of an allocation is at least 256-byte aligned, CUDA
 /// Programming Guide §"Device Memory Accesses").
 fn sectors(addrs: &[i64], bytes: i64, base_offset: i64) -> usize {
-    let mut s: Vec<i64> = Vec::with_capacity(addrs.len() * 2);
+    // In 128 bits: an address near the end of the 64-bit range plus the access size must
+    // not wrap around to a smaller sector.
+    let mut s: Vec<i128> = Vec::with_capacity(addrs.len() * 2);
+    let sector = i128::from(SECTOR_BYTES);
     for a in addrs {
-        let start = a + base_offset;
-        let end = start + bytes.max(1) - 1;
-        let mut sec = start.div_euclid(SECTOR_BYTES);
-        while sec <= end.div_euclid(SECTOR_BYTES) {
+        let start = i128::from(*a) + i128::from(base_offset);
+        let end = start + i128::from(bytes.max(1)) - 1;
+        let mut sec = start.div_euclid(sector);
+        while sec <= end.div_euclid(sector) {
             s.push(sec);
             sec += 1;
         }
@@ -119,10 +128,10 @@ pub struct Lanes {
 /// The lanes of an affine form; `None` when it is irregular.
 pub fn lanes_from_affine(addr: &Affine, block: [u32; 3]) -> Option<Lanes> {
     let (rel, unknown_stride) = lane_addresses(addr, block)?;
-    let stride = rel.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+    let stride = rel.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect::<Vec<_>>();
     let constant_stride = stride.iter().all(|s| *s == stride.first().copied().unwrap_or(0)).then(|| stride.first().copied().unwrap_or(0));
     let x_stride = thread_x_stride(addr, unknown_stride, constant_stride);
-    Some(Lanes { addrs: rel.into_iter().map(|a| a + addr.constant).collect(), unknown_stride, x_stride })
+    Some(Lanes { addrs: rel.into_iter().map(|a| a.wrapping_add(addr.constant)).collect(), unknown_stride, x_stride })
 }
 
 /// Classifies a global (or generic/local) access of `bytes` per thread.
@@ -142,7 +151,7 @@ pub fn classify_global_lanes(lanes: Option<&Lanes>, bytes: u32, irregular_sector
     if addrs.iter().all(|a| *a == first) {
         return Classified { class: AccessClass::Uniform, stride_bytes: Some(0), sectors: n as f64, bank_conflict_ways: 1 };
     }
-    let stride = addrs.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+    let stride = addrs.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect::<Vec<_>>();
     let constant_stride = stride.iter().all(|s| *s == stride[0]).then_some(stride[0]);
     // The fewest sectors any arrangement of these bytes could need.
     let minimal = ((addrs.len() as i64 * bytes + SECTOR_BYTES - 1) / SECTOR_BYTES) as usize;
@@ -165,7 +174,7 @@ pub fn classify_shared_lanes(lanes: Option<&Lanes>, bytes: u32, banks: u32) -> C
     };
     let addrs = &l.addrs;
     let first = addrs[0];
-    let stride = addrs.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+    let stride = addrs.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect::<Vec<_>>();
     let constant_stride = stride.iter().all(|s| *s == stride.first().copied().unwrap_or(0)).then(|| stride.first().copied().unwrap_or(0));
     let ways = bank_conflict_ways(addrs, bytes, banks, 0);
     let class = if addrs.iter().all(|a| *a == first) {
@@ -230,7 +239,7 @@ pub fn bank_conflict_ways(addrs: &[i64], bytes: i64, banks: u32, base: i64) -> u
         let mut per_bank: Vec<Vec<i64>> = vec![Vec::new(); banks as usize];
         for a in chunk {
             for w in 0..words_per_lane {
-                let word = (a + base).div_euclid(4) + w;
+                let word = a.wrapping_add(base).div_euclid(4).wrapping_add(w);
                 let bank = word.rem_euclid(banks) as usize;
                 if !per_bank[bank].contains(&word) {
                     per_bank[bank].push(word);

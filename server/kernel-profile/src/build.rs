@@ -83,6 +83,21 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         ));
     }
     let freq = block_frequencies(func, &trip_of_loop, &env);
+    if freq.iter().any(|f| *f >= MAX_EXECUTIONS_PER_THREAD) {
+        let counts: Vec<String> = loops_info
+            .iter()
+            .filter(|l| l.assumed_trip_count > 1.0)
+            .take(8)
+            .map(|l| match l.source_line {
+                Some(line) => format!("line {line}: {:.3e}", l.assumed_trip_count),
+                None => format!("PTX line {}: {:.3e}", l.ptx_line, l.assumed_trip_count),
+            })
+            .collect();
+        assumptions.push(format!(
+            "nested loops multiply to more than {MAX_EXECUTIONS_PER_THREAD:e} executions per thread (trip counts {}): counted as {MAX_EXECUTIONS_PER_THREAD:e}; no time is predicted for such a kernel",
+            counts.join(", ")
+        ));
+    }
 
     // 3. Counts, as ptxas issues them (contractions and constant operands, `sass.rs`).
     let folding = sass::analyse(func);
@@ -323,7 +338,9 @@ fn loops(
                 let per_thread = launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId));
                 match eval_expr(formula, env, true) {
                     Some(v) => {
-                        let v = v.max(0.0);
+                        // Saturated like the block frequencies (huge or non-finite values
+                        // from huge arguments): the models then refuse the profile.
+                        let v = if v.is_nan() { 0.0 } else { v.clamp(0.0, MAX_EXECUTIONS_PER_THREAD) };
                         if per_thread {
                             assumptions.push(format!(
                                 "loop at {place}: per-thread trip count `{expr}`, averaged over the threads ({v:.1})"
@@ -379,7 +396,10 @@ fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>) -> Opt
         CmpOp::Le | CmpOp::Ge => (bound - init) / step + 1.0,
         CmpOp::Eq => return None,
     };
-    let trips = span.ceil().max(0.0);
+    if span.is_nan() {
+        return None;
+    }
+    let trips = span.ceil().clamp(0.0, MAX_EXECUTIONS_PER_THREAD);
     // A bottom-tested loop (the compared value is the updated one) runs at least once.
     Some(if test.offset_steps > 0 { trips.max(1.0) } else { trips })
 }
@@ -438,7 +458,8 @@ fn live_blocks(func: &Function, env: &Env<'_>) -> Vec<bool> {
     live
 }
 
-/// Expected executions per thread of each block.
+/// Expected executions per thread of each block: the product of the trip counts of the
+/// loops around it, saturating at [`MAX_EXECUTIONS_PER_THREAD`].
 fn block_frequencies(func: &Function, trip_of_loop: &[f64], env: &Env<'_>) -> Vec<f64> {
     let live = live_blocks(func, env);
     func.blocks
@@ -448,9 +469,15 @@ fn block_frequencies(func: &Function, trip_of_loop: &[f64], env: &Env<'_>) -> Ve
             if !block.reachable || !live[b] {
                 return 0.0;
             }
-            func.loops_of(b as BlockId).iter().map(|l| trip_of_loop.get(*l as usize).copied().unwrap_or(1.0)).product()
+            let product: f64 = func.loops_of(b as BlockId).iter().map(|l| trip_of_loop.get(*l as usize).copied().unwrap_or(1.0)).product();
+            saturate(product)
         })
         .collect()
+}
+
+/// A count clamped to `0..=`[`MAX_EXECUTIONS_PER_THREAD`] (NaN, from `0 × ∞`, counts 0).
+fn saturate(n: f64) -> f64 {
+    if n.is_nan() { 0.0 } else { n.clamp(0.0, MAX_EXECUTIONS_PER_THREAD) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -468,7 +495,7 @@ fn accumulate_counts(
     visiting.insert(func.name.clone());
     let removed = sass::analyse(func).removed();
     for (id, instr) in func.instrs.iter().enumerate() {
-        let n = freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale;
+        let n = saturate(freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale);
         if n == 0.0 || removed.contains(&(id as InstrId)) {
             continue;
         }
@@ -482,7 +509,7 @@ fn accumulate_counts(
     }
     for call in &func.calls {
         let Some(instr) = func.instr(call.instr) else { continue };
-        let n = freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale;
+        let n = saturate(freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale);
         let callee = call.callee.as_deref().and_then(|name| module.function(name)).filter(|f| f.has_body);
         match callee {
             Some(callee) if depth < 8 && !visiting.contains(&callee.name) => {

@@ -74,15 +74,33 @@ pub struct LaunchConfig {
     pub source: LaunchSource,
 }
 
+/// The most executions per thread a profile counts for one basic block, and the most
+/// dynamic instructions per thread the models accept. Not a hardware limit: a sanity
+/// bound. A thread that executes 10^15 instructions runs for days at any clock (at one
+/// instruction per cycle and 2 GHz, 5 × 10^5 s), so a larger count means trip counts that
+/// multiply to nonsense (a huge `--default-trip-count` or `--arg` across nested loops).
+/// Block frequencies saturate here, so a profile stays finite (and its JSON readable);
+/// the models refuse such a profile with a message instead of overflowing
+/// (`perf_models::guard`).
+pub const MAX_EXECUTIONS_PER_THREAD: f64 = 1e15;
+
 impl LaunchConfig {
+    /// Threads per block (saturating: three `u32` dimensions can exceed `u64`).
     pub fn threads_per_block(&self) -> u64 {
-        self.block.iter().map(|&d| u64::from(d.max(1))).product()
+        self.block.iter().fold(1u64, |acc, &d| acc.saturating_mul(u64::from(d.max(1))))
     }
+    /// Blocks in the grid (saturating).
     pub fn blocks(&self) -> u64 {
-        self.grid.iter().map(|&d| u64::from(d.max(1))).product()
+        self.grid.iter().fold(1u64, |acc, &d| acc.saturating_mul(u64::from(d.max(1))))
     }
+    /// Threads in the launch (saturating at `u64::MAX`; see [`LaunchConfig::checked_total_threads`]).
     pub fn total_threads(&self) -> u64 {
-        self.threads_per_block() * self.blocks()
+        self.threads_per_block().saturating_mul(self.blocks())
+    }
+    /// Threads in the launch, `None` when the count does not fit in a `u64` (grid and
+    /// block dimensions are each up to 2^32 - 1).
+    pub fn checked_total_threads(&self) -> Option<u64> {
+        self.block.iter().chain(&self.grid).try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d.max(1))))
     }
 }
 

@@ -81,67 +81,211 @@ pub fn parse_severity(s: &str) -> Option<Option<analysis::Severity>> {
     })
 }
 
+/// Limits on settings and request parameters (docs/lsp-extensions.md § Configuration):
+/// a value outside them is refused with a message, so that no setting can stall the
+/// server (a debounce of 2^62 ms published no diagnostics ever again; 10,000 GPU ids
+/// took 30 s and 624 MB).
+pub mod limits {
+    /// `debounceMs`: at most 10 s between the last edit and the analysis.
+    pub const MAX_DEBOUNCE_MS: u64 = 10_000;
+    /// `compileTimeoutMs`: from 1 s to 10 min.
+    pub const COMPILE_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 1_000..=600_000;
+    /// `defaultTripCount`, and the CLI's `--default-trip-count`: from 0 to 10^9 (a loop of
+    /// more than a billion iterations per thread runs for seconds per thread; as the
+    /// assumed count of *every* loop whose count is unknown it is never meant).
+    pub const MAX_DEFAULT_TRIP_COUNT: f64 = 1e9;
+    /// `gpus` (settings, `whatIf`, `compareGpus`) and the CLI's `--gpu`: twice the GPUs
+    /// of the database.
+    pub const MAX_GPUS: usize = 128;
+    /// The longest GPU id or alias accepted (the longest in the database has 24 bytes).
+    pub const MAX_GPU_ID_BYTES: usize = 100;
+    /// `args`: kernel argument values.
+    pub const MAX_ARGS: usize = 256;
+}
+
+/// Checks a default trip count (editor setting or CLI flag): finite, from 0 to
+/// [`limits::MAX_DEFAULT_TRIP_COUNT`].
+pub fn check_default_trip_count(n: f64) -> Result<f64, String> {
+    if n.is_finite() && (0.0..=limits::MAX_DEFAULT_TRIP_COUNT).contains(&n) {
+        Ok(n)
+    } else {
+        let shown = if n.is_finite() && n.abs() < 1e6 { format!("{n}") } else { format!("{n:e}") };
+        Err(format!("{shown} is not a trip count from 0 to {:e}", limits::MAX_DEFAULT_TRIP_COUNT))
+    }
+}
+
+/// Checks a list of GPU ids (editor setting, request parameter or CLI flags): at most
+/// [`limits::MAX_GPUS`] ids of at most [`limits::MAX_GPU_ID_BYTES`] bytes. Duplicates are
+/// dropped, keeping the first.
+pub fn check_gpu_ids<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> Result<Vec<String>, String> {
+    let n = ids.len();
+    if n > limits::MAX_GPUS {
+        return Err(format!("{n} GPUs is more than the limit of {}", limits::MAX_GPUS));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(n);
+    for id in ids {
+        if id.len() > limits::MAX_GPU_ID_BYTES {
+            return Err(format!("a GPU id of {} bytes is longer than the limit of {} (`warpsight gpus` lists the ids)", id.len(), limits::MAX_GPU_ID_BYTES));
+        }
+        if !out.iter().any(|o| o == id) {
+            out.push(id.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// A JSON value shown in a message, shortened.
+fn show(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() <= 40 {
+        return s;
+    }
+    let cut = (0..=40).rev().find(|i| s.is_char_boundary(*i)).unwrap_or(0);
+    format!("{}…", &s[..cut])
+}
+
 impl Config {
-    /// Applies the settings the JSON holds.
-    pub fn update(&mut self, json: &Value) {
+    /// Applies the settings the JSON holds. Returns one message per value refused (out
+    /// of range, wrong type); a refused value leaves the previous one in place (an
+    /// argument of the wrong type is left out).
+    pub fn update(&mut self, json: &Value) -> Vec<String> {
+        let mut problems = Vec::new();
         let json = json.get("warpsight").unwrap_or(json);
         if !json.is_object() {
-            return;
+            return problems;
         }
-        if let Some(ms) = json.get("debounceMs").and_then(Value::as_u64) {
-            self.debounce = Duration::from_millis(ms.min(10_000));
+        let mut refuse = |key: &str, v: &Value, why: &str| problems.push(format!("`{key}`: {} {why}", show(v)));
+        if let Some(v) = json.get("debounceMs") {
+            match v.as_u64().filter(|ms| *ms <= limits::MAX_DEBOUNCE_MS) {
+                Some(ms) => self.debounce = Duration::from_millis(ms),
+                None => refuse("debounceMs", v, &format!("is not a whole number of milliseconds from 0 to {}", limits::MAX_DEBOUNCE_MS)),
+            }
         }
-        if let Some(gpus) = json.get("gpus").and_then(Value::as_array) {
-            let ids: Vec<String> = gpus.iter().filter_map(Value::as_str).map(str::to_string).collect();
-            if !ids.is_empty() {
-                self.analysis.gpus = ids;
+        if let Some(v) = json.get("gpus") {
+            let ids = v.as_array().and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<&str>>>());
+            match ids.map(|ids| check_gpu_ids(ids.into_iter())) {
+                None => refuse("gpus", v, "is not an array of GPU ids (strings)"),
+                Some(Err(why)) => refuse("gpus", v, &format!("is refused: {why}")),
+                Some(Ok(ids)) if ids.is_empty() => refuse("gpus", v, "is empty"),
+                Some(Ok(ids)) => self.analysis.gpus = ids,
             }
         }
         if let Some(launch) = json.get("launch") {
-            self.analysis.launch.grid = launch.get("grid").and_then(dims);
-            self.analysis.launch.block = launch.get("block").and_then(dims);
-            self.analysis.launch.dynamic_smem = launch.get("dynamicSmem").and_then(Value::as_u64).and_then(|x| u32::try_from(x).ok());
+            let mut dim = |key: &str, cur: Option<[u32; 3]>| match launch.get(key) {
+                None | Some(Value::Null) => None,
+                Some(v) => match dims(v) {
+                    Some(d) => Some(d),
+                    None => {
+                        refuse(&format!("launch.{key}"), v, "is not X, XxY or XxYxZ (positive 32-bit integers) or [x, y, z]");
+                        cur
+                    }
+                },
+            };
+            self.analysis.launch.grid = dim("grid", self.analysis.launch.grid);
+            self.analysis.launch.block = dim("block", self.analysis.launch.block);
+            self.analysis.launch.dynamic_smem = match launch.get("dynamicSmem") {
+                None | Some(Value::Null) => None,
+                Some(v) => match v.as_u64().and_then(|x| u32::try_from(x).ok()) {
+                    Some(b) => Some(b),
+                    None => {
+                        refuse("launch.dynamicSmem", v, "is not a byte count from 0 to 4294967295");
+                        self.analysis.launch.dynamic_smem
+                    }
+                },
+            };
         }
-        if let Some(args) = json.get("args").and_then(Value::as_object) {
-            self.analysis.args = args.iter().filter_map(|(k, v)| v.as_i64().map(|v| (k.clone(), v))).collect();
+        if let Some(v) = json.get("args") {
+            match v.as_object() {
+                Some(args) if args.len() <= limits::MAX_ARGS => {
+                    let mut kept = std::collections::BTreeMap::new();
+                    for (k, x) in args {
+                        match x.as_i64() {
+                            Some(x) => {
+                                kept.insert(k.clone(), x);
+                            }
+                            None => refuse(&format!("args.{k}"), x, "is not a 64-bit integer; this argument was left out"),
+                        }
+                    }
+                    self.analysis.args = kept;
+                }
+                Some(args) => refuse("args", v, &format!("has {} entries, more than the limit of {}", args.len(), limits::MAX_ARGS)),
+                None => refuse("args", v, "is not an object of integers"),
+            }
         }
-        if let Some(n) = json.get("defaultTripCount").and_then(Value::as_f64).filter(|n| n.is_finite() && *n >= 0.0) {
-            self.analysis.profile.default_trip_count = n;
+        if let Some(v) = json.get("defaultTripCount") {
+            match v.as_f64().ok_or_else(|| "is not a number".to_string()).and_then(|n| check_default_trip_count(n).map_err(|_| format!("is not a trip count from 0 to {:e}", limits::MAX_DEFAULT_TRIP_COUNT))) {
+                Ok(n) => self.analysis.profile.default_trip_count = n,
+                Err(why) => refuse("defaultTripCount", v, &why),
+            }
         }
         if let Some(p) = json.get("nvcc") {
-            self.nvcc = p.as_str().filter(|s| !s.is_empty()).map(PathBuf::from);
+            match p {
+                Value::Null => self.nvcc = None,
+                Value::String(s) => self.nvcc = (!s.is_empty()).then(|| PathBuf::from(s)),
+                v => refuse("nvcc", v, "is not a path (a string)"),
+            }
         }
-        if let Some(s) = json.get("compileTimeoutMs").and_then(Value::as_u64) {
-            self.compile_timeout = Duration::from_millis(s.clamp(1000, 600_000));
+        if let Some(v) = json.get("compileTimeoutMs") {
+            match v.as_u64().filter(|ms| limits::COMPILE_TIMEOUT_MS.contains(ms)) {
+                Some(ms) => self.compile_timeout = Duration::from_millis(ms),
+                None => refuse(
+                    "compileTimeoutMs",
+                    v,
+                    &format!("is not a whole number of milliseconds from {} to {}", limits::COMPILE_TIMEOUT_MS.start(), limits::COMPILE_TIMEOUT_MS.end()),
+                ),
+            }
         }
         if let Some(v) = json.get("trustCompileCommands") {
             match v.as_bool() {
                 Some(b) => self.trust_compile_commands = b,
-                None => tracing::warn!("trustCompileCommands: expected true or false"),
+                None => refuse("trustCompileCommands", v, "is not true or false"),
             }
         }
-        if let Some(sev) = json.get("severities").and_then(Value::as_object) {
-            for (code, v) in sev {
-                match v.as_str().and_then(parse_severity) {
-                    Some(s) => {
-                        self.analysis.severities.insert(code.clone(), s);
+        if let Some(v) = json.get("severities") {
+            match v.as_object() {
+                Some(sev) => {
+                    for (code, v) in sev {
+                        let known = code == "syntax" || analysis::findings::CODES.contains(&code.as_str());
+                        match v.as_str().and_then(parse_severity) {
+                            Some(_) if !known => refuse(&format!("severities.{code}"), v, "names no diagnostic code (docs/diagnostics.md)"),
+                            Some(s) => {
+                                self.analysis.severities.insert(code.clone(), s);
+                            }
+                            None => refuse(&format!("severities.{code}"), v, "is not error, warning, information, hint or off"),
+                        }
                     }
-                    None => tracing::warn!("severities.{code}: expected error|warning|information|hint|off"),
                 }
+                None => refuse("severities", v, "is not an object of code: level"),
             }
         }
-        if let Some(inlay) = json.get("inlayHints").and_then(Value::as_object) {
-            let flag = |k: &str, cur: bool| inlay.get(k).and_then(Value::as_bool).unwrap_or(cur);
-            let p = &mut self.inlay;
-            *p = InlayParts {
-                occupancy: flag("occupancy", p.occupancy),
-                bound: flag("bound", p.bound),
-                time: flag("time", p.time),
-                power: flag("power", p.power),
-                loops: flag("loops", p.loops),
-                memory: flag("memory", p.memory),
-            };
+        if let Some(v) = json.get("inlayHints") {
+            match v.as_object() {
+                Some(inlay) => {
+                    let p = &mut self.inlay;
+                    let mut flag = |k: &str, cur: bool| match inlay.get(k) {
+                        None => cur,
+                        Some(Value::Bool(b)) => *b,
+                        Some(x) => {
+                            refuse(&format!("inlayHints.{k}"), x, "is not true or false");
+                            cur
+                        }
+                    };
+                    *p = InlayParts {
+                        occupancy: flag("occupancy", p.occupancy),
+                        bound: flag("bound", p.bound),
+                        time: flag("time", p.time),
+                        power: flag("power", p.power),
+                        loops: flag("loops", p.loops),
+                        memory: flag("memory", p.memory),
+                    };
+                }
+                None => refuse("inlayHints", v, "is not an object of true/false flags"),
+            }
         }
+        for p in &problems {
+            tracing::warn!("settings: {p}");
+        }
+        problems
     }
 
     /// The effective severity of a code (`None`: the code is off). Performance findings

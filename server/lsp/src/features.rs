@@ -222,7 +222,7 @@ fn kernel_label(t: &analysis::TargetAnalysis, config: &Config) -> String {
         && let Ok(o) = &t.occupancy {
             parts.push(format!("occ {:.0}%", o.occupancy * 100.0));
         }
-    if let Some(r) = &t.models {
+    if let Ok(r) = &t.models {
         if p.bound {
             parts.push(format!("{}-bound", r.headline.bound.name()));
         }

@@ -25,12 +25,14 @@ pub(crate) struct Backend {
     settings: std::sync::Mutex<Value>,
     /// Whether the client registers `didChangeWatchedFiles` dynamically.
     watch_files: std::sync::atomic::AtomicBool,
+    /// Set when `shutdown` has been answered (the exit code depends on it).
+    shutdown: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Backend {
-    pub(crate) fn new(client: Client) -> Backend {
+    pub(crate) fn new(client: Client, shutdown: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Backend {
         let tx = state::spawn(client.clone());
-        Backend { tx, client, settings: std::sync::Mutex::new(Value::Null), watch_files: Default::default() }
+        Backend { tx, client, settings: std::sync::Mutex::new(Value::Null), watch_files: Default::default(), shutdown }
     }
 
     async fn query<T>(&self, uri: Uri, make: impl FnOnce(oneshot::Sender<T>) -> Query) -> Result<T> {
@@ -142,7 +144,9 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
-        self.ask(|reply| Msg::Shutdown { reply }).await
+        let res = self.ask(|reply| Msg::Shutdown { reply }).await;
+        self.shutdown.store(true, std::sync::atomic::Ordering::SeqCst);
+        res
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
@@ -240,7 +244,8 @@ impl Backend {
     pub(crate) async fn what_if(&self, params: Value) -> Result<Value> {
         let uri = uri_param(&params)?;
         let kernel = kernel_param(&params);
-        let mut settings = self.settings.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let base = settings.get("warpsight").unwrap_or(&settings);
         let mut over = serde_json::Map::new();
         let mut launch = serde_json::Map::new();
         for (from, to) in [("grid", "grid"), ("block", "block"), ("dynamicSmem", "dynamicSmem")] {
@@ -249,7 +254,10 @@ impl Backend {
             }
         }
         if !launch.is_empty() {
-            over.insert("launch".into(), Value::Object(launch));
+            // The launch is one setting: the fields not given keep the document's.
+            let mut merged = base.get("launch").cloned().unwrap_or_else(|| Value::Object(Default::default()));
+            merge(&mut merged, &Value::Object(launch));
+            over.insert("launch".into(), merged);
         }
         for k in ["gpus", "args", "defaultTripCount"] {
             if let Some(v) = params.get(k) {
@@ -259,9 +267,14 @@ impl Backend {
         if let Some(g) = params.get("gpu").and_then(Value::as_str) {
             over.insert("gpus".into(), serde_json::json!([g]));
         }
-        merge(&mut settings, &Value::Object(over));
         let mut config = crate::config::Config::default();
-        config.update(&settings);
+        // The document's settings (their problems were shown when they were set), then
+        // the request's values, which must all be valid.
+        let _ = config.update(base);
+        let problems = config.update(&Value::Object(over));
+        if !problems.is_empty() {
+            return Err(Error::invalid_params(problems.join("; ")));
+        }
         let res = self
             .ask(|reply| Msg::WhatIf { uri, settings: Box::new(config.analysis), kernel, reply })
             .await?;
@@ -275,6 +288,14 @@ impl Backend {
         let Some(gpus) = gpus else {
             return Err(Error::invalid_params("`gpus` (a non-empty array of GPU ids) is required"));
         };
+        // Refused before anything is cloned or analysed (10,000 ids took 30 s and 624 MB).
+        if gpus.len() > crate::config::limits::MAX_GPUS {
+            return Err(Error::invalid_params(format!(
+                "`gpus`: {} GPUs is more than the limit of {}",
+                gpus.len(),
+                crate::config::limits::MAX_GPUS
+            )));
+        }
         let mut p = params.clone();
         if let Some(obj) = p.as_object_mut() {
             obj.insert("gpus".into(), Value::Array(gpus));

@@ -170,10 +170,12 @@ impl State {
             Msg::Initialize { encoding, options, caps } => {
                 self.encoding = encoding;
                 self.caps = caps;
-                self.config.update(&options);
+                let problems = self.config.update(&options);
+                self.tell_settings_problems(problems).await;
             }
             Msg::Configuration { settings } => {
-                self.config.update(&settings);
+                let problems = self.config.update(&settings);
+                self.tell_settings_problems(problems).await;
                 self.reanalyze_all();
             }
             Msg::FilesChanged => self.reanalyze_all(),
@@ -188,6 +190,18 @@ impl State {
                     tracing::warn!("didChange for a document that is not open: {}", uri.as_str());
                     return;
                 };
+                // LSP 3.17 VersionedTextDocumentIdentifier: "the version number of a
+                // document will increase after each change". A change that does not
+                // increase it is out of order or replayed; applying it would corrupt the
+                // text every later incremental edit is applied to.
+                if version <= state.doc.version {
+                    tracing::warn!(
+                        "didChange for {} with version {version}, not greater than the document's version {}: rejected, not applied",
+                        uri.as_str(),
+                        state.doc.version
+                    );
+                    return;
+                }
                 for c in changes {
                     state.doc.apply_change(c.range, &c.text, self.encoding);
                 }
@@ -246,6 +260,16 @@ impl State {
                 let _ = reply.send(());
             }
         }
+    }
+
+    /// Shows the user the settings that were refused (`window/showMessage`, which LSP
+    /// allows even while `initialize` is being answered); each was logged already.
+    async fn tell_settings_problems(&self, problems: Vec<String>) {
+        if problems.is_empty() {
+            return;
+        }
+        let message = format!("warpsight: settings refused, the previous values are kept (docs/lsp-extensions.md § Configuration): {}", problems.join("; "));
+        self.client.show_message(lsp::MessageType::WARNING, message).await;
     }
 
     /// Settings or files on disk changed: every document's analysis is out of date even

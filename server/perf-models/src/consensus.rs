@@ -113,20 +113,30 @@ pub fn run_all_for_gpu(
     profile: &KernelProfile,
     gpu: &gpu_spec::Gpu,
     cfg: &ModelConfig,
-) -> Option<Report> {
+) -> Result<Report, String> {
     run_all(profile, &GpuParams::from_spec(gpu), cfg)
 }
 
-/// Runs every model and applies the rule. `None` only when not even the floor applies
-/// (an empty launch).
-pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> Option<Report> {
+/// Runs every model and applies the rule. An error, a sentence starting with "cannot
+/// predict:", when the profile is outside what the models accept ([`crate::guard`]), when
+/// not even the floor applies (a GPU without clock or bandwidth), or when a model's
+/// arithmetic still gave a number that is not a time (never silently dropped: the
+/// headline would fall back to another model).
+pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> Result<Report, String> {
+    crate::guard::check(profile)?;
     let mut predictions = Vec::new();
     let mut not_applicable = Vec::new();
+    let mut overflowed: Option<String> = None;
     let mut push = |name: &'static str, p: Option<Prediction>, why: &str| match p {
         Some(p) if p.time_us.is_finite() && p.time_us >= 0.0 => predictions.push(p),
-        _ => not_applicable.push((name, why.to_string())),
+        Some(p) => {
+            overflowed.get_or_insert_with(|| format!("cannot predict: the {name} model's arithmetic gave {} µs, not a time", p.time_us));
+        }
+        None => not_applicable.push((name, why.to_string())),
     };
-    let floor = roofline::predict(profile, gpu, &cfg.floor)?;
+    let Some(floor) = roofline::predict(profile, gpu, &cfg.floor) else {
+        return Err(format!("cannot predict: no roofline floor for {} (no clock or memory bandwidth in its data)", gpu.id));
+    };
 
     let tpb = u32::try_from(profile.launch.threads_per_block()).unwrap_or(u32::MAX);
     let smem = profile
@@ -204,6 +214,9 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> O
         why("the profile has no basic blocks (dependence graphs)"),
     );
 
+    if let Some(why) = overflowed {
+        return Err(why);
+    }
     let find = |name: &str| predictions.iter().find(|p| p.model == name);
     let chosen: Option<(&Prediction, String)> = if cfg.bsp.lambda.is_some() && find("bsp").is_some()
     {
@@ -292,7 +305,7 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> O
             rule,
         }
     };
-    Some(Report {
+    Ok(Report {
         predictions,
         headline,
         floor_violations,

@@ -3,7 +3,8 @@
 //! Every model reads a [`kernel_profile::KernelProfile`] and the GPU's facts and returns a
 //! [`Prediction`]. Models never do IO and never panic on their input: a model that cannot
 //! apply (missing data, a GPU outside its scope) returns `None`, and
-//! [`consensus::run_all`] records why.
+//! [`consensus::run_all`] records why. A profile no model can be trusted with (absurd
+//! counts, a launch of more than 2^64 threads) is refused as a whole ([`guard`]).
 //!
 //! Each model module has two layers: a "paper" layer with the paper's own symbols, which
 //! the reproductions in `tests/` feed with the papers' published inputs, and an adapter
@@ -14,6 +15,7 @@ pub mod bottleneck;
 pub mod bsp;
 pub mod consensus;
 pub mod gpu;
+pub mod guard;
 pub mod prediction;
 pub mod roofline;
 pub mod scheduling;

@@ -99,7 +99,7 @@ pub fn floor_terms(
     cfg: &FloorConfig,
 ) -> Option<(f64, f64, &'static str)> {
     let threads = profile.launch.total_threads() as f64;
-    let warps = (profile.launch.threads_per_block().div_ceil(32) * profile.launch.blocks()) as f64;
+    let warps = profile.launch.threads_per_block().div_ceil(32).saturating_mul(profile.launch.blocks()) as f64;
     if threads <= 0.0 || gpu.clock_hz() <= 0.0 || gpu.mem_bandwidth_gbs <= 0.0 {
         return None;
     }
@@ -154,7 +154,7 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> O
     } else {
         Bound::Compute
     };
-    let warps = (profile.launch.threads_per_block().div_ceil(32) * profile.launch.blocks()) as f64;
+    let warps = profile.launch.threads_per_block().div_ceil(32).saturating_mul(profile.launch.blocks()) as f64;
     let mut breakdown = BTreeMap::new();
     breakdown.insert(
         "requested_bytes".to_string(),

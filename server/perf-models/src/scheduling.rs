@@ -468,7 +468,9 @@ impl AlavaniGpu {
         match key {
             LatencyKey::Global => {
                 if self.global_latency_k20_model {
-                    tables::k20_global_latency(threads_total)
+                    // Held at the table's end: the last segment extended would turn
+                    // negative past 19.8 million threads (a negative time).
+                    tables::k20_global_latency(threads_total.min(tables::K20_GLOBAL_LATENCY_TABLE_END))
                 } else {
                     self.params.dram_latency_cycles
                 }
@@ -723,10 +725,9 @@ pub fn predict(profile: &KernelProfile, gpu_params: &GpuParams) -> Option<Predic
         assumptions.push("instruction latencies estimated from the GPU's ALU/shared latencies (not measured by seed 004)".to_string());
     }
     if gpu.global_latency_k20_model {
-        assumptions.push(format!(
-            "global latency {global_latency:.0} cycles from seed 004 Table 3.3 at {} threads",
-            launch.blocks * tpb
-        ));
+        let threads = launch.blocks.saturating_mul(tpb);
+        let held = if threads as f64 > tables::K20_GLOBAL_LATENCY_TABLE_END { " (beyond the table's 2,203,648 threads: its value at the end)" } else { "" };
+        assumptions.push(format!("global latency {global_latency:.0} cycles from seed 004 Table 3.3 at {threads} threads{held}"));
     } else {
         assumptions.push(format!(
             "global latency {global_latency:.0} cycles (the GPU's DRAM latency; no Table 3.3 model)"

@@ -8,8 +8,8 @@ use anyhow::{Context as _, bail};
 use serde_json::Value;
 
 /// Files larger than this are refused: PTX of this size takes seconds to analyse and is
-/// almost certainly not what the user meant to open.
-pub const MAX_INPUT_BYTES: u64 = 512 << 20;
+/// almost certainly not what the user meant to open. Applied while reading.
+pub const MAX_INPUT_BYTES: u64 = cuda_frontend::files::MAX_SOURCE_BYTES;
 
 /// Launch, target and compiler flags shared by `analyze` and `profile`.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -35,7 +35,7 @@ pub struct LaunchArgs {
     /// parameter name, the PTX parameter name or `param_N`.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
-    /// Trip count assumed for loops whose count is unknown.
+    /// Trip count assumed for loops whose count is unknown (0 to 1e9).
     #[arg(long, value_name = "N", default_value_t = 16.0)]
     pub default_trip_count: f64,
     /// Severity of a diagnostic code: CODE=error|warning|information|hint|off (repeatable).
@@ -82,7 +82,7 @@ impl LaunchArgs {
     pub fn settings(&self) -> anyhow::Result<analysis::Settings> {
         let mut s = analysis::Settings::default();
         if !self.gpus.is_empty() {
-            s.gpus = self.gpus.clone();
+            s.gpus = lsp::check_gpu_ids(self.gpus.iter().map(String::as_str)).map_err(|why| anyhow::anyhow!("--gpu: {why}"))?;
         }
         s.user_gpus = load_gpu_files(&self.gpu_files)?;
         let dims = |v: &Option<String>, what: &str| -> anyhow::Result<Option<[u32; 3]>> {
@@ -100,10 +100,7 @@ impl LaunchArgs {
             };
             s.args.insert(k, v);
         }
-        if !(self.default_trip_count.is_finite() && self.default_trip_count >= 0.0) {
-            bail!("--default-trip-count must be a non-negative number");
-        }
-        s.profile.default_trip_count = self.default_trip_count;
+        s.profile.default_trip_count = lsp::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;
         for item in &self.severities {
             let parsed = item.split_once('=').and_then(|(code, level)| lsp::parse_severity(level).map(|l| (code, l)));
             let Some((code, level)) = parsed else {
@@ -159,7 +156,11 @@ fn kind_of(path: &Path) -> Option<SourceKind> {
 }
 
 /// Expands directories (recursively, sorted) into their `.ptx`/`.cu`/`.cuh` files; files
-/// named explicitly are kept whatever their extension (read as PTX).
+/// named explicitly are kept whatever their extension (read as PTX). Entries of a
+/// directory that would have been analysed but cannot be (a FIFO, a device or a socket
+/// with such a name, a symlink to one or to a directory, a dangling symlink, a directory
+/// that cannot be listed) come back as errors naming the entry and why, in their place in
+/// the order.
 pub fn collect_files(paths: &[PathBuf]) -> Vec<anyhow::Result<PathBuf>> {
     let mut res = Vec::new();
     for p in paths {
@@ -167,8 +168,11 @@ pub fn collect_files(paths: &[PathBuf]) -> Vec<anyhow::Result<PathBuf>> {
             Ok(m) if m.is_dir() => {
                 let mut found = Vec::new();
                 walk(p, &mut found);
-                found.sort();
-                res.extend(found.into_iter().map(Ok));
+                found.sort_by(|a, b| a.0.cmp(&b.0));
+                res.extend(found.into_iter().map(|(path, skipped)| match skipped {
+                    None => Ok(path),
+                    Some(why) => Err(anyhow::anyhow!("{}: {why}; skipped", path.display())),
+                }));
             }
             Ok(_) => res.push(Ok(p.clone())),
             Err(e) => res.push(Err(anyhow::anyhow!("cannot read {}: {e}", p.display()))),
@@ -177,29 +181,56 @@ pub fn collect_files(paths: &[PathBuf]) -> Vec<anyhow::Result<PathBuf>> {
     res
 }
 
-fn walk(dir: &Path, acc: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
+/// Collects `(path, None)` for each file to analyse and `(path, Some(reason))` for each
+/// entry skipped.
+fn walk(dir: &Path, acc: &mut Vec<(PathBuf, Option<String>)>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            acc.push((dir.to_path_buf(), Some(format!("cannot list the directory: {e}"))));
+            return;
+        }
+    };
+    for e in entries {
+        let e = match e {
+            Ok(e) => e,
+            Err(err) => {
+                acc.push((dir.to_path_buf(), Some(format!("cannot list an entry of the directory: {err}"))));
+                continue;
+            }
+        };
         let p = e.path();
-        match e.file_type() {
-            Ok(t) if t.is_dir() => walk(&p, acc),
-            Ok(t) if t.is_file() && kind_of(&p).is_some() => acc.push(p),
-            _ => {}
+        let Ok(t) = e.file_type() else {
+            acc.push((p, Some("cannot read its type".into())));
+            continue;
+        };
+        if t.is_dir() {
+            walk(&p, acc);
+            continue;
+        }
+        if kind_of(&p).is_none() {
+            continue; // Not a file warpsight analyses: not worth a word.
+        }
+        if t.is_file() {
+            acc.push((p, None));
+        } else if t.is_symlink() {
+            // Followed to a regular file; never into a directory (no cycles).
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_file() => acc.push((p, None)),
+                Ok(m) if m.is_dir() => acc.push((p, Some("a symbolic link to a directory (not followed)".into()))),
+                Ok(m) => acc.push((p, Some(format!("not a regular file (a symbolic link to {})", cuda_frontend::files::kind_name(m.file_type()))))),
+                Err(err) => acc.push((p, Some(format!("a dangling symbolic link ({err})")))),
+            }
+        } else {
+            acc.push((p, Some(format!("not a regular file ({})", cuda_frontend::files::kind_name(t)))));
         }
     }
 }
 
-/// Reads a text file, refusing binary data and files over [`MAX_INPUT_BYTES`].
+/// Reads a text file: only regular files, refusing binary data and files over
+/// [`MAX_INPUT_BYTES`] (counted while reading).
 pub fn read_text(path: &Path) -> anyhow::Result<String> {
-    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if meta.len() > MAX_INPUT_BYTES {
-        bail!("{}: file is too large ({} MiB; the limit is {} MiB)", path.display(), meta.len() >> 20, MAX_INPUT_BYTES >> 20);
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.iter().take(1 << 16).any(|b| *b == 0) {
-        bail!("{}: not a text file (binary data)", path.display());
-    }
-    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not a text file (invalid UTF-8)", path.display()))
+    Ok(cuda_frontend::files::read_text(path, MAX_INPUT_BYTES)?)
 }
 
 /// One analysed input.
@@ -240,8 +271,9 @@ pub fn load(path: &Path, args: &LaunchArgs) -> anyhow::Result<Loaded> {
 }
 
 fn load_cuda(path: &Path, args: &LaunchArgs, settings: analysis::Settings, display_path: String) -> anyhow::Result<Loaded> {
-    // Read it once here so binary or huge files get the same one-line error as PTX.
-    read_text(path)?;
+    // Read it once, here, so that binary, huge or non-regular files get the same one-line
+    // error as PTX; the compiler front end works on this text.
+    let text = read_text(path)?;
     let arch = args.arch.clone().or_else(|| {
         settings.gpus.first().and_then(|g| settings.resolve_gpu(g).ok()).map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor))
     });
@@ -256,7 +288,7 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: analysis::Settings, displ
         timeout: args.compile_timeout.unwrap_or(cuda_frontend::compile::DEFAULT_TIMEOUT),
         ..Default::default()
     };
-    let prepared = cuda_frontend::compile::prepare(path, &opts);
+    let prepared = cuda_frontend::compile::prepare_text(path, Some(&text), &opts, &cuda_frontend::CancelToken::new());
     let mut notes = vec![prepared.toolchain_note.clone()];
     notes.extend(prepared.notes.iter().cloned());
     let compiler_errors: Vec<String> = prepared

@@ -36,7 +36,7 @@ pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
 }
 
 fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
-    let report = t.models.as_ref()?;
+    let report = t.models.as_ref().ok()?;
     let h = &report.headline;
     if !h.bound.is_memory_side() {
         return None;
@@ -82,7 +82,7 @@ mod tests {
         // nbody: O(n) FMAs per loaded body, read from shared memory tiles.
         let (_, a) = analyze("nbody", [64, 1, 1], [256, 1, 1], &[("param_2", 16384)], &["a100-sxm4-80gb"]);
         let k = &a.kernels[0];
-        let bound = k.targets[0].models.as_ref().map(|r| r.headline.bound);
+        let bound = k.targets[0].models.as_ref().ok().map(|r| r.headline.bound);
         assert_eq!(findings(&a, "nbody", CODE).is_empty(), !bound.is_some_and(Bound::is_memory_side));
         assert!(!bound.is_some_and(Bound::is_memory_side), "nbody should be compute- or latency-bound: {bound:?}");
     }

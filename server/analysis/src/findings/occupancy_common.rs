@@ -109,7 +109,7 @@ pub(crate) fn block_size_fix(cx: &Ctx<'_>, t: &TargetAnalysis, o: &Occupancy) ->
     let props = DeviceProps::from_limits(&t.gpu.limits, t.gpu.sm_count);
     let mut attrs = FuncAttrs::new(t.profile.resources.registers_per_thread, t.profile.resources.static_smem_bytes, &props);
     if let Some(max) = perf.and_then(|p| p.maxntid) {
-        attrs.max_threads_per_block = max.iter().map(|d| d.max(&1)).product();
+        attrs.max_threads_per_block = max.iter().fold(1u32, |acc, d| acc.saturating_mul((*d).max(1)));
     }
     let dynamic = cx.kernel.launch.dynamic_smem;
     let best = occupancy::max_potential_block_size(&props, &attrs, &DeviceState::default(), |_| dynamic).ok()?;

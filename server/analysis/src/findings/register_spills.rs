@@ -60,10 +60,12 @@ pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
 fn launch_bounds_fix(cx: &Ctx<'_>, t: &crate::TargetAnalysis) -> Option<Fix> {
     let perf = &cx.func?.perf;
     let min_blocks = perf.minnctapersm?;
-    let max_threads: u32 = perf.maxntid.or(perf.reqntid).map(|d| d.iter().map(|x| (*x).max(1)).product())?;
+    // Saturating: `.maxntid` comes from the PTX text, three `u32`s whose product can
+    // overflow.
+    let max_threads: u32 = perf.maxntid.or(perf.reqntid).map(|d| d.iter().fold(1u32, |acc, x| acc.saturating_mul((*x).max(1))))?;
     let r = &t.profile.resources;
-    let needed = r.registers_per_thread + r.spill_store_bytes.div_ceil(4);
-    let fit = t.gpu.limits.regs_per_sm / (max_threads * needed).max(1);
+    let needed = r.registers_per_thread.saturating_add(r.spill_store_bytes.div_ceil(4));
+    let fit = t.gpu.limits.regs_per_sm / max_threads.saturating_mul(needed).max(1);
     let new_min = (fit >= 1).then_some(fit.min(min_blocks.saturating_sub(1)).max(1));
     if new_min == Some(min_blocks) {
         return None;

@@ -2,6 +2,8 @@
 //! protocol feature, through the real server loop.
 
 mod features;
+mod fuzz;
+mod limits;
 #[path = "../common/ptxgen.rs"]
 mod ptxgen;
 mod support;

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncWriteExt, BufReader, DuplexStream};
 use tokio::task::JoinHandle;
 
 use crate::ptxgen::renamed_copy;
@@ -290,7 +290,7 @@ async fn out_of_range_edits_and_requests_clamp() {
 struct RawClient {
     writer: Option<DuplexStream>,
     reader: BufReader<DuplexStream>,
-    server: JoinHandle<()>,
+    server: JoinHandle<lsp::SessionEnd>,
 }
 
 impl RawClient {
@@ -309,28 +309,12 @@ impl RawClient {
 
     async fn send(&mut self, msg: Value) {
         let body = serde_json::to_vec(&msg).expect("serialise");
-        self.send_raw(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await;
-        self.send_raw(&body).await;
+        self.send_raw(&lsp::framing::frame(&body)).await;
     }
 
     /// The next message from the server, or `None` when it closed its output.
     async fn read(&mut self) -> Option<Value> {
-        let mut len = None;
-        loop {
-            let mut line = String::new();
-            if self.reader.read_line(&mut line).await.ok()? == 0 {
-                return None;
-            }
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length: ") {
-                len = v.parse::<usize>().ok();
-            }
-        }
-        let mut body = vec![0; len?];
-        self.reader.read_exact(&mut body).await.ok()?;
+        let body = lsp::framing::read_message(&mut self.reader).await.ok()??;
         serde_json::from_slice(&body).ok()
     }
 
@@ -356,10 +340,11 @@ impl RawClient {
         self.send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} })).await;
     }
 
-    /// Closes the client's side and checks that the server ends promptly.
-    async fn close_and_expect_exit(mut self) {
+    /// Closes the client's side and checks that the server ends promptly; returns how
+    /// the session ended.
+    async fn close_and_expect_exit(mut self) -> lsp::SessionEnd {
         self.writer = None;
-        tokio::time::timeout(PROMPT, &mut self.server).await.expect("server did not end after its input closed").expect("server task panicked");
+        tokio::time::timeout(PROMPT, &mut self.server).await.expect("server did not end after its input closed").expect("server task panicked")
     }
 }
 
@@ -368,7 +353,7 @@ async fn content_length_larger_than_the_body_then_eof_ends_the_server_cleanly() 
     let mut c = RawClient::start();
     c.initialize().await;
     c.send_raw(b"Content-Length: 4096\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"shut").await;
-    c.close_and_expect_exit().await;
+    assert_eq!(c.close_and_expect_exit().await, lsp::SessionEnd::WithoutShutdown);
 }
 
 #[tokio::test]
@@ -378,7 +363,7 @@ async fn huge_content_length_is_skipped_without_buffering_then_eof_ends_the_serv
     let mut c = RawClient::start();
     c.initialize().await;
     c.send_raw(b"Content-Length: 1099511627776\r\n\r\n{\"jsonrpc\":\"2.0\"}").await;
-    c.close_and_expect_exit().await;
+    assert_eq!(c.close_and_expect_exit().await, lsp::SessionEnd::WithoutShutdown);
 }
 
 #[tokio::test]
@@ -650,7 +635,7 @@ async fn requests_before_initialize_are_refused_and_notifications_dropped() {
     c.send(json!({ "jsonrpc": "2.0", "id": 3, "method": "initialize", "params": { "processId": null, "rootUri": null, "capabilities": {} } })).await;
     let res = c.response(3).await;
     assert_eq!(res["error"]["code"], -32600, "{res}");
-    c.close_and_expect_exit().await;
+    assert_eq!(c.close_and_expect_exit().await, lsp::SessionEnd::WithoutShutdown);
 }
 
 #[tokio::test]
@@ -668,8 +653,9 @@ async fn requests_after_shutdown_are_invalid_and_exit_ends_the_server() {
     let res = c.response(3).await;
     assert_eq!(res["error"]["code"], -32600, "{res}");
     c.send(json!({ "jsonrpc": "2.0", "method": "exit" })).await;
-    // The server ends even though the client keeps its side open.
-    tokio::time::timeout(PROMPT, &mut c.server).await.expect("server did not exit").expect("server task panicked");
+    // The server ends even though the client keeps its side open, with exit code 0.
+    let end = tokio::time::timeout(PROMPT, &mut c.server).await.expect("server did not exit").expect("server task panicked");
+    assert_eq!((end, end.exit_code()), (lsp::SessionEnd::AfterShutdown, 0));
 }
 
 #[tokio::test]
@@ -678,7 +664,9 @@ async fn exit_without_shutdown_ends_the_server() {
     c.initialize().await;
     c.send(json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": { "textDocument": { "uri": "file:///w/a.ptx", "languageId": "ptx", "version": 1, "text": fixture("saxpy.ptx") } } })).await;
     c.send(json!({ "jsonrpc": "2.0", "method": "exit" })).await;
-    tokio::time::timeout(PROMPT, &mut c.server).await.expect("server did not exit after `exit` without `shutdown`").expect("server task panicked");
+    let end = tokio::time::timeout(PROMPT, &mut c.server).await.expect("server did not exit after `exit` without `shutdown`").expect("server task panicked");
+    // LSP 3.17 "exit Notification": error code 1 when no `shutdown` came first.
+    assert_eq!((end, end.exit_code()), (lsp::SessionEnd::WithoutShutdown, 1));
     // Its output is closed after the last message.
     while tokio::time::timeout(PROMPT, c.read()).await.expect("output not closed").is_some() {}
 }

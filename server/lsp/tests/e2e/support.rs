@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncWriteExt, BufReader, DuplexStream};
 use tokio::task::JoinHandle;
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -21,7 +21,7 @@ pub struct TestServer {
     /// Notifications (and server-to-client requests) received while waiting for something
     /// else, oldest first.
     pub inbox: VecDeque<Value>,
-    server: Option<JoinHandle<()>>,
+    server: Option<JoinHandle<lsp::SessionEnd>>,
 }
 
 impl TestServer {
@@ -50,9 +50,7 @@ impl TestServer {
 
     pub async fn send(&mut self, msg: Value) {
         let body = serde_json::to_vec(&msg).expect("serialise");
-        let header = format!("Content-Length: {}\r\n\r\n", body.len());
-        self.send_raw(header.as_bytes()).await;
-        self.send_raw(&body).await;
+        self.send_raw(&lsp::framing::frame(&body)).await;
     }
 
     pub async fn notify(&mut self, method: &str, params: Value) {
@@ -78,23 +76,10 @@ impl TestServer {
         res.get("result").cloned().unwrap_or(Value::Null)
     }
 
-    /// Reads one message from the server.
+    /// Reads one message from the server (the server's own framing, shared with the
+    /// transport: `lsp::framing`).
     pub async fn read_message(&mut self) -> Value {
-        let mut len = None;
-        loop {
-            let mut line = String::new();
-            let n = self.reader.read_line(&mut line).await.expect("read header");
-            assert!(n > 0, "server closed the connection");
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length: ") {
-                len = Some(v.parse::<usize>().expect("length"));
-            }
-        }
-        let mut body = vec![0; len.expect("Content-Length header")];
-        self.reader.read_exact(&mut body).await.expect("read body");
+        let body = lsp::framing::read_message(&mut self.reader).await.expect("read a frame").expect("server closed the connection");
         serde_json::from_slice(&body).expect("server sent invalid JSON")
     }
 
@@ -137,14 +122,31 @@ impl TestServer {
         .await;
     }
 
+    /// Closes the client's side without `shutdown` or `exit` (a client that died); returns
+    /// how the server ended.
+    pub async fn close_input(mut self) -> lsp::SessionEnd {
+        let server = self.server.take().expect("server handle");
+        drop(self);
+        tokio::time::timeout(TIMEOUT, server).await.expect("server did not end after its input closed").expect("server task panicked")
+    }
+
+    /// `exit` without `shutdown`; returns how the server ended.
+    pub async fn exit_without_shutdown(mut self) -> lsp::SessionEnd {
+        self.notify("exit", Value::Null).await;
+        let server = self.server.take().expect("server handle");
+        tokio::time::timeout(TIMEOUT, server).await.expect("server did not exit after `exit`").expect("server task panicked")
+    }
+
     /// `shutdown` (with `params: null`) must answer `result: null`, and `exit` must end
-    /// the server.
+    /// the server, with exit code 0 (LSP 3.17, exit notification).
     pub async fn shutdown(mut self) {
         let res = self.request_raw("shutdown", Value::Null).await;
         assert_eq!(res.get("result"), Some(&Value::Null), "shutdown answer: {res}");
         assert!(res.get("error").is_none(), "shutdown answer: {res}");
         self.notify("exit", Value::Null).await;
         let server = self.server.take().expect("server handle");
-        tokio::time::timeout(TIMEOUT, server).await.expect("server did not exit after `exit`").expect("server task panicked");
+        let end = tokio::time::timeout(TIMEOUT, server).await.expect("server did not exit after `exit`").expect("server task panicked");
+        assert_eq!(end, lsp::SessionEnd::AfterShutdown);
+        assert_eq!(end.exit_code(), 0);
     }
 }

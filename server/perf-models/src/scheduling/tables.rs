@@ -146,11 +146,17 @@ pub fn column_latency(col: &LatencyColumn, key: LatencyKey) -> Option<f64> {
         .map(|i| col[i])
 }
 
+/// Where Table 3.3's last interval ends (threads).
+pub const K20_GLOBAL_LATENCY_TABLE_END: f64 = 2_203_648.0;
+
 /// Table 3.3: the K20's global load/store latency in cycles as a piecewise-linear function
 /// of x = nT_b · nB. The printed intervals are open at every breakpoint and end at
-/// 2,203,648; we close them on the left (`[4096, 24576)` …) and extend the last segment
-/// beyond its end, and say so in the prediction's assumptions. The fit is discontinuous
-/// (335.8 vs 271.3 cycles at x = 4096; spec 004 §4 note).
+/// 2,203,648 ([`K20_GLOBAL_LATENCY_TABLE_END`]); we close them on the left (`[4096,
+/// 24576)` …) and extend the last segment beyond its end. That segment falls: extended
+/// linearly it reaches zero at 19.8 million threads and goes negative, so each user
+/// bounds it (the scheduling model holds x at the table's end and says so in its
+/// assumptions; the power features floor the latency as the training datasets did). The
+/// fit is discontinuous (335.8 vs 271.3 cycles at x = 4096; spec 004 §4 note).
 pub fn k20_global_latency(x: f64) -> f64 {
     if x < 4096.0 {
         0.02828 * x + 220.0

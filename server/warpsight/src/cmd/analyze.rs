@@ -181,7 +181,10 @@ fn print_table(out: &mut impl Write, loaded: &input::Loaded) -> std::io::Result<
                 }
                 Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
             }
-            if let Some(r) = &t.models {
+            if let Err(why) = &t.models {
+                writeln!(out, "                   {why}")?;
+            }
+            if let Ok(r) = &t.models {
                 let time = |us: f64| if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.2} µs") };
                 writeln!(
                     out,

@@ -9,7 +9,11 @@ pub struct Args {
     pub stdio: bool,
 }
 
+/// Exit code 0 after `shutdown` and `exit`; 1 when `exit` came without `shutdown`, or
+/// the input ended first (LSP 3.17, exit notification).
 pub fn run(_args: Args) -> anyhow::Result<Exit> {
-    lsp::run_stdio()?;
-    Ok(Exit::Success)
+    Ok(match lsp::run_stdio()? {
+        lsp::SessionEnd::AfterShutdown => Exit::Success,
+        lsp::SessionEnd::WithoutShutdown => Exit::Failure,
+    })
 }

@@ -21,13 +21,15 @@ pub enum Exit {
     InputErrors,
     /// 2: usage or IO error.
     Usage,
+    /// 1: `warpsight lsp` ended without a `shutdown` request (LSP 3.17, exit notification).
+    Failure,
 }
 
 impl From<Exit> for ExitCode {
     fn from(e: Exit) -> ExitCode {
         match e {
             Exit::Success => ExitCode::SUCCESS,
-            Exit::InputErrors => ExitCode::from(1),
+            Exit::InputErrors | Exit::Failure => ExitCode::from(1),
             Exit::Usage => ExitCode::from(2),
         }
     }

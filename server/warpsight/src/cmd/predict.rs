@@ -38,8 +38,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         && !perf_models::consensus::MODELS.contains(&m.as_str()) {
             bail!("unknown model `{m}` (models: {})", perf_models::consensus::MODELS.join(", "));
         }
-    let Some(report) = perf_models::run_all_for_gpu(&profile, gpu, &perf_models::ModelConfig::uncalibrated()) else {
-        bail!("no model applies to this profile (is the launch empty?)");
+    let report = match perf_models::run_all_for_gpu(&profile, gpu, &perf_models::ModelConfig::uncalibrated()) {
+        Ok(r) => r,
+        Err(why) => bail!("{why}"),
     };
     let wanted = |name: &str| args.model.as_deref().is_none_or(|m| m == name);
     if args.json {

@@ -54,7 +54,7 @@ impl Analysed {
     /// [`analysis::validation::HEADLINE`].
     pub fn predicted_ms(&self) -> std::collections::BTreeMap<String, f64> {
         let mut out = std::collections::BTreeMap::new();
-        if let Some(r) = &self.target.models {
+        if let Ok(r) = &self.target.models {
             for p in &r.predictions {
                 out.insert(p.model.to_string(), p.time_us / 1000.0);
             }
@@ -299,7 +299,10 @@ fn analyse_row(row: &Row, gpu: &gpu_spec::Gpu, cache: &HashMap<Key, Compiled>, o
     {
         return Outcome::Failed(format!("the launch cannot run on {}: {r}", gpu.id));
     }
-    if target.models.is_none() {
+    if let Err(e) = &target.models {
+        return Outcome::Failed(format!("{}: {e}", row.kernel));
+    }
+    if target.models.is_err() {
         return Outcome::Failed(format!("no time model applies to {} on {}", row.kernel, gpu.id));
     }
     Outcome::Analysed(Box::new(Analysed { kernel: entry, target }))
@@ -389,7 +392,7 @@ impl RowResult {
                 rep.ptx_kernel = Some(a.kernel.clone());
                 rep.gpu_id = Some(a.target.gpu.id.clone());
                 rep.blocks_per_sm = a.target.occupancy.as_ref().ok().map(|o| o.blocks_per_sm);
-                if let Some(m) = &a.target.models {
+                if let Ok(m) = &a.target.models {
                     rep.headline_model = Some(m.headline.model.to_string());
                     rep.headline_bound = Some(m.headline.bound.name().to_string());
                 }
