@@ -4,10 +4,10 @@
 //! The steps, each documented in `docs/profile.md`:
 //! 1. Loop trip counts: constant, resolved from the supplied arguments and the launch
 //!    configuration, or the stated default (an assumption is recorded).
-//! 2. Expected executions per thread of each basic block: the product of the trip counts
-//!    of the loops around it. Both sides of every branch are counted, as the seeds do for
-//!    divergent branches (seed 002 §3.1, seed 004 §4.2: "all paths are assumed to be
-//!    executed"): a warp whose threads disagree runs both.
+//! 2. Expected executions per thread of each basic block: the fraction of the grid's warps
+//!    that run it, from the branch conditions evaluated over the launch and the arguments
+//!    (unknown ones count both sides, as the seeds do), times the trip counts of the loops
+//!    around it ([`crate::frequency`]).
 //! 3. Dynamic per-thread counts by class, with device-function calls inlined.
 //! 4. Every global, shared, local, generic and texture access classified from its affine
 //!    address ([`crate::affine`], [`crate::access`]).
@@ -16,11 +16,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use ptx_ir::ir::{AddrBase, BlockId, Function, InstrId, Module, Operand, RegId, SpecialReg};
+use ptx_ir::ir::{AddrBase, Function, InstrId, Module, Operand, RegId, SpecialReg};
 use ptx_ir::trip::TripCount;
 use ptx_ir::{InstrClass, Space};
 
-use crate::{access, concrete};
+use crate::{access, concrete, frequency};
 use crate::affine::{Affine, AffineAnalysis, Env, eval_expr};
 use crate::model::*;
 
@@ -33,11 +33,15 @@ pub struct ProfileOptions {
     /// Sectors per warp request assumed for a data-dependent global access: 32 (one per
     /// lane) is the worst case for 4-byte elements.
     pub irregular_sectors: f64,
+    /// Fraction of the warps reaching a branch whose condition is unknown (data, an
+    /// argument not supplied) that run each of its sides: 1 counts both sides, as the
+    /// seeds do for divergent branches (seed 002 §3.1, seed 004 §4.2).
+    pub unknown_branch_probability: f64,
 }
 
 impl Default for ProfileOptions {
     fn default() -> ProfileOptions {
-        ProfileOptions { default_trip_count: 16.0, irregular_sectors: 32.0 }
+        ProfileOptions { default_trip_count: 16.0, irregular_sectors: 32.0, unknown_branch_probability: 1.0 }
     }
 }
 
@@ -73,7 +77,8 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
 
     // 1–2. Trip counts and block frequencies.
     let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions);
-    let freq = block_frequencies(func, &trip_of_loop);
+    let frequency::Frequencies { executions: freq, active_lanes } =
+        frequency::block_frequencies(func, &trip_of_loop, &env, input.options.unknown_branch_probability, input.source_param_names, &mut assumptions);
 
     // 3. Counts.
     let mut counts = InstructionCounts::default();
@@ -164,7 +169,8 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let mut divergent_branches = Vec::new();
     for (id, instr) in func.instrs.iter().enumerate() {
         let Some(guard) = instr.guard else { continue };
-        if !instr.is_branch() || !varying.contains(&guard.reg) {
+        // A branch that never runs (behind a false flag) cannot diverge.
+        if !instr.is_branch() || !varying.contains(&guard.reg) || freq.get(instr.block as usize).is_none_or(|f| *f == 0.0) {
             continue;
         }
         let depth = func.loop_depth(instr.block);
@@ -195,7 +201,10 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         }
     };
 
-    let blocks = block_profiles(func, &freq);
+    let mut blocks = block_profiles(func, &freq);
+    for b in &mut blocks {
+        b.active_lane_fraction = active_lanes.get(b.id as usize).copied().flatten();
+    }
 
     Some(KernelProfile {
         kernel: func.name.clone(),
@@ -350,20 +359,6 @@ fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>) -> Opt
     Some(if test.offset_steps > 0 { trips.max(1.0) } else { trips })
 }
 
-/// Expected executions per thread of each block.
-fn block_frequencies(func: &Function, trip_of_loop: &[f64]) -> Vec<f64> {
-    func.blocks
-        .iter()
-        .enumerate()
-        .map(|(b, block)| {
-            if !block.reachable {
-                return 0.0;
-            }
-            func.loops_of(b as BlockId).iter().map(|l| trip_of_loop.get(*l as usize).copied().unwrap_or(1.0)).product()
-        })
-        .collect()
-}
-
 #[allow(clippy::too_many_arguments)]
 fn accumulate_counts(
     module: &Module,
@@ -402,7 +397,7 @@ fn accumulate_counts(
                 let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
                 let mut sink = Vec::new();
                 let (_, trips) = loops(module, callee, &env, options, &[], &mut sink);
-                let cfreq = block_frequencies(callee, &trips);
+                let cfreq = frequency::loop_products(callee, &trips);
                 accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, assumptions);
             }
             Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),
@@ -531,6 +526,7 @@ fn block_profiles(func: &Function, freq: &[f64]) -> Vec<BlockProfile> {
         res.push(BlockProfile {
             id: b as u32,
             executions: freq.get(b).copied().unwrap_or(0.0),
+            active_lane_fraction: None,
             instructions,
             successors: block.succs.iter().copied().collect(),
         });
