@@ -5,8 +5,10 @@
 //! are the fraction of the grid's warps that run it, times the trip counts of the loops
 //! around it. The fraction comes from the conditional branches (`@%p bra`, `@%p ret`):
 //!
-//! - a condition that [`crate::predicate`] can compile is evaluated exactly, lane by lane,
-//!   for every warp of the grid, or, when the grid is large, for every warp of a
+//! - a condition that [`crate::predicate`] can compile is evaluated exactly for every
+//!   warp of the grid (by interval arithmetic when that decides the whole warp, else lane
+//!   by lane; a condition on the thread index alone once per warp index, one on the block
+//!   index alone once per block), or, when the grid is large, for every warp of a
 //!   deterministic sample of blocks (per grid dimension the first two and the last two
 //!   blocks, where bounds guards bite, and pairs of neighbouring blocks spread evenly over
 //!   the interior, each standing for its share of the grid);
@@ -26,8 +28,10 @@
 //! immediate dominator (every path to the block passes through it, and a join after
 //! both sides of an `if` runs once, not twice). A conditional branch that leaves a loop
 //! or closes one is part of the loop's trip count and sends every lane on. Conditions
-//! inside loops are evaluated only when they do not change between iterations (the
-//! compiler's strict rule); the loops keep their trip-count multipliers.
+//! inside loops are evaluated only when they do not change between iterations
+//! ([`crate::predicate`] rejects loop-carried values); the loops keep their trip-count
+//! multipliers. Warps whose conditions come out the same run the same way: each distinct
+//! run is propagated once.
 
 use std::collections::HashMap;
 
@@ -601,13 +605,19 @@ fn line_of(func: &Function, id: InstrId) -> (Option<u32>, String) {
 /// Where a side of a branch goes, in words: "the return (line 25)", or the source line
 /// of the first instruction there that does real work (a memory access, arithmetic on
 /// data, a barrier...), skipping the index arithmetic nvcc hoists to the top of a block.
-fn side(func: &Function, target: Option<BlockId>) -> String {
+fn side(func: &Function, target: Option<BlockId>, file: Option<u32>) -> String {
     let Some(b) = target.and_then(|b| func.blocks.get(b as usize)) else { return "the return".into() };
-    let located: Vec<InstrId> = (b.instrs.start..b.instrs.end).filter(|i| func.instr(*i).and_then(|x| func.loc(x)).is_some_and(|l| l.line > 0)).collect();
+    // Lines of the branch's own file (an inlined header function has lines of another).
+    let located: Vec<InstrId> = (b.instrs.start..b.instrs.end)
+        .filter(|i| func.instr(*i).and_then(|x| func.loc(x)).is_some_and(|l| l.line > 0 && file.is_none_or(|f| f == l.file)))
+        .collect();
     let work = located.iter().copied().find(|i| {
         func.instr(*i).is_some_and(|x| !matches!(x.class, InstrClass::IntAlu | InstrClass::Move | InstrClass::Conversion | InstrClass::Branch))
     });
-    let (_, line) = line_of(func, work.or(located.first().copied()).unwrap_or(b.instrs.start));
+    let line = match work.or(located.first().copied()) {
+        Some(i) => line_of(func, i).1,
+        None => format!("PTX line {}", b.ptx_line),
+    };
     let is_return = func.instr(b.instrs.start).is_some_and(|i| matches!(i.base(), "ret" | "exit") && i.guard.is_none());
     if is_return { format!("the return ({line})") } else { line }
 }
@@ -644,38 +654,45 @@ fn describe(func: &Function, cfg: &Cfg, acc: &Acc, coverage: &Coverage, q: f64, 
         ),
     };
     let exact = !matches!(coverage, Coverage::Sampled { .. });
-    // Unknown conditions, grouped by reason; the order of first appearance is kept.
+    // Messages are grouped by source line (an unrolled loop repeats a branch) and kind;
+    // the order of first appearance is kept.
+    let mut decided: Vec<(String, usize, Vec<String>)> = Vec::new();
+    // (source line, level) → (block, statistics) of each branch there.
+    type Group = ((String, Level), Vec<(usize, BranchStat)>);
+    let mut varying: Vec<Group> = Vec::new();
+    let mut sentinels: Vec<(String, f64, Vec<String>)> = Vec::new();
     let mut unknown: Vec<(String, Vec<String>)> = Vec::new();
+    fn push_unique(v: &mut Vec<String>, x: String) {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
     for (b, term) in cfg.terms.iter().enumerate() {
         let Term::Cond { instr, cond, target, fall, .. } = term else { continue };
         let Some(stat) = acc.branches.get(b).filter(|s| s.reach > 0.0) else { continue };
         let (_, at) = line_of(func, *instr);
+        let file = func.instr(*instr).and_then(|i| func.loc(i)).map(|l| l.file);
         // The side no warp went to, for a condition with one outcome.
-        let dead = if stat.target == 0.0 { *target } else { *fall };
+        let dead = side(func, if stat.target == 0.0 { *target } else { *fall }, file);
         match cond {
-            Cond::Tape(tape) if tape.constant().is_some() => {
-                out.push(format!("branch at {at} is decided by the launch and the arguments: {} never runs from it", side(func, dead)));
-            }
+            Cond::Tape(tape) if tape.constant().is_some() => match decided.iter_mut().find(|(a, _, _)| *a == at) {
+                Some((_, n, sides)) => {
+                    *n += 1;
+                    push_unique(sides, dead);
+                }
+                None => decided.push((at, 1, vec![dead])),
+            },
             Cond::Tape(tape) => {
-                let by = if tape.level == Level::Thread { "the thread index" } else { "the block index" };
-                let (fall_share, target_share) = if exact {
-                    (format!("{} of the {} warps that reach it", count(stat.fall), count(stat.reach)), count(stat.target))
-                } else {
-                    (format!("{:.1} % of the warps that reach it", 100.0 * stat.fall / stat.reach), format!("{:.1} %", 100.0 * stat.target / stat.reach))
-                };
-                let both = if tape.level == Level::Thread { " (a warp whose lanes disagree runs both)" } else { "" };
-                out.push(format!(
-                    "branch at {at} depends on {by}: {} runs in {fall_share}, {} in {target_share}{both}; {over}",
-                    side(func, *fall),
-                    side(func, *target),
-                ));
+                let key = (at, tape.level);
+                match varying.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, list)) => list.push((b, *stat)),
+                    None => varying.push((key, vec![(b, *stat)])),
+                }
             }
-            Cond::Sentinel(_, value) => {
-                out.push(format!(
-                    "branch at {at} tests loaded floating-point data for equality with {value}, a sentinel that benchmark code stores under to keep a result alive: the data is assumed never to equal it, so {} is not counted",
-                    side(func, dead)
-                ));
-            }
+            Cond::Sentinel(_, value) => match sentinels.iter_mut().find(|(a, v, _)| *a == at && v == value) {
+                Some((_, _, sides)) => push_unique(sides, dead),
+                None => sentinels.push((at, *value, vec![dead])),
+            },
             Cond::Unknown(why) => {
                 // The reason, after "depend(s)" or "use(s)".
                 let reason = match why {
@@ -692,15 +709,50 @@ fn describe(func: &Function, cfg: &Cfg, acc: &Acc, coverage: &Coverage, q: f64, 
                     Unknown::Unsupported(what) => format!("use| {what}, which the analysis does not evaluate"),
                 };
                 match unknown.iter_mut().find(|(r, _)| *r == reason) {
-                    Some((_, lines)) => {
-                        if !lines.contains(&at) {
-                            lines.push(at);
-                        }
-                    }
+                    Some((_, lines)) => push_unique(lines, at),
                     None => unknown.push((reason, vec![at])),
                 }
             }
         }
+    }
+    let branches_at = |at: &str, n: usize| if n == 1 { format!("branch at {at}") } else { format!("{n} branches at {at} (copies in the PTX)") };
+    for (at, n, sides) in decided {
+        let (is, from) = if n == 1 { ("is", "it") } else { ("are", "them") };
+        let runs = if sides.len() == 1 { "runs" } else { "run" };
+        out.push(format!("{} {is} decided by the launch and the arguments: {} never {runs} from {from}", branches_at(&at, n), sides.join(", ")));
+    }
+    for ((at, level), list) in varying {
+        let by = if level == Level::Thread { "the thread index" } else { "the block index" };
+        let both = if level == Level::Thread { " (a warp whose lanes disagree runs both)" } else { "" };
+        if let [(b, stat)] = list.as_slice() {
+            let Term::Cond { instr, target, fall, .. } = &cfg.terms[*b] else { continue };
+            let file = func.instr(*instr).and_then(|i| func.loc(i)).map(|l| l.file);
+            let (fall_share, target_share) = if exact {
+                (format!("{} of the {} warps that reach it", count(stat.fall), count(stat.reach)), count(stat.target))
+            } else {
+                (format!("{:.1} % of the warps that reach it", 100.0 * stat.fall / stat.reach), format!("{:.1} %", 100.0 * stat.target / stat.reach))
+            };
+            out.push(format!(
+                "branch at {at} depends on {by}: {} runs in {fall_share}, {} in {target_share}{both}; {over}",
+                side(func, *fall, file),
+                side(func, *target, file),
+            ));
+        } else {
+            let shares = list.iter().flat_map(|(_, s)| [s.fall / s.reach, s.target / s.reach]);
+            let (lo, hi) = shares.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
+            out.push(format!(
+                "{} depend on {by}, evaluated warp by warp: each side runs in {:.1} % to {:.1} % of the warps that reach it{both}; {over}",
+                branches_at(&at, list.len()),
+                100.0 * lo,
+                100.0 * hi
+            ));
+        }
+    }
+    for (at, value, sides) in sentinels {
+        out.push(format!(
+            "branch at {at} tests loaded floating-point data for equality with {value}, a sentinel that benchmark code stores under to keep a result alive: the data is assumed never to equal it, so {} is not counted",
+            sides.join(", ")
+        ));
     }
     for (reason, lines) in unknown {
         let reason = reason.replacen('|', if lines.len() == 1 { "s" } else { "" }, 1);

@@ -648,6 +648,9 @@ impl Compiler<'_, '_> {
             }
             Operand::Imm(v) => Ok(self.constant(*v)),
             Operand::Float(_) => Err(Unknown::Data),
+            // The warp size, a predefined constant of PTX (PTX ISA, "Predefined
+            // Identifiers"): 32 on every architecture.
+            Operand::Symbol(s) if &**s == "WARP_SZ" => Ok(self.constant(32)),
             Operand::Symbol(s) => Err(Unknown::Unsupported(format!("the address of `{s}`"))),
             _ => Err(Unknown::Unsupported("a memory or vector operand".into())),
         }
