@@ -732,11 +732,15 @@ fn describe(func: &Function, cfg: &Cfg, acc: &Acc, coverage: &Coverage, q: f64, 
             } else {
                 (format!("{:.1} % of the warps that reach it", 100.0 * stat.fall / stat.reach), format!("{:.1} %", 100.0 * stat.target / stat.reach))
             };
-            out.push(format!(
-                "branch at {at} depends on {by}: {} runs in {fall_share}, {} in {target_share}{both}; {over}",
-                side(func, *fall, file),
-                side(func, *target, file),
-            ));
+            let (fall_side, target_side) = (side(func, *fall, file), side(func, *target, file));
+            if stat.target == 0.0 || stat.fall == 0.0 {
+                let only = if stat.target == 0.0 { fall_side } else { target_side };
+                out.push(format!("branch at {at} depends on {by}, yet every warp that reaches it goes to {only} only; {over}"));
+            } else if fall_side == target_side {
+                out.push(format!("branch at {at} depends on {by}: one side runs in {fall_share}, the other in {target_share}{both}; {over}"));
+            } else {
+                out.push(format!("branch at {at} depends on {by}: {fall_side} runs in {fall_share}, {target_side} in {target_share}{both}; {over}"));
+            }
         } else {
             let shares = list.iter().flat_map(|(_, s)| [s.fall / s.reach, s.target / s.reach]);
             let (lo, hi) = shares.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
