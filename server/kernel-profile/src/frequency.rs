@@ -647,6 +647,7 @@ fn describe(func: &Function, cfg: &Cfg, acc: &Acc, coverage: &Coverage, q: f64, 
         format!("each side counted for {:.0} % of the warps that reach them (the configured default)", q * 100.0)
     };
     let over = match coverage {
+        Coverage::Exact(1) => "counted over the grid's one block".into(),
         Coverage::Exact(b) => format!("counted over all {b} blocks"),
         Coverage::One => "counted over the grid".into(),
         Coverage::Sampled { simulated, blocks } => format!(

@@ -542,6 +542,10 @@ pub(crate) fn compile(func: &Function, env: &Env<'_>, reg: RegId) -> Result<Tape
     let root = c.reg(reg)?;
     // Keep only what the root needs would be an optimisation; tapes are short.
     let uses_ctaid = c.nodes.iter().any(|n| matches!(n, Node::Leaf(Leaf::Ctaid(_))));
+    // A root folded to a constant (`x || true`) depends on nothing, whatever was read.
+    if let Some(Node::Const(v)) = c.nodes.get(root as usize) {
+        return Ok(Tape { nodes: vec![Node::Const(*v)], root: 0, level: Level::Grid, uses_ctaid: false });
+    }
     Ok(Tape { nodes: c.nodes, root, level: c.level, uses_ctaid })
 }
 
@@ -559,6 +563,19 @@ impl Compiler<'_, '_> {
             if consts.iter().all(Option::is_some)
                 && let Some(v) = apply(op, ty, consts[0].unwrap_or(0), consts[1].unwrap_or(0), consts[2].unwrap_or(0))
             {
+                return self.push(Node::Const(v));
+            }
+            // A constant that decides predicate logic on its own (`x || true`, `x && false`),
+            // so a condition on the arguments alone stays decided by them.
+            let is = |k: usize, want: i64| consts[k].map(|v| i64::from(v != 0)) == Some(want);
+            let short = match op {
+                Op::Or if ty == IntTy::PRED => (is(0, 1) || is(1, 1)).then_some(1),
+                Op::And if ty == IntTy::PRED => (is(0, 0) || is(1, 0)).then_some(0),
+                Op::Setp { bool_op: Some(BoolOp::Or), .. } => is(2, 1).then_some(1),
+                Op::Setp { bool_op: Some(BoolOp::And), .. } => is(2, 0).then_some(0),
+                _ => None,
+            };
+            if let Some(v) = short {
                 return self.push(Node::Const(v));
             }
         }
