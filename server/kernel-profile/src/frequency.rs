@@ -45,6 +45,10 @@ use crate::predicate::{self, Level, Point, Tape, Unknown, WarpRange};
 const EVAL_BUDGET: u64 = 1 << 14;
 /// Blocks simulated at most when the grid is sampled.
 const MAX_SAMPLED_BLOCKS: u64 = 64;
+/// The most threads a block can have on any compute capability (CUDA C++ Programming
+/// Guide, "Compute Capabilities", technical specifications: maximum number of threads
+/// per block).
+const MAX_THREADS_PER_BLOCK: u64 = 1024;
 
 /// The result: per basic block, executions per thread (loop multipliers included) and,
 /// where every branch on the way was evaluated, the mean fraction of active lanes in the
@@ -507,9 +511,16 @@ pub(crate) fn block_frequencies(
     }
     let cfg = Cfg { rpo, forward, terms, tape_blocks, slot_of };
 
+    let threads: u64 = env.block.iter().map(|d| u64::from((*d).max(1))).product();
+    if threads > MAX_THREADS_PER_BLOCK {
+        // No GPU launches such a block; simulating its warps would only take long.
+        assumptions.push(format!(
+            "block of {threads} threads exceeds CUDA's {MAX_THREADS_PER_BLOCK}: branches not evaluated, both sides counted"
+        ));
+        return Frequencies { executions: products, active_lanes: vec![None; n] };
+    }
     // Only conditions that read the block index make blocks differ; their evaluations
     // per block decide between enumerating the grid and sampling it.
-    let threads: u64 = env.block.iter().map(|d| u64::from((*d).max(1))).product();
     let warps_per_block = threads.div_ceil(32);
     let mut cost = 0u64;
     let mut level = Level::Grid;

@@ -205,3 +205,14 @@ fn a_block_parity_test_splits_the_grid_in_half_exactly_or_sampled() {
         assert!(assumption(&p, "depends on the block index").contains(how), "{:#?}", p.assumptions);
     }
 }
+
+#[test]
+fn an_impossible_block_size_is_not_simulated() {
+    // 2^20 threads per block: no GPU runs it; the profile falls back to counting both
+    // sides at once instead of simulating 32,768 warps per block.
+    let started = std::time::Instant::now();
+    let p = profile("branches", "bounds_guard", 1 << 20, 1 << 20, &[("param_2", 900)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![1.0]);
+    assumption(&p, "exceeds CUDA's 1024");
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+}
