@@ -4,10 +4,10 @@
 //! The steps, each documented in `docs/profile.md`:
 //! 1. Loop trip counts: constant, resolved from the supplied arguments and the launch
 //!    configuration, or the stated default (an assumption is recorded).
-//! 2. Expected executions per thread of each basic block: the product of the trip counts
-//!    of the loops around it. Both sides of every branch are counted, as the seeds do for
-//!    divergent branches (seed 002 §3.1, seed 004 §4.2: "all paths are assumed to be
-//!    executed"): a warp whose threads disagree runs both.
+//! 2. Expected executions per thread of each basic block: the fraction of the grid's warps
+//!    that run it, from the branch conditions evaluated over the launch and the arguments
+//!    (unknown ones count both sides, as the seeds do), times the trip counts of the loops
+//!    around it ([`crate::frequency`]).
 //! 3. Dynamic per-thread counts by class, with device-function calls inlined.
 //! 4. Every global, shared, local, generic and texture access classified from its affine
 //!    address ([`crate::affine`], [`crate::access`]).
@@ -16,11 +16,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use ptx_ir::ir::{AddrBase, BlockId, Function, InstrId, Module, Operand, RegId, SpecialReg};
+use ptx_ir::ir::{AddrBase, Function, InstrId, Module, Operand, RegId, SpecialReg};
 use ptx_ir::trip::TripCount;
 use ptx_ir::{InstrClass, Space};
 
-use crate::{access, concrete, sass};
+use crate::{access, concrete, frequency, sass};
 use crate::affine::{Affine, AffineAnalysis, Env, eval_expr};
 use crate::model::*;
 
@@ -33,11 +33,15 @@ pub struct ProfileOptions {
     /// Sectors per warp request assumed for a data-dependent global access: 32 (one per
     /// lane) is the worst case for 4-byte elements.
     pub irregular_sectors: f64,
+    /// Fraction of the warps reaching a branch whose condition is unknown (data, an
+    /// argument not supplied) that run each of its sides: 1 counts both sides, as the
+    /// seeds do for divergent branches (seed 002 §3.1, seed 004 §4.2).
+    pub unknown_branch_probability: f64,
 }
 
 impl Default for ProfileOptions {
     fn default() -> ProfileOptions {
-        ProfileOptions { default_trip_count: 16.0, irregular_sectors: 32.0 }
+        ProfileOptions { default_trip_count: 16.0, irregular_sectors: 32.0, unknown_branch_probability: 1.0 }
     }
 }
 
@@ -73,16 +77,9 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
 
     // 1–2. Trip counts and block frequencies.
     let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions);
-    let decided = decided_branches(func, &env);
-    if !decided.is_empty() {
-        let lines: Vec<String> = decided.iter().map(|(line, taken)| format!("{line} ({})", if *taken { "taken" } else { "not taken" })).collect();
-        assumptions.push(format!(
-            "{} branch(es) decided by the arguments and the launch configuration (PTX line {}): only the side that runs is counted",
-            decided.len(),
-            lines.join(", ")
-        ));
-    }
-    let freq = block_frequencies(func, &trip_of_loop, &env);
+    let frequency::Frequencies { executions: freq, active_lanes } =
+        frequency::block_frequencies(func, &trip_of_loop, &env, input.options.unknown_branch_probability, input.source_param_names, &mut assumptions);
+    let freq: Vec<f64> = freq.into_iter().map(saturate).collect();
     if freq.iter().any(|f| *f >= MAX_EXECUTIONS_PER_THREAD) {
         let counts: Vec<String> = loops_info
             .iter()
@@ -213,7 +210,8 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let mut divergent_branches = Vec::new();
     for (id, instr) in func.instrs.iter().enumerate() {
         let Some(guard) = instr.guard else { continue };
-        if !instr.is_branch() || !varying.contains(&guard.reg) {
+        // A branch that never runs (behind a false flag) cannot diverge.
+        if !instr.is_branch() || !varying.contains(&guard.reg) || freq.get(instr.block as usize).is_none_or(|f| *f == 0.0) {
             continue;
         }
         let depth = func.loop_depth(instr.block);
@@ -244,7 +242,10 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         }
     };
 
-    let blocks = block_profiles(func, &freq, &folding);
+    let mut blocks = block_profiles(func, &freq, &folding);
+    for b in &mut blocks {
+        b.active_lane_fraction = active_lanes.get(b.id as usize).copied().flatten();
+    }
 
     Some(KernelProfile {
         kernel: func.name.clone(),
@@ -404,77 +405,6 @@ fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>) -> Opt
     Some(if test.offset_steps > 0 { trips.max(1.0) } else { trips })
 }
 
-/// The outcome of a conditional branch whose predicate the same for every thread and
-/// known from the arguments and the launch ([`concrete::uniform_value`]): `Some(taken)`.
-fn branch_outcome(func: &Function, block: &ptx_ir::BasicBlock, env: &Env<'_>) -> Option<bool> {
-    let instr = func.instr(block.terminator()?)?;
-    let guard = instr.guard?;
-    if instr.base() != "bra" || block.target.is_none() {
-        return None;
-    }
-    let p = concrete::uniform_value(func, guard.reg, env)?;
-    Some((p != 0) ^ guard.negated)
-}
-
-/// The branches [`branch_outcome`] decides, as (PTX line, taken), in text order.
-fn decided_branches(func: &Function, env: &Env<'_>) -> Vec<(u32, bool)> {
-    let mut res = Vec::new();
-    for block in func.blocks.iter().filter(|b| b.reachable) {
-        if let (Some(taken), Some(t)) = (branch_outcome(func, block, env), block.terminator()) {
-            res.push((func.instr(t).map_or(0, |i| i.ptx_line), taken));
-        }
-    }
-    res
-}
-
-/// Blocks the entry reaches when the branches decided by the arguments go only their one
-/// way (nvcc's guards around unrolled loops: `n < 4` skips the main loop; the remainder
-/// of an unroll-by-4 is a chain of `(n & 3) == k` tests). Other branches go both ways.
-fn live_blocks(func: &Function, env: &Env<'_>) -> Vec<bool> {
-    let n = func.blocks.len();
-    let mut live = vec![false; n];
-    if n == 0 {
-        return live;
-    }
-    let mut stack = vec![0 as BlockId];
-    while let Some(b) = stack.pop() {
-        let Some(block) = func.blocks.get(b as usize) else { continue };
-        if std::mem::replace(&mut live[b as usize], true) {
-            continue;
-        }
-        let outcome = branch_outcome(func, block, env);
-        for &s in &block.succs {
-            let is_target = Some(s) == block.target;
-            // A branch to the next block has both edges to it: never pruned.
-            let keep = match outcome {
-                Some(taken) => is_target == taken || block.succs.iter().all(|&o| o == s),
-                None => true,
-            };
-            if keep && !live[s as usize] {
-                stack.push(s);
-            }
-        }
-    }
-    live
-}
-
-/// Expected executions per thread of each block: the product of the trip counts of the
-/// loops around it, saturating at [`MAX_EXECUTIONS_PER_THREAD`].
-fn block_frequencies(func: &Function, trip_of_loop: &[f64], env: &Env<'_>) -> Vec<f64> {
-    let live = live_blocks(func, env);
-    func.blocks
-        .iter()
-        .enumerate()
-        .map(|(b, block)| {
-            if !block.reachable || !live[b] {
-                return 0.0;
-            }
-            let product: f64 = func.loops_of(b as BlockId).iter().map(|l| trip_of_loop.get(*l as usize).copied().unwrap_or(1.0)).product();
-            saturate(product)
-        })
-        .collect()
-}
-
 /// A count clamped to `0..=`[`MAX_EXECUTIONS_PER_THREAD`] (NaN, from `0 × ∞`, counts 0).
 fn saturate(n: f64) -> f64 {
     if n.is_nan() { 0.0 } else { n.clamp(0.0, MAX_EXECUTIONS_PER_THREAD) }
@@ -519,7 +449,7 @@ fn accumulate_counts(
                 let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
                 let mut sink = Vec::new();
                 let (_, trips) = loops(module, callee, &env, options, &[], &mut sink);
-                let cfreq = block_frequencies(callee, &trips, &env);
+                let cfreq = frequency::loop_products(callee, &trips);
                 accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, assumptions);
             }
             Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),
@@ -730,6 +660,7 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec
         res.push(BlockProfile {
             id: b as u32,
             executions: freq.get(b).copied().unwrap_or(0.0),
+            active_lane_fraction: None,
             instructions,
             successors: block.succs.iter().copied().collect(),
         });

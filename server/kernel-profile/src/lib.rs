@@ -8,6 +8,8 @@ pub mod access;
 pub mod affine;
 mod build;
 pub mod concrete;
+mod frequency;
+mod predicate;
 pub mod sass;
 pub mod traffic;
 pub mod model;

@@ -312,6 +312,11 @@ pub struct BlockProfile {
     pub id: u32,
     /// Expected executions per thread.
     pub executions: f64,
+    /// Mean fraction of active lanes in the warps that run the block, when branch
+    /// conditions leave some lanes idle (`if (threadIdx.x < 16)`, a partial last warp);
+    /// absent when all lanes are active or the conditions on the way are unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_lane_fraction: Option<f64>,
     pub instructions: Vec<InstrNode>,
     /// Successor block ids in the CFG.
     #[serde(default)]

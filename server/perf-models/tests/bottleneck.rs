@@ -94,7 +94,7 @@ fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
             fused_from: None,
         })
         .collect();
-    p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![] }];
+    p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![], active_lane_fraction: None }];
     p
 }
 

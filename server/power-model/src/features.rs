@@ -677,6 +677,7 @@ mod tests {
         p.blocks = vec![BlockProfile {
             id: 0,
             executions: 2.0,
+            active_lane_fraction: None,
             instructions: vec![
                 InstrNode {
                     class: InstrClass::Fp32,

@@ -1,0 +1,218 @@
+//! Expected executions per block on guarded kernels (`tests/fixtures/cu/branches.cu` and
+//! `divergent.cu`, PTX from nvcc 13.5 for sm_80): hand-derived warp counts.
+//!
+//! A warp runs a block when any of its lanes reaches it, so a block's executions per
+//! thread are (warps that run it) / (warps in the grid). Thread i = 256·blockIdx.x +
+//! threadIdx.x is lane i % 32 of global warp i / 32.
+
+use std::collections::BTreeMap;
+
+use kernel_profile::{AccessKind, InstrClass, KernelProfile, LaunchConfig, LaunchSource, ProfileInput, ProfileOptions, Space};
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/../../tests/fixtures/ptx/sm_80/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn profile_with(file: &str, kernel: &str, grid: u32, block: u32, args: &[(&str, i64)], options: &ProfileOptions) -> KernelProfile {
+    let text = fixture(file);
+    let (module, errors) = ptx_ir::parse_and_lower(&text);
+    assert!(errors.is_empty(), "{file}: {errors:?}");
+    let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
+    let input = ProfileInput {
+        module: &module,
+        kernel: &name,
+        gpu_id: "a100-sxm4-80gb",
+        compute_capability: (8, 0),
+        launch: LaunchConfig {
+            grid: [grid, 1, 1],
+            block: [block, 1, 1],
+            dynamic_smem: 0,
+            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+            source: LaunchSource::Setting,
+        },
+        resources: None,
+        source_param_names: &[],
+        demangled: None,
+        options,
+    };
+    kernel_profile::build(&input).expect("profile")
+}
+
+fn profile(file: &str, kernel: &str, grid: u32, block: u32, args: &[(&str, i64)]) -> KernelProfile {
+    profile_with(file, kernel, grid, block, args, &ProfileOptions::default())
+}
+
+/// Executions of the accesses of one space and kind, in PTX order.
+fn executions(p: &KernelProfile, space: Space, kind: AccessKind) -> Vec<f64> {
+    p.memory_accesses.iter().filter(|a| a.space == space && a.kind == kind).map(|a| a.executions).collect()
+}
+
+fn dynamic(p: &KernelProfile, class: InstrClass) -> f64 {
+    p.counts.dynamic.get(&class).copied().unwrap_or(0.0)
+}
+
+/// The block holding the first instruction with this opcode.
+fn block_with<'a>(p: &'a KernelProfile, opcode: &str) -> &'a kernel_profile::BlockProfile {
+    p.blocks.iter().find(|b| b.instructions.iter().any(|i| i.opcode == opcode)).unwrap_or_else(|| panic!("no {opcode}"))
+}
+
+fn assumption<'a>(p: &'a KernelProfile, needle: &str) -> &'a str {
+    p.assumptions.iter().find(|a| a.contains(needle)).unwrap_or_else(|| panic!("no assumption with `{needle}`: {:#?}", p.assumptions))
+}
+
+#[test]
+fn a_false_runtime_flag_removes_its_block_and_a_true_one_keeps_it() {
+    // 4 × 256 threads, n = 1000. `if (i >= n) return;`: warp 31 (i = 992..1023) still has
+    // i = 992..999 below n, so all 32 warps run the body, with 1000 of 1024 lanes active.
+    // Under flag = 0 the shared-memory detour (st.shared, ld.shared, the extra st.global)
+    // never runs; under flag = 1 every warp runs it.
+    let off = profile("branches", "flag_guarded", 4, 256, &[("param_2", 1000), ("param_3", 0)]);
+    assert_eq!(executions(&off, Space::Shared, AccessKind::Store), vec![0.0]);
+    assert_eq!(executions(&off, Space::Shared, AccessKind::Load), vec![0.0]);
+    assert_eq!(executions(&off, Space::Global, AccessKind::Store), vec![0.0, 1.0]);
+    assert_eq!(executions(&off, Space::Global, AccessKind::Load), vec![1.0]);
+    assert_eq!(dynamic(&off, InstrClass::Load(Space::Shared)), 0.0);
+    assert_eq!(block_with(&off, "st.shared.f32").executions, 0.0);
+    assert_eq!(block_with(&off, "ld.global.nc.f32").active_lane_fraction, Some(1000.0 / 1024.0));
+    assumption(&off, "decided by the launch and the arguments");
+
+    let on = profile("branches", "flag_guarded", 4, 256, &[("param_2", 1000), ("param_3", 1)]);
+    assert_eq!(executions(&on, Space::Shared, AccessKind::Store), vec![1.0]);
+    assert_eq!(executions(&on, Space::Global, AccessKind::Store), vec![1.0, 1.0]);
+    assert_eq!(dynamic(&on, InstrClass::Store(Space::Global)), 2.0);
+
+    // Without the flag both sides count (the documented default), and the profile says
+    // which argument would decide it.
+    let unknown = profile("branches", "flag_guarded", 4, 256, &[("param_2", 1000)]);
+    assert_eq!(executions(&unknown, Space::Shared, AccessKind::Store), vec![1.0]);
+    assert!(assumption(&unknown, "param_3").contains("--arg param_3=VALUE"));
+    assert!(assumption(&unknown, "param_3").contains("both sides counted"));
+}
+
+#[test]
+fn a_bounds_guard_counts_the_warps_with_a_lane_in_range() {
+    // n = 1000: warp g runs the body iff 32·g < 1000, i.e. g ≤ 31: all 32 warps.
+    let p = profile("branches", "bounds_guard", 4, 256, &[("param_2", 1000)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![1.0]);
+    // n = 900: 32·g < 900 for g ≤ 28: 29 of the 32 warps.
+    let p = profile("branches", "bounds_guard", 4, 256, &[("param_2", 900)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![29.0 / 32.0]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Store), vec![29.0 / 32.0]);
+    assert_eq!(dynamic(&p, InstrClass::Fp32), 29.0 / 32.0);
+    assert_eq!(dynamic(&p, InstrClass::Return), 1.0, "every warp reaches the `ret`");
+    // 900 active lanes in the 29 warps that run it.
+    assert_eq!(block_with(&p, "ld.global.nc.f32").active_lane_fraction, Some(900.0 / (29.0 * 32.0)));
+    let a = assumption(&p, "depends on the thread index");
+    assert!(a.contains("29 of the 32 warps") && a.contains("all 4 blocks"), "{a}");
+}
+
+#[test]
+fn a_huge_grid_is_sampled_and_its_boundary_block_is_exact() {
+    // The streaming benchmarks' launch: N = 2^27 + 2 elements, 1024 threads per block,
+    // N / 1024 + 1 = 131,073 blocks. Warp g runs the body iff 32·g < N, i.e.
+    // g ≤ 4,194,304: 4,194,305 of the 131,073 · 32 = 4,194,336 warps.
+    let n: i64 = (1 << 27) + 2;
+    let p = profile("branches", "bounds_guard", 131_073, 1024, &[("param_2", n)]);
+    let expect = 4_194_305.0 / 4_194_336.0;
+    let got = executions(&p, Space::Global, AccessKind::Load)[0];
+    assert!((got - expect).abs() < 1e-12, "{got} vs {expect}");
+    assert!(assumption(&p, "depends on the thread index").contains("estimated from"), "{:#?}", p.assumptions);
+}
+
+#[test]
+fn a_three_point_stencil_guard_drops_the_warps_past_the_edge() {
+    // 40 blocks of 32 threads, n = 1000: the body runs for 1 ≤ i ≤ 998, so warps 0..31
+    // (warp 31: i = 992..998) run it and warps 32..39 return at once: 32 of 40.
+    // Active lanes: 998 of the 32 · 32 in those warps.
+    let p = profile("branches", "stencil3_guard", 40, 32, &[("param_2", 1000)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![0.8, 0.8, 0.8]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Store), vec![0.8]);
+    assert_eq!(dynamic(&p, InstrClass::Fp64), 3.0 * 0.8, "mul, sub and fma");
+    assert_eq!(block_with(&p, "ld.global.nc.f64").active_lane_fraction, Some(998.0 / 1024.0));
+}
+
+#[test]
+fn a_thread_index_test_runs_in_one_warp_of_eight_with_half_its_lanes() {
+    // threadIdx.x < 16: only warp 0 of each 256-thread block, 16 of its 32 lanes.
+    let p = profile("branches", "half_warp_guard", 4, 256, &[]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![0.125]);
+    assert_eq!(block_with(&p, "ld.global.nc.f32").active_lane_fraction, Some(0.5));
+}
+
+#[test]
+fn a_sentinel_store_is_not_counted_and_says_so() {
+    // The streaming "read": the store happens only if in[i] == 1.2345.
+    let p = profile("branches", "sentinel_read", 4, 256, &[("param_2", 1000)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![1.0]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Store), vec![0.0]);
+    assert_eq!(dynamic(&p, InstrClass::Store(Space::Global)), 0.0);
+    assert!(assumption(&p, "sentinel").contains("1.2345"));
+}
+
+#[test]
+fn a_test_on_the_arguments_alone_is_resolved() {
+    // One block of 256 threads. `if (i < n / 4)`: 250 → all 8 warps (warp 7 has
+    // i = 224..249). `if (n % 4 != 0) if (i < n % 4)`: n = 1000 → never; n = 1001 →
+    // only i = 0, in warp 0: 1 of 8.
+    let p = profile("branches", "remainder_guard", 1, 256, &[("param_3", 1000)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![1.0]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Store), vec![1.0, 0.0]);
+    // `n % 4 == 0 || i >= n % 4` is true whatever i: decided by the argument alone.
+    assumption(&p, "decided by the launch and the arguments");
+    let p = profile("branches", "remainder_guard", 1, 256, &[("param_3", 1001)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Store), vec![1.0, 0.125]);
+    assert_eq!(block_with(&p, "st.global.u32").active_lane_fraction, Some(1.0 / 32.0));
+}
+
+#[test]
+fn a_data_dependent_branch_keeps_the_documented_default() {
+    // `if (v > 0.0f)` on loaded data: both sides for every warp, unless configured.
+    let p = profile("branches", "data_branch", 4, 256, &[("param_2", 1000)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Store), vec![1.0]);
+    assert!(assumption(&p, "depends on data").contains("both sides counted"));
+    let half = ProfileOptions { unknown_branch_probability: 0.5, ..ProfileOptions::default() };
+    let p = profile_with("branches", "data_branch", 4, 256, &[("param_2", 1000)], &half);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Store), vec![0.5]);
+    // The join after it (the `ret`) still runs once per warp.
+    assert_eq!(dynamic(&p, InstrClass::Return), 1.0);
+}
+
+#[test]
+fn both_sides_of_a_lane_parity_test_run_in_every_warp() {
+    // divergent_parity: threadIdx.x % 2 splits every warp; each side runs in all warps
+    // with half the lanes, and the join runs once.
+    let p = profile("divergent", "divergent_parity", 16, 256, &[("param_2", 4096)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Store), vec![1.0]);
+    assert_eq!(dynamic(&p, InstrClass::Return), 1.0);
+    let halves: Vec<f64> = p.blocks.iter().filter_map(|b| b.active_lane_fraction).collect();
+    assert!(halves.contains(&0.5), "{halves:?}");
+}
+
+#[test]
+fn a_block_parity_test_splits_the_grid_in_half_exactly_or_sampled() {
+    // uniform_branch: `if (blockIdx.x % 2 == 0) out = in * 2 else out = in + 2`, one
+    // `add.f32` and one `st.global.f32` on each side.
+    // 16,384 blocks are enumerated, 131,072 are sampled in pairs of neighbours: half of
+    // the warps take each side either way.
+    for (grid, tolerance, how) in [(16_384u32, 0.0, "counted over all 16384 blocks"), (131_072, 0.01, "estimated from")] {
+        // `n` is not given: the bounds guard counts both sides, the block test alone varies.
+        let p = profile("divergent", "uniform_branch", grid, 256, &[]);
+        let sides = executions(&p, Space::Global, AccessKind::Store);
+        assert_eq!(sides.len(), 2);
+        assert!(sides.iter().all(|x| (x - 0.5).abs() <= tolerance), "grid {grid}: {sides:?}");
+        assert_eq!(dynamic(&p, InstrClass::Store(Space::Global)), 1.0, "grid {grid}");
+        assert!(assumption(&p, "depends on the block index").contains(how), "{:#?}", p.assumptions);
+    }
+}
+
+#[test]
+fn an_impossible_block_size_is_not_simulated() {
+    // 2^20 threads per block: no GPU runs it; the profile falls back to counting both
+    // sides at once instead of simulating 32,768 warps per block.
+    let started = std::time::Instant::now();
+    let p = profile("branches", "bounds_guard", 1 << 20, 1 << 20, &[("param_2", 900)]);
+    assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![1.0]);
+    assumption(&p, "exceeds CUDA's 1024");
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+}
