@@ -446,6 +446,26 @@ mod tests {
         assert_eq!(lx.next_token().kind, Kind::Eof);
     }
 
+    /// The parser slices the source and builds diagnostic spans from token ends, so every
+    /// token must start and end on a character boundary, for any non-ASCII input.
+    #[test]
+    fn tokens_start_and_end_on_character_boundaries() {
+        let src = "é0%\u{FFFD}\n\"ab\\é\"c\\漢\n\"😀\nx.é %é a|😀 // é\n/* 漢 */é\"\\";
+        let mut lx = Lexer::new(src);
+        let mut n = 0;
+        loop {
+            let t = lx.next_token();
+            let (s, e) = (t.start as usize, t.end as usize);
+            assert!(src.is_char_boundary(s) && src.is_char_boundary(e), "{t:?}");
+            if t.kind == Kind::Eof {
+                break;
+            }
+            assert!(s < e, "{t:?} does not advance");
+            n += 1;
+        }
+        assert!(n > 10, "{n} tokens");
+    }
+
     #[test]
     fn binary_garbage_becomes_error_tokens_and_terminates() {
         let src = "\u{0}\u{1}é漢 add ### \u{7f}";

@@ -271,9 +271,24 @@ impl<'a, 's> Parser<'a, 's> {
 
     #[inline]
     fn text(&self, t: Token) -> &'a str {
-        // Token boundaries are always at ASCII bytes or at the ends of the input, so
-        // slicing cannot split a UTF-8 character; `get` keeps that a non-panicking fact.
+        // Token boundaries are character boundaries: a token starts and ends at an ASCII
+        // byte, at an end of the input, or (error and string tokens, which take non-ASCII
+        // bytes whole) after a complete character. `get` keeps that a non-panicking fact.
         self.src.get(t.start as usize..t.end as usize).unwrap_or("")
+    }
+
+    /// The span of the character that ends at byte `end` (a token end, so a character
+    /// boundary): one to four bytes. Empty at `end` when there is no such character.
+    fn char_before(&self, end: u32) -> Span {
+        let width = self
+            .src
+            .get(..end as usize)
+            .and_then(|s| s.chars().next_back())
+            .map_or(0, char::len_utf8);
+        Span {
+            start: end - width as u32,
+            end,
+        }
     }
 
     /// The name of a `DotName` token without its dot.
@@ -1481,10 +1496,10 @@ impl<'a, 's> Parser<'a, 's> {
                     // The statement ran off the end of its line: the mistake is there (a
                     // missing `;` or a stray word), not on the next line, which is often
                     // a valid instruction.
-                    let at = Span {
-                        start: self.prev_end.saturating_sub(1),
-                        end: self.prev_end,
-                    };
+                    // The operand may end in a multi-byte character (an unterminated
+                    // string, or an expression that swallowed stray UTF-8), so the span is
+                    // the whole last character, not the last byte.
+                    let at = self.char_before(self.prev_end);
                     self.error(
                         at,
                         "expected `,` or `;` before the end of the line".to_string(),

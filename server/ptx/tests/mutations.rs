@@ -1,11 +1,13 @@
 //! Property test: mutated real PTX (bytes and tokens deleted, inserted, swapped) never
 //! panics the parser and every span stays inside the input.
 //!
-//! Bounded for CI: 256 cases by default; set `PROPTEST_CASES` to run more.
+//! Bounded for CI: 256 cases by default; set `PROPTEST_CASES` to run more. Seeds of past
+//! failures live in `mutations.proptest-regressions` and are replayed before new cases.
 
 mod common;
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 use common::{check_spans, corpus};
 
@@ -108,7 +110,14 @@ fn apply(src: &str, edits: &[Edit]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    // Failing cases are saved to and replayed first from `mutations.proptest-regressions`
+    // beside this file (committed). Named explicitly: the default looks for a `lib.rs`
+    // above the test, finds none under `tests/`, warns and falls back to the same file.
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn mutated_ptx_never_panics(

@@ -209,3 +209,33 @@ fn huge_and_deep_inputs_terminate() {
     assert!(p.errors.is_empty(), "{:?}", p.errors.first());
     assert_eq!(instruction_counts(&p), [("k", 1)]);
 }
+
+/// The minimal form of a proptest failure (seed in `mutations.proptest-regressions`): an
+/// operand that ends in a multi-byte character (`0%` followed by U+FFFD, which
+/// `from_utf8_lossy` made of a stray byte) on a line without `;`. The "before the end of the
+/// line" error pointed at the operand's last byte, the middle of the character. It now
+/// covers the whole last character, whatever its width, for each way an operand can end in
+/// non-ASCII text: an expression swallowing an error token, and an unterminated string.
+#[test]
+fn missing_semicolon_after_a_non_ascii_operand_points_at_a_whole_character() {
+    let header = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n";
+    for (operand, last) in [
+        ("0%\u{FFFD}", "\u{FFFD}"),
+        ("%rd1+é", "é"),
+        ("sym*漢", "漢"),
+        ("%r1|😀", "😀"),
+        ("\"unterminated é", "é"),
+    ] {
+        let src = format!("{header}\tld.param.u64 {operand}\n\tmov.u32 %r1, %r2;\n}}\n");
+        let p = ptx::parse(&src);
+        check_spans(&src, &p);
+        let e = p
+            .errors
+            .iter()
+            .find(|e| e.message.contains("before the end of the line"))
+            .unwrap_or_else(|| panic!("{operand:?}: no end-of-line error in {:#?}", p.errors));
+        assert_eq!(src.get(e.span.range()), Some(last), "{operand:?}: {e:?}");
+        // The next line is still read as an instruction.
+        assert_eq!(instruction_counts(&p), [("k", 2)], "{operand:?}");
+    }
+}
