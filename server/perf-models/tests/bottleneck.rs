@@ -150,3 +150,39 @@ fn the_bottleneck_model_is_the_headline_on_database_gpus() {
         assert_eq!(r.headline.model, "bottleneck", "{id}: {}", r.headline.rule);
     }
 }
+
+/// `calibrate::fit` recovers parameters that generated the "measurements": the vector add at
+/// several occupancies, timed with a lower DRAM efficiency and a longer block overhead than
+/// the database's. The fit brings the error near zero and never makes it worse.
+#[test]
+fn calibration_recovers_the_parameters_behind_the_measurements() {
+    use perf_models::bottleneck::calibrate::{Sample, fit, rms_log_error};
+    let g = gpu("a100-sxm4-80gb");
+    let base = Params::from_gpu(&g);
+    let mut truth = base.clone();
+    truth.dram_efficiency = 0.7;
+    truth.block_overhead_ns = 600.0;
+    let mut profiles = Vec::new();
+    for (block, smem) in [(32, 70_000), (64, 70_000), (128, 0), (256, 0), (512, 40_000), (1024, 0)] {
+        let mut p = vector_add();
+        launch(&mut p, ((1u64 << 24) / block) as u32, block as u32, smem);
+        profiles.push(p);
+    }
+    let samples: Vec<Sample<'_>> = profiles
+        .iter()
+        .map(|p| {
+            let resident = perf_models::gpu::resident_blocks(p, &g).expect("fits");
+            let caches = bottleneck::cache_config(&g, resident);
+            let measured = bottleneck::estimate(p, &truth, resident, &caches).expect("estimate").time_us;
+            Sample { profile: p, resident_blocks_per_sm: resident, caches, measured_us: measured }
+        })
+        .collect();
+    let before = rms_log_error(&samples, &base);
+    let f = fit(&samples, &base);
+    assert!(before > 0.1, "the truth must differ from the database: {before}");
+    assert!(f.rms_log_error_after < 0.02, "{} -> {}", before, f.rms_log_error_after);
+    // The efficiency trades off a little against the latency exposure near the knee:
+    // identified within 10 %, not exactly.
+    assert!((f.params.dram_efficiency - 0.7).abs() < 0.07, "{}", f.params.dram_efficiency);
+    assert_eq!(f.params.calibrated_on, Some(6));
+}
