@@ -196,7 +196,7 @@ fn classify(func: &Function, env: &Env<'_>, forward: &[Vec<BlockId>]) -> Vec<Ter
 /// The lanes of warp `w` of a block, one point per thread that exists, into `out`.
 fn warp_points(block: [u32; 3], ctaid: [i64; 3], w: u64, out: &mut Vec<Point>) {
     let [bx, by, bz] = block.map(|d| u64::from(d.max(1)));
-    let threads = bx * by * bz;
+    let threads = bx.saturating_mul(by).saturating_mul(bz);
     out.clear();
     out.extend(
         (32 * w..(32 * w + 32).min(threads))
@@ -455,7 +455,7 @@ fn dim_samples(g: u32, k: u64) -> Vec<(u32, f64)> {
 /// The blocks to simulate with their weights (blocks of the grid each stands for).
 fn grid_samples(grid: [u32; 3], cost_per_block: u64, level: Level) -> (Vec<([i64; 3], f64)>, Coverage) {
     let grid = grid.map(|d| d.max(1));
-    let blocks: u64 = grid.iter().map(|d| u64::from(*d)).product();
+    let blocks: u64 = grid.iter().fold(1u64, |a, d| a.saturating_mul(u64::from(*d)));
     if level == Level::Grid {
         return (vec![([0, 0, 0], blocks as f64)], Coverage::One);
     }
@@ -511,7 +511,7 @@ pub(crate) fn block_frequencies(
     }
     let cfg = Cfg { rpo, forward, terms, tape_blocks, slot_of };
 
-    let threads: u64 = env.block.iter().map(|d| u64::from((*d).max(1))).product();
+    let threads: u64 = env.block.iter().fold(1u64, |a, d| a.saturating_mul(u64::from((*d).max(1))));
     if threads > MAX_THREADS_PER_BLOCK {
         // No GPU launches such a block; simulating its warps would only take long.
         assumptions.push(format!(
