@@ -9,6 +9,10 @@ pub mod affine;
 mod build;
 pub mod concrete;
 pub mod model;
+mod work;
+
+#[cfg(test)]
+mod scale_tests;
 
 pub use build::{ProfileInput, ProfileOptions, build};
 pub use model::*;
