@@ -124,6 +124,10 @@ pub struct AffineAnalysis<'f, 'e> {
     func: &'f Function,
     env: &'e Env<'e>,
     memo: HashMap<RegId, Affine>,
+    /// The registers added to `memo`, in order, so that a provisional evaluation can be
+    /// undone by removing what it added (O(what it added), where comparing with a copy of
+    /// the keys was O(memo) per multiple-definition register).
+    added: Vec<RegId>,
     /// Uniform unknowns, keyed by what they stand for, so the same parameter gives the
     /// same variable everywhere.
     uniforms: HashMap<String, u32>,
@@ -142,7 +146,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 ivs.insert(iv.reg, (loop_id as u32, iv.init.clone(), iv.step.clone()));
             }
         }
-        AffineAnalysis { func, env, memo: HashMap::new(), uniforms: HashMap::new(), ivs, depth: 0 }
+        AffineAnalysis { func, env, memo: HashMap::new(), added: Vec::new(), uniforms: HashMap::new(), ivs, depth: 0 }
     }
 
     /// What a `Var::Uniform` stands for: `param:NAME` for a kernel parameter, `sym:NAME`
@@ -295,11 +299,26 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         self.depth += 1;
         let res = self.reg_uncached(r);
         self.depth -= 1;
-        self.memo.insert(r, res.clone());
+        self.remember(r, res.clone());
         res
     }
 
+    fn remember(&mut self, r: RegId, a: Affine) {
+        if self.memo.insert(r, a).is_none() {
+            self.added.push(r);
+        }
+    }
+
+    /// Removes from the memo every register added since `mark` (a length of `added`).
+    fn forget_since(&mut self, mark: usize) {
+        crate::work::add(self.added.len().saturating_sub(mark) as u64);
+        for r in self.added.drain(mark..) {
+            self.memo.remove(&r);
+        }
+    }
+
     fn reg_uncached(&mut self, r: RegId) -> Affine {
+        crate::work::add(1);
         if let Some(s) = self.func.register(r).and_then(|reg| reg.special) {
             return self.special(s);
         }
@@ -329,9 +348,9 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 // non-linearly such as `s >>= 1`). Optimistically assume the register is one
                 // unknown uniform value: if every definition is then warp-uniform the
                 // assumption is consistent (a fixed point); otherwise undo and give up.
-                let before: std::collections::HashSet<RegId> = self.memo.keys().copied().collect();
+                let mark = self.added.len();
                 let placeholder = self.uniform(format!("phi:{r}"));
-                self.memo.insert(r, placeholder.clone());
+                self.remember(r, placeholder.clone());
                 let vals: Vec<Affine> = many.iter().map(|d| self.instr_value(*d)).collect();
                 let self_free = |v: &Affine| !v.terms.contains_key(&placeholder_var(&placeholder));
                 if vals.iter().all(|v| *v == vals[0]) && self_free(&vals[0]) {
@@ -339,7 +358,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 } else if vals.iter().all(Affine::is_warp_uniform) {
                     placeholder
                 } else {
-                    self.memo.retain(|k, _| before.contains(k));
+                    self.forget_since(mark);
                     Affine::irregular()
                 }
             }
@@ -363,8 +382,8 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             defs.iter().partition(|d| block_of(**d).is_some_and(|b| lp.contains(b)));
         // Evaluate the updates with `r` as a symbol, then forget everything computed on
         // that provisional basis.
-        let before: std::collections::HashSet<RegId> = self.memo.keys().copied().collect();
-        self.memo.insert(r, Affine::var(Var::SelfRef(r)));
+        let mark = self.added.len();
+        self.remember(r, Affine::var(Var::SelfRef(r)));
         let mut delta: Option<Affine> = None;
         let mut ok = true;
         for d in &inside {
@@ -381,7 +400,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             }
             delta = Some(dv);
         }
-        self.memo.retain(|k, _| before.contains(k));
+        self.forget_since(mark);
         if !ok || inside.len() != 1 {
             // Several different updates per iteration (or none usable): not a simple
             // induction variable.

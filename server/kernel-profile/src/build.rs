@@ -122,6 +122,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let banks = if input.compute_capability.0 <= 1 { 16 } else { 32 };
     let mut memory_accesses = Vec::new();
     let mut n_irregular = 0;
+    let mut choices = concrete::DefChoices::for_function(func);
     for (id, instr) in func.instrs.iter().enumerate() {
         let (kind, space) = match instr.class {
             InstrClass::Load(s) => (AccessKind::Load, s),
@@ -158,7 +159,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         let addr = address_of(func, id as InstrId, &mut affine);
         let bytes = copy_bytes(func, instr).unwrap_or_else(|| instr.access_bytes()).max(1);
         // The affine form when there is one, else the addresses evaluated lane by lane.
-        let lanes = access::lanes_from_affine(&addr, launch.block).or_else(|| concrete::lanes(func, id as InstrId, &env));
+        let lanes = access::lanes_from_affine(&addr, launch.block).or_else(|| concrete::lanes_with(func, id as InstrId, &env, &mut choices));
         let c = match space {
             Space::Shared => access::classify_shared_lanes(lanes.as_ref(), bytes, banks),
             _ => access::classify_global_lanes(lanes.as_ref(), bytes, input.options.irregular_sectors),
@@ -196,6 +197,9 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             address: pattern,
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
         });
+    }
+    if choices.exhausted() {
+        assumptions.push(budget_note(func));
     }
     if n_irregular > 0 {
         assumptions.push(format!(
@@ -318,6 +322,7 @@ fn loops(
 ) -> (Vec<LoopInfo>, Vec<f64>) {
     let mut infos = Vec::new();
     let mut used = Vec::new();
+    let mut choices = concrete::DefChoices::for_function(func);
     for lp in &func.loops {
         let (source_file, source_line) = match lp.loc {
             Some(loc) if loc.line > 0 => (module.file(loc.file).map(str::to_string), Some(loc.line)),
@@ -358,7 +363,7 @@ fn loops(
                     }
                 }
             }
-            TripCount::Unknown => match path_dependent_trip(func, lp, env) {
+            TripCount::Unknown => match path_dependent_trip(func, lp, env, &mut choices) {
                 Some(v) => {
                     assumptions.push(format!(
                         "loop at {place}: its counter's start depends on the path into it (nvcc's remainder loop before an unrolled one); estimated from the first path: {v:.1}"
@@ -375,20 +380,32 @@ fn loops(
         used.push(assumed);
         infos.push(LoopInfo { ptx_line: lp.ptx_line, source_file, source_line, depth: lp.depth, trip_count, trip_count_expr, assumed_trip_count: assumed });
     }
+    if choices.exhausted() {
+        assumptions.push(budget_note(func));
+    }
     (infos, used)
+}
+
+/// The assumption recorded when the lane-by-lane evaluation ran out of budget.
+fn budget_note(func: &Function) -> String {
+    format!(
+        "`{}`: lane-by-lane address evaluation stopped after {} steps per instruction; the rest counted as data-dependent (an approximation for very long kernels with much-redefined registers)",
+        func.name,
+        concrete::DefChoices::STEPS_PER_INSTRUCTION
+    )
 }
 
 /// The trip count of a counted loop whose counter enters on several paths (the main loop
 /// of nvcc's unroll-by-N after its remainder loop): the exit test and step are known, the
 /// start is taken from the counter's outermost definition, averaged over a warp's lanes.
 /// It overestimates by at most the remainder's iterations divided by the unroll factor.
-fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>) -> Option<f64> {
+fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>, choices: &mut concrete::DefChoices) -> Option<f64> {
     use ptx_ir::CmpOp;
     let test = lp.exit_test.as_ref()?;
     let iv = lp.induction_vars.iter().find(|v| v.reg == test.iv)?;
     let step = eval_expr(&iv.step, env, true)?;
     let bound = eval_expr(&test.bound, env, true)?;
-    let init = concrete::initial_value_avg(func, test.iv, env)?;
+    let init = concrete::initial_value_avg_with(func, test.iv, env, choices)?;
     if step == 0.0 {
         return None;
     }
@@ -588,34 +605,43 @@ fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashS
             varying.extend(func.dsts(instr).iter().copied());
         }
     }
-    // Propagate through data flow to a fixed point (monotone: sets only grow).
-    loop {
-        let mut changed = false;
-        for instr in &func.instrs {
-            if matches!(instr.class, InstrClass::WarpLevel) && matches!(instr.base(), "vote" | "redux" | "activemask") {
-                continue; // Warp-wide results are the same in every lane.
-            }
-            if instr.class.is_memory() {
-                continue; // Handled above from the address.
-            }
-            let srcs = func.srcs(instr);
-            // The guard only decides whether the instruction runs; a predicated `mov` in a
-            // uniform `if` still writes a uniform value.
-            let data_srcs: &[RegId] = match instr.guard {
-                Some(g) => {
-                    let n = srcs.len();
-                    if n > 0 && srcs[n - 1] == g.reg { &srcs[..n - 1] } else { srcs }
-                }
-                None => srcs,
-            };
-            if data_srcs.iter().any(|s| varying.contains(s)) {
-                for d in func.dsts(instr) {
-                    changed |= varying.insert(*d);
-                }
-            }
+    // Propagate through data flow to the least fixed point: an instruction with a varying
+    // data source makes its destinations varying. A worklist over the readers of each
+    // newly varying register reaches the same (unique) fixed point as repeated sweeps over
+    // the whole function, in one visit per (register, reader) instead of one sweep per
+    // step of the longest chain against program order.
+    let mut readers: HashMap<RegId, Vec<InstrId>> = HashMap::new();
+    for (id, instr) in func.instrs.iter().enumerate() {
+        if matches!(instr.class, InstrClass::WarpLevel) && matches!(instr.base(), "vote" | "redux" | "activemask") {
+            continue; // Warp-wide results are the same in every lane.
         }
-        if !changed {
-            break;
+        if instr.class.is_memory() {
+            continue; // Handled above from the address.
+        }
+        let srcs = func.srcs(instr);
+        // The guard only decides whether the instruction runs; a predicated `mov` in a
+        // uniform `if` still writes a uniform value.
+        let data_srcs: &[RegId] = match instr.guard {
+            Some(g) => {
+                let n = srcs.len();
+                if n > 0 && srcs[n - 1] == g.reg { &srcs[..n - 1] } else { srcs }
+            }
+            None => srcs,
+        };
+        for s in data_srcs {
+            readers.entry(*s).or_default().push(id as InstrId);
+        }
+    }
+    let mut work: Vec<RegId> = varying.iter().copied().collect();
+    while let Some(r) = work.pop() {
+        for &id in readers.get(&r).map_or(&[][..], Vec::as_slice) {
+            crate::work::add(1);
+            let Some(instr) = func.instr(id) else { continue };
+            for d in func.dsts(instr) {
+                if varying.insert(*d) {
+                    work.push(*d);
+                }
+            }
         }
     }
     varying
@@ -708,23 +734,38 @@ fn estimate_registers(func: &Function) -> u32 {
             }
         }
     }
+    // The width of the live set is kept as it changes: summing it at every instruction
+    // was O(instructions × live registers), minutes for a long kernel that keeps
+    // thousands of values live.
     let mut peak = 0u32;
     for b in 0..n {
         let mut live: HashSet<RegId> = HashSet::new();
+        let mut live_width = 0u32;
         for s in &func.blocks[b].succs {
             if let Some(li) = live_in.get(*s as usize) {
-                live.extend(li.iter().copied());
+                for r in li {
+                    if live.insert(*r) {
+                        live_width += width(*r);
+                    }
+                }
             }
         }
         for id in (func.blocks[b].instrs.start..func.blocks[b].instrs.end).rev() {
+            crate::work::add(1);
             let Some(instr) = func.instr(id) else { continue };
-            peak = peak.max(live.iter().map(|r| width(*r)).sum());
+            peak = peak.max(live_width);
             for d in func.dsts(instr) {
-                live.remove(d);
+                if live.remove(d) {
+                    live_width -= width(*d);
+                }
             }
-            live.extend(func.srcs(instr).iter().copied());
+            for r in func.srcs(instr) {
+                if live.insert(*r) {
+                    live_width += width(*r);
+                }
+            }
         }
-        peak = peak.max(live.iter().map(|r| width(*r)).sum());
+        peak = peak.max(live_width);
     }
     // ptxas reserves a few registers (the stack pointer and addressing temporaries); CUDA
     // kernels never use fewer than about 8 in practice.

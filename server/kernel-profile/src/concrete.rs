@@ -29,13 +29,97 @@ const MAX_DEPTH: u32 = 64;
 struct Lane<'a> {
     func: &'a Function,
     env: &'a Env<'a>,
+    choices: &'a mut DefChoices,
     tid: [i64; 3],
     lane: i64,
     memo: HashMap<RegId, Option<i64>>,
     depth: u32,
-    /// Only values that are the same in every thread of the grid and known for certain:
-    /// supplied arguments, launch dimensions, constants, registers written once.
-    strict: bool,
+}
+
+/// Which definitions give each register's value on the first iteration (see
+/// `Lane::reg_uncached`), per function: the same for every lane and every access, so it is
+/// worked out once per register instead of once per lane and access (a register redefined
+/// all over a long kernel made that a scan of every definition, 32 times per access).
+///
+/// It also holds the function's evaluation budget: [`DefChoices::STEPS_PER_INSTRUCTION`]
+/// instruction evaluations per instruction of the function, over all accesses and lanes.
+/// A register redefined all over a long kernel in distinct ways that agree (each must be
+/// evaluated to know that they do) costs every access a walk over all of them; the budget
+/// bounds the kernel's total at a linear amount. Past it, an evaluation gives up as for a
+/// value loaded from memory (the access counts as data-dependent) and
+/// [`DefChoices::exhausted`] says so. The fixture corpus needs at most 38 evaluations per
+/// instruction (64 added to the count), so the budget leaves them untouched.
+#[derive(Debug)]
+pub struct DefChoices {
+    choices: HashMap<RegId, Choice>,
+    budget: u64,
+    exhausted: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Choice {
+    Undefined,
+    One(InstrId),
+    /// Several definitions at the outermost depth: all must agree. One per group of
+    /// identical instructions (same opcode, class and operands), in order of first
+    /// appearance: an identical instruction reads the same registers, already evaluated,
+    /// so it gives the same value and changes nothing (a register set to the same constant
+    /// before each of thousands of loops made every lane evaluate them all).
+    All(Vec<InstrId>),
+}
+
+impl DefChoices {
+    /// Instruction evaluations allowed per instruction of the function (plus 64).
+    pub const STEPS_PER_INSTRUCTION: u64 = 256;
+
+    /// Empty choices and a full budget for `func`.
+    pub fn for_function(func: &Function) -> DefChoices {
+        DefChoices {
+            choices: HashMap::new(),
+            budget: Self::STEPS_PER_INSTRUCTION.saturating_mul(func.instrs.len() as u64 + 64),
+            exhausted: false,
+        }
+    }
+
+    /// Whether an evaluation stopped because the budget ran out.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+
+    fn choice(&mut self, func: &Function, r: RegId) -> &Choice {
+        self.choices.entry(r).or_insert_with(|| match func.defs_of(r) {
+            [] => Choice::Undefined,
+            [one] => Choice::One(*one),
+            many => {
+                // The value on the first iteration: the definition outside every loop that
+                // contains another definition (an induction variable's initial value).
+                let block_of = |d: &InstrId| func.instr(*d).map(|i| i.block);
+                let depth = |d: &InstrId| block_of(d).map_or(u32::MAX, |b| func.loop_depth(b));
+                crate::work::add(many.len() as u64);
+                let depths: Vec<u32> = many.iter().map(depth).collect();
+                let Some(&min) = depths.iter().min() else { return Choice::Undefined };
+                let outer: Vec<InstrId> = many.iter().zip(&depths).filter(|(_, d)| **d == min).map(|(i, _)| *i).collect();
+                match outer.as_slice() {
+                    [one] if depths.iter().any(|d| *d > min) => Choice::One(*one),
+                    // Several paths define it before the loops (if/else assignments, or the
+                    // same initialisation repeated on two paths): fine when every one gives
+                    // the same value.
+                    _ => {
+                        let mut seen = std::collections::HashSet::new();
+                        Choice::All(
+                            outer
+                                .into_iter()
+                                .filter(|d| match func.instr(*d) {
+                                    Some(i) => seen.insert(format!("{}|{:?}|{:?}", i.opcode, i.class, func.operands_of(i))),
+                                    None => true,
+                                })
+                                .collect(),
+                        )
+                    }
+                }
+            }
+        })
+    }
 }
 
 fn dim(v: [i64; 3], d: Dim) -> i64 {
@@ -60,9 +144,6 @@ impl Lane<'_> {
         if let Some(v) = self.env.args.get(&idx) {
             return Some(*v);
         }
-        if self.strict {
-            return None;
-        }
         let p = self.func.params.get(idx as usize)?;
         // 64-bit parameters are almost always pointers: give each its own aligned base.
         Some(if p.ty.ends_with("64") && !p.ty.starts_with('f') { (i64::from(idx) + 1) << 32 } else { UNKNOWN_PARAM })
@@ -76,6 +157,15 @@ impl Lane<'_> {
         }
     }
 
+    /// The register's value in this lane.
+    ///
+    /// Any `None` met anywhere in an evaluation makes the whole result `None`: every
+    /// operand is required (`?`), and several definitions must all give a value. So the
+    /// evaluation stops at the first one: a register re-entered while its own value is
+    /// being computed (a definition that reads the register it defines, `add r, r, 1`)
+    /// answers `None` at once (the placeholder put in the memo first) instead of recursing
+    /// to the depth limit, which gave `None` as well, after `MAX_DEPTH` rounds over every
+    /// definition.
     fn reg(&mut self, r: RegId) -> Option<i64> {
         if let Some(v) = self.memo.get(&r) {
             return *v;
@@ -83,6 +173,7 @@ impl Lane<'_> {
         if self.depth > MAX_DEPTH {
             return None;
         }
+        self.memo.insert(r, None);
         self.depth += 1;
         let v = self.reg_uncached(r);
         self.depth -= 1;
@@ -92,9 +183,6 @@ impl Lane<'_> {
 
     fn reg_uncached(&mut self, r: RegId) -> Option<i64> {
         if let Some(s) = self.func.register(r).and_then(|reg| reg.special) {
-            if self.strict && !matches!(s, SpecialReg::Ntid(_) | SpecialReg::Nctaid(_)) {
-                return None;
-            }
             return match s {
                 SpecialReg::Tid(d) => Some(dim(self.tid, d)),
                 SpecialReg::LaneId => Some(self.lane),
@@ -105,34 +193,19 @@ impl Lane<'_> {
                 _ => None,
             };
         }
-        let defs = self.func.defs_of(r).to_vec();
-        if self.strict {
-            // One unguarded definition: the register holds one value for the whole run.
-            return match defs.as_slice() {
-                [one] if self.func.instr(*one).is_some_and(|i| i.guard.is_none()) => self.value(*one),
-                _ => None,
-            };
-        }
-        let def = match defs.as_slice() {
-            [] => return None,
-            [one] => *one,
-            many => {
-                // The value on the first iteration: the definition outside every loop that
-                // contains another definition (an induction variable's initial value).
-                let block_of = |d: &InstrId| self.func.instr(*d).map(|i| i.block);
-                let depth = |d: &InstrId| block_of(d).map_or(u32::MAX, |b| self.func.loop_depth(b));
-                let min = many.iter().map(depth).min()?;
-                let outer: Vec<InstrId> = many.iter().copied().filter(|d| depth(d) == min).collect();
-                match outer.as_slice() {
-                    [one] if many.iter().any(|d| depth(d) > min) => *one,
-                    _ => {
-                        // Several paths define it before the loops (if/else assignments,
-                        // or the same initialisation repeated on two paths): fine when every
-                        // one gives the same value.
-                        let vals: Vec<Option<i64>> = outer.iter().map(|d| self.value(*d)).collect();
-                        return if vals.iter().all(|v| v.is_some() && *v == vals[0]) { vals[0] } else { None };
+        let def = match self.choices.choice(self.func, r) {
+            Choice::Undefined => return None,
+            Choice::One(d) => *d,
+            Choice::All(outer) => {
+                let outer = outer.clone();
+                let mut first = None;
+                for d in outer {
+                    let v = self.value(d)?;
+                    if *first.get_or_insert(v) != v {
+                        return None;
                     }
                 }
+                return first;
             }
         };
         self.value(def)
@@ -140,9 +213,16 @@ impl Lane<'_> {
 
     /// The value an instruction writes.
     fn value(&mut self, id: InstrId) -> Option<i64> {
-        let instr = self.func.instr(id)?;
-        let ops: Vec<Operand> = self.func.operands_of(instr).to_vec();
-        let base = instr.base().to_string();
+        crate::work::add(1);
+        if self.choices.budget == 0 {
+            self.choices.exhausted = true;
+            return None;
+        }
+        self.choices.budget -= 1;
+        let func = self.func;
+        let instr = func.instr(id)?;
+        let ops: &[Operand] = func.operands_of(instr);
+        let base = instr.base();
         let signed = instr.ty().is_some_and(|t| t.starts_with('s'));
         let bits = instr.ty().map(ptx::type_bytes).unwrap_or(8) * 8;
         let wide = instr.has_modifier("wide");
@@ -160,11 +240,8 @@ impl Lane<'_> {
                 v & ((1i64 << bits) - 1)
             }
         };
-        let mut src = |i: usize| -> Option<i64> {
-            let op = ops.get(i)?.clone();
-            self.operand(&op)
-        };
-        Some(match (base.as_str(), instr.class) {
+        let mut src = |i: usize| -> Option<i64> { self.operand(ops.get(i)?) };
+        Some(match (base, instr.class) {
             ("ld", InstrClass::Load(Space::Param)) => match ops.get(1) {
                 Some(Operand::Addr { base: AddrBase::Symbol(sym), .. }) => self.param(sym)?,
                 _ => return None,
@@ -194,8 +271,6 @@ impl Lane<'_> {
             ("and", _) => src(1)? & src(2)?,
             ("or", _) => src(1)? | src(2)?,
             ("xor", _) => src(1)? ^ src(2)?,
-            // Predicates are 0 or 1.
-            ("not", _) if instr.ty() == Some("pred") => i64::from(src(1)? == 0),
             ("not", _) => wrap(!src(1)?),
             ("neg", _) => wrap(src(1)?.wrapping_neg()),
             ("abs", _) => src(1)?.wrapping_abs(),
@@ -219,30 +294,13 @@ impl Lane<'_> {
                 let p = src(3)?;
                 if p != 0 { src(1)? } else { src(2)? }
             }
-            // `setp.CMP.BOOL p, a, b, q` combines with a third predicate: not modelled.
-            ("setp", _) if ops.len() > 3 => return None,
             ("setp", _) => {
                 let (a, b) = (src(1)?, src(2)?);
                 let cmp = instr.modifiers().next()?.to_string();
-                // Compared at the instruction's width; `lt`/`le`/`gt`/`ge` on unsigned and
-                // bit types compare unsigned (PTX ISA, `setp`: "lo, ls, hi, hs" are the
-                // unsigned spellings; nvcc writes `setp.lt.u32`).
-                let mask = if bits == 0 || bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                let (ua, ub) = (a as u64 & mask, b as u64 & mask);
-                let unsigned = instr.ty().is_some_and(|t| t.starts_with('u') || t.starts_with('b'));
-                let (a, b) = if unsigned || bits == 0 || bits >= 64 {
-                    (a, b)
-                } else {
-                    let sh = 64 - bits;
-                    ((a << sh) >> sh, (b << sh) >> sh)
-                };
+                let (ua, ub) = (a as u64, b as u64);
                 let r = match cmp.as_str() {
-                    "eq" => ua == ub,
-                    "ne" => ua != ub,
-                    "lt" if unsigned => ua < ub,
-                    "le" if unsigned => ua <= ub,
-                    "gt" if unsigned => ua > ub,
-                    "ge" if unsigned => ua >= ub,
+                    "eq" => a == b,
+                    "ne" => a != b,
                     "lt" => a < b,
                     "le" => a <= b,
                     "gt" => a > b,
@@ -264,23 +322,25 @@ impl Lane<'_> {
 /// definitions), averaged over the lanes of the representative warp; `None` when it
 /// depends on data.
 pub fn initial_value_avg(func: &Function, reg: RegId, env: &Env<'_>) -> Option<f64> {
-    let tids = crate::access::lanes(env.block);
-    let mut sum = 0.0;
-    for (lane, tid) in tids.iter().enumerate() {
-        let mut ev = Lane { func, env, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0, strict: false };
-        sum += ev.reg(reg)? as f64;
-    }
-    Some(sum / tids.len().max(1) as f64)
+    initial_value_avg_with(func, reg, env, &mut DefChoices::for_function(func))
 }
 
-/// The value of `reg` when it is the same in every thread and every execution and follows
-/// from the supplied arguments and the launch dimensions alone (a register written once,
-/// from constants, parameters, `%ntid` and `%nctaid`); `None` otherwise. Decides the
-/// branches nvcc emits around unrolled loops (`n < 4` skips the main loop, `(n & 3) == 1`
-/// ends the remainder chain).
-pub fn uniform_value(func: &Function, reg: RegId, env: &Env<'_>) -> Option<i64> {
-    let mut ev = Lane { func, env, tid: [0; 3], lane: 0, memo: HashMap::new(), depth: 0, strict: true };
-    ev.reg(reg)
+/// [`initial_value_avg`] reusing the definition choices of earlier evaluations in `func`.
+pub fn initial_value_avg_with(func: &Function, reg: RegId, env: &Env<'_>, choices: &mut DefChoices) -> Option<f64> {
+    let tids = crate::access::lanes(env.block);
+    // The last lane first: lane 0 (thread 0) is where differing definitions most often
+    // agree by accident (`tid` and `0`), so a failing evaluation fails sooner. The sum
+    // still runs in lane order.
+    let mut values = vec![0i64; tids.len()];
+    for (lane, tid) in tids.iter().enumerate().rev() {
+        let mut ev = Lane { func, env, choices: &mut *choices, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0 };
+        values[lane] = ev.reg(reg)?;
+    }
+    let mut sum = 0.0;
+    for v in values {
+        sum += v as f64;
+    }
+    Some(sum / tids.len().max(1) as f64)
 }
 
 /// The high `bits` bits of the `2·bits`-bit product.
@@ -300,6 +360,12 @@ fn mul_hi(a: i64, b: i64, bits: u64, signed: bool) -> i64 {
 /// The lanes of a memory instruction by concrete evaluation; `None` when its address
 /// depends on data.
 pub fn lanes(func: &Function, id: InstrId, env: &Env<'_>) -> Option<Lanes> {
+    lanes_with(func, id, env, &mut DefChoices::for_function(func))
+}
+
+/// [`lanes`] reusing the definition choices of earlier evaluations in `func` (one
+/// [`DefChoices`] per function keeps a kernel's accesses linear in its size).
+pub fn lanes_with(func: &Function, id: InstrId, env: &Env<'_>, choices: &mut DefChoices) -> Option<Lanes> {
     let instr = func.instr(id)?;
     let addrs: Vec<(AddrBase, i64)> = func
         .operands_of(instr)
@@ -313,17 +379,18 @@ pub fn lanes(func: &Function, id: InstrId, env: &Env<'_>) -> Option<Lanes> {
     let global_copy = instr.base() == "cp" && matches!(instr.class, InstrClass::Load(Space::Global));
     let (base, offset) = if global_copy { addrs.last()?.clone() } else { addrs.first()?.clone() };
     let tids = crate::access::lanes(env.block);
-    let mut addrs = Vec::with_capacity(tids.len());
-    for (lane, tid) in tids.iter().enumerate() {
-        let mut ev = Lane { func, env, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0, strict: false };
+    // The last lane first, as in `initial_value_avg_with`.
+    let mut addrs = vec![0i64; tids.len()];
+    for (lane, tid) in tids.iter().enumerate().rev() {
+        let mut ev = Lane { func, env, choices: &mut *choices, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0 };
         let b = match &base {
             AddrBase::Reg(r) => ev.reg(*r)?,
             AddrBase::Symbol(_) | AddrBase::Absolute => 0,
         };
-        addrs.push(b.wrapping_add(offset));
+        addrs[lane] = b.wrapping_add(offset);
     }
     // Along x: the lane whose only difference from lane 0 is threadIdx.x + 1.
-    let x_stride = (env.block[0] > 1 && addrs.len() > 1).then(|| addrs[1].wrapping_sub(addrs[0]));
+    let x_stride = (env.block[0] > 1 && addrs.len() > 1).then(|| addrs[1] - addrs[0]);
     Some(Lanes { addrs, unknown_stride: false, x_stride })
 }
 

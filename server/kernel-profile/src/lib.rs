@@ -13,6 +13,10 @@ mod predicate;
 pub mod sass;
 pub mod traffic;
 pub mod model;
+mod work;
+
+#[cfg(test)]
+mod scale_tests;
 
 pub use build::{ProfileInput, ProfileOptions, build};
 pub use model::*;

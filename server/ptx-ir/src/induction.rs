@@ -32,21 +32,99 @@ use crate::trip::{BinOp, Expr, MAX_EXPR_NODES, TripCount, ceil_div};
 /// Depth limit for following def-use chains.
 const MAX_DEPTH: u32 = 12;
 
-struct LoopCx<'f> {
+pub(crate) struct LoopCx<'f> {
     f: &'f Function,
-    in_loop: Vec<bool>,
+    l: &'f Loop,
+    /// Whether the function's CFG is reducible (`loops::analyze`).
+    reducible: bool,
     /// Blocks outside the loop from which the header can be reached without entering the
-    /// loop: the definitions in them are the ones that can flow into the loop.
-    feeds: Vec<bool>,
+    /// loop: the definitions in them are the ones that can flow into the loop. Found on
+    /// demand (see [`LoopCx::feeds`]).
+    feeds: std::cell::RefCell<FeedSearch>,
+    /// Shared by the loops of the function.
+    groups: &'f std::cell::RefCell<DefGroups>,
 }
 
-pub(crate) fn analyze_loop(func: &mut Function, li: LoopId) {
+/// Per register, its definitions that no later definition in the same block kills,
+/// grouped by identical instruction (opcode, class, guard, operands), groups in order of
+/// first appearance; `None` when a definition is not a valid instruction. It depends on
+/// the function only, so it is built once per register for all the loops. An identical
+/// instruction has the same value everywhere (`LoopCx::instr_value` reads nothing else),
+/// so `LoopCx::value_outside` needs one member per group that reaches the loop, not all
+/// of them (a register set to the same constant before each of thousands of loops made
+/// every loop weigh every earlier one).
+#[derive(Default)]
+pub(crate) struct DefGroups(crate::lower::FxMap<RegId, Option<std::rc::Rc<Vec<Vec<InstrId>>>>>);
+
+impl DefGroups {
+    fn of(&mut self, f: &Function, reg: RegId) -> Option<std::rc::Rc<Vec<Vec<InstrId>>>> {
+        self.0
+            .entry(reg)
+            .or_insert_with(|| {
+                let defs = f.defs_of(reg);
+                let mut groups: Vec<Vec<InstrId>> = Vec::new();
+                let mut index: std::collections::HashMap<String, usize> = Default::default();
+                for (k, &d) in defs.iter().enumerate() {
+                    crate::work::add(1);
+                    let instr = f.instrs.get(d as usize)?;
+                    // Killed by a later definition in the same block: definitions are in
+                    // instruction order and a block's instructions are contiguous, so if
+                    // any later one is in this block, the next one is.
+                    let killed = defs.get(k + 1).is_some_and(|&later| {
+                        f.instrs
+                            .get(later as usize)
+                            .is_some_and(|it| it.block == instr.block)
+                    });
+                    if killed {
+                        continue;
+                    }
+                    if defs.len() <= 4 {
+                        groups.push(vec![d]);
+                        continue;
+                    }
+                    let key = format!(
+                        "{}|{:?}|{:?}|{:?}",
+                        instr.opcode,
+                        instr.class,
+                        instr.guard,
+                        f.operands_of(instr)
+                    );
+                    match index.get(&key) {
+                        Some(&g) => groups[g].push(d),
+                        None => {
+                            index.insert(key, groups.len());
+                            groups.push(vec![d]);
+                        }
+                    }
+                }
+                Some(std::rc::Rc::new(groups))
+            })
+            .clone()
+    }
+}
+
+/// The backward search from the header's outside predecessors for [`LoopCx::feeds`],
+/// advanced only as far as a query needs, and the answers of the forward searches.
+#[derive(Default)]
+struct FeedSearch {
+    started: bool,
+    found: crate::lower::FxSet<BlockId>,
+    queue: std::collections::VecDeque<BlockId>,
+    answers: crate::lower::FxMap<BlockId, bool>,
+}
+
+pub(crate) fn analyze_loop(
+    func: &mut Function,
+    li: LoopId,
+    reducible: bool,
+    groups: &std::cell::RefCell<DefGroups>,
+) {
     let (ivs, test, trip, note) = {
         let f: &Function = func;
         let Some(l) = f.loops.get(li as usize) else {
             return;
         };
-        let cx = LoopCx::new(f, l);
+        let cx = LoopCx::new(f, l, reducible, groups);
         let ivs = cx.induction_vars(l);
         let (test, trip, note) = match cx.exit_test(l, &ivs) {
             Ok((test, iv_init, kind, step)) => match trip_count(&test, iv_init, kind, &step) {
@@ -106,41 +184,174 @@ fn swap(op: CmpOp) -> CmpOp {
 }
 
 impl<'f> LoopCx<'f> {
-    fn new(f: &'f Function, l: &Loop) -> Self {
-        let n = f.blocks.len();
-        let mut in_loop = vec![false; n];
-        for &b in &l.blocks {
-            in_loop[b as usize] = true;
+    /// O(1): nothing proportional to the function's size is built per loop (a kernel with
+    /// thousands of loops would pay for every block once per loop).
+    pub(crate) fn new(
+        f: &'f Function,
+        l: &'f Loop,
+        reducible: bool,
+        groups: &'f std::cell::RefCell<DefGroups>,
+    ) -> Self {
+        crate::work::add(1);
+        LoopCx {
+            f,
+            l,
+            reducible,
+            feeds: Default::default(),
+            groups,
         }
-        let mut feeds = vec![false; n];
-        let mut stack: Vec<BlockId> = f.blocks[l.header as usize]
-            .preds
-            .iter()
-            .copied()
-            .filter(|&p| !in_loop[p as usize])
-            .collect();
-        while let Some(b) = stack.pop() {
-            if std::mem::replace(&mut feeds[b as usize], true) {
+    }
+
+    fn in_loop(&self, b: BlockId) -> bool {
+        self.l.contains(b)
+    }
+
+    /// Whether `b` is outside the loop and reaches the header without entering it.
+    ///
+    /// Every edge into a natural loop from a reachable block outside it goes to the
+    /// header (a reachable predecessor of a body block other than the header is itself in
+    /// the body), so for a reachable `b` outside the loop this is "`b` reaches the header".
+    /// That holds when `b` dominates the header. When the header dominates `b`, `b`
+    /// reaches it only around a cycle through both, and in a reducible CFG every cycle
+    /// lies in the natural loop of a node that dominates it (Hecht and Ullman 1972): here
+    /// a loop other than this one that contains the header and `b`, i.e. an enclosing
+    /// loop. When neither dominates the other, see [`LoopCx::reaches_header`]. Unreachable
+    /// blocks and irreducible CFGs continue a breadth-first search backwards from the
+    /// header, kept across queries.
+    pub(crate) fn feeds(&self, b: BlockId) -> bool {
+        crate::work::add(1);
+        if self.in_loop(b) || self.f.blocks.get(b as usize).is_none() {
+            return false;
+        }
+        let h = self.l.header;
+        if self.f.blocks[b as usize].reachable {
+            if self.f.dominates(b, h) {
+                return true;
+            }
+            if self.reducible && self.f.dominates(h, b) {
+                let mut outer = self.l.parent;
+                while let Some(o) = outer.and_then(|o| self.f.loops.get(o as usize)) {
+                    crate::work::add(1);
+                    if o.contains(b) {
+                        return true;
+                    }
+                    outer = o.parent;
+                }
+                return false;
+            }
+            if self.reducible {
+                if let Some(&known) = self.feeds.borrow().answers.get(&b) {
+                    return known;
+                }
+                let r = self.reaches_header(b);
+                self.feeds.borrow_mut().answers.insert(b, r);
+                return r;
+            }
+        }
+        let mut s = self.feeds.borrow_mut();
+        if !s.started {
+            s.started = true;
+            let preds = self.f.blocks[h as usize].preds.iter().copied();
+            s.queue = preds.filter(|&p| !self.in_loop(p)).collect();
+        }
+        while !s.found.contains(&b) {
+            let Some(x) = s.queue.pop_front() else {
+                return false;
+            };
+            crate::work::add(1);
+            if !s.found.insert(x) {
                 continue;
             }
-            for &p in &f.blocks[b as usize].preds {
-                if !in_loop[p as usize] && !feeds[p as usize] {
-                    stack.push(p);
+            for &p in &self.f.blocks[x as usize].preds {
+                if !self.in_loop(p) && !s.found.contains(&p) {
+                    s.queue.push_back(p);
                 }
             }
         }
-        LoopCx { f, in_loop, feeds }
+        true
+    }
+
+    /// Whether a reachable block `b` reaches the header `h` in a reducible CFG where
+    /// neither dominates the other. Let `a` be their nearest common dominator and `x` its
+    /// child on the dominator-tree path to `h`. A path from the entry to `b` that avoids
+    /// `x` followed by any path from `b` to `h` passes `x`, so `b` reaches `h` exactly when
+    /// it reaches a block dominating `h`. `b` reaches `a` only around a cycle through
+    /// both, i.e. when a loop contains both (as in [`LoopCx::feeds`]); otherwise a path
+    /// from `b` that leaves `a`'s dominator subtree cannot come back to `x` (that needs
+    /// `a`), so a forward search from `b` inside the subtree decides it. In structured
+    /// code the subtree left to search is the `if`/`else` around `b`: a few blocks, where
+    /// the backward search from the header visited every block above it, once per loop.
+    fn reaches_header(&self, b: BlockId) -> bool {
+        let f = self.f;
+        let h = self.l.header;
+        let mut a = b;
+        while !f.dominates(a, h) {
+            crate::work::add(1);
+            match f.idom.get(a as usize).copied().flatten() {
+                Some(up) => a = up,
+                None => return false,
+            }
+        }
+        let mut outer = f.blocks[b as usize].innermost_loop;
+        while let Some(o) = outer.and_then(|o| f.loops.get(o as usize)) {
+            crate::work::add(1);
+            if o.contains(a) {
+                return true;
+            }
+            outer = o.parent;
+        }
+        let mut seen = crate::lower::FxSet::default();
+        let mut queue = std::collections::VecDeque::from([b]);
+        seen.insert(b);
+        while let Some(y) = queue.pop_front() {
+            crate::work::add(1);
+            for &s in &f.blocks[y as usize].succs {
+                if f.dominates(s, h) {
+                    return true;
+                }
+                if f.dominates(a, s) && seen.insert(s) {
+                    queue.push_back(s);
+                }
+            }
+        }
+        false
     }
 
     fn instr(&self, id: InstrId) -> Option<&'f Instr> {
         self.f.instrs.get(id as usize)
     }
 
+    /// The definitions of `reg` inside the loop, in order. Definitions are sorted by
+    /// instruction and each block is a contiguous instruction range, so with many
+    /// definitions the loop's blocks are looked up by binary search rather than every
+    /// definition tested (a register reused all over a long kernel would make that
+    /// O(definitions) per loop).
     fn defs_in_loop(&self, reg: RegId) -> impl Iterator<Item = InstrId> + '_ {
-        self.f.defs_of(reg).iter().copied().filter(|&d| {
-            self.instr(d)
-                .is_some_and(|i| self.in_loop[i.block as usize])
-        })
+        let defs = self.f.defs_of(reg);
+        let by_block = defs.len() > 4 * self.l.blocks.len();
+        let direct = (!by_block).then(|| {
+            defs.iter().copied().filter(|&d| {
+                crate::work::add(1);
+                self.instr(d).is_some_and(|i| self.in_loop(i.block))
+            })
+        });
+        let ranged = by_block.then(|| {
+            self.l.blocks.iter().flat_map(move |&b| {
+                crate::work::add(1);
+                let r = self
+                    .f
+                    .blocks
+                    .get(b as usize)
+                    .map_or(0..0, |blk| blk.instrs.clone());
+                let lo = defs.partition_point(|&d| d < r.start);
+                let hi = defs.partition_point(|&d| d < r.end);
+                defs[lo..hi].iter().copied()
+            })
+        });
+        direct
+            .into_iter()
+            .flatten()
+            .chain(ranged.into_iter().flatten())
     }
 
     fn is_invariant(&self, reg: RegId) -> bool {
@@ -149,7 +360,9 @@ impl<'f> LoopCx<'f> {
 
     /// The value of `reg` on entry to the loop: what its definitions outside the loop
     /// that can reach the header compute, when they all agree. A definition followed by
-    /// another one of the same register in the same block is dead and skipped.
+    /// another one of the same register in the same block is dead and skipped. The answer
+    /// does not depend on the order the definitions are weighed in (every one must give
+    /// the same value), so identical ones are weighed once ([`DefGroups`]).
     fn value_outside(&self, reg: RegId, depth: u32) -> Option<Expr> {
         if let Some(special) = self.f.register(reg).and_then(|r| r.special) {
             return Some(Expr::Special(special));
@@ -157,19 +370,16 @@ impl<'f> LoopCx<'f> {
         if depth == 0 {
             return None;
         }
-        let defs = self.f.defs_of(reg);
+        let groups = self.groups.borrow_mut().of(self.f, reg)?;
         let mut res: Option<Expr> = None;
-        for (k, &d) in defs.iter().enumerate() {
-            let instr = self.instr(d)?;
-            if !self.feeds[instr.block as usize] {
+        for group in groups.iter() {
+            let reaching = group.iter().find(|&&d| {
+                crate::work::add(1);
+                self.instr(d).is_some_and(|i| self.feeds(i.block))
+            });
+            let Some(instr) = reaching.and_then(|&d| self.instr(d)) else {
                 continue;
-            }
-            let killed = defs[k + 1..]
-                .iter()
-                .any(|&later| self.instr(later).is_some_and(|it| it.block == instr.block));
-            if killed {
-                continue;
-            }
+            };
             // A guarded definition may or may not happen: its value is not "the" value.
             if instr.guard.is_some() {
                 return None;
@@ -320,6 +530,7 @@ impl<'f> LoopCx<'f> {
         for &b in &l.blocks {
             let blk = &self.f.blocks[b as usize];
             for i in blk.instrs.clone() {
+                crate::work::add(1);
                 let Some(instr) = self.instr(i) else { continue };
                 for &r in self.f.dsts(instr) {
                     if !seen.insert(r) {
@@ -381,7 +592,7 @@ impl<'f> LoopCx<'f> {
             ("bra", Some(g)) => g,
             _ => return Err("the loop does not exit through a conditional branch".into()),
         };
-        let taken_in_loop = blk.target.is_some_and(|t| self.in_loop[t as usize]);
+        let taken_in_loop = blk.target.is_some_and(|t| self.in_loop(t));
         // Continue iff the predicate equals `want`.
         let flip = guard.negated ^ !taken_in_loop;
 

@@ -19,6 +19,10 @@ pub mod ir;
 mod loops;
 mod lower;
 pub mod trip;
+mod work;
+
+#[cfg(test)]
+mod scale_tests;
 
 pub use class::{InstrClass, Space};
 pub use classify::classify;

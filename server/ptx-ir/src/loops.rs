@@ -75,9 +75,10 @@ pub(crate) fn analyze(func: &mut Function, diags: &mut Vec<Diagnostic>) {
     }
     func.cfg = cfg;
 
-    find_loops(func, &reachable, diags);
+    let reducible = find_loops(func, &reachable, diags);
+    let groups = Default::default();
     for l in 0..func.loops.len() {
-        crate::induction::analyze_loop(func, l as LoopId);
+        crate::induction::analyze_loop(func, l as LoopId, reducible, &groups);
     }
 }
 
@@ -151,7 +152,7 @@ fn immediate_dominators(blocks: &[BasicBlock]) -> Vec<Option<BlockId>> {
 }
 
 /// Whether the reachable CFG minus its back edges has a cycle (iterative three-colour DFS).
-fn cyclic_without_back_edges(func: &Function, reachable: &[bool]) -> bool {
+pub(crate) fn cyclic_without_back_edges(func: &Function, reachable: &[bool]) -> bool {
     let n = func.blocks.len();
     // 0 = unvisited, 1 = on the stack, 2 = done.
     let mut colour = vec![0u8; n];
@@ -186,7 +187,8 @@ fn cyclic_without_back_edges(func: &Function, reachable: &[bool]) -> bool {
     false
 }
 
-fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnostic>) {
+/// Finds the natural loops and their nesting; returns whether the CFG is reducible.
+fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnostic>) -> bool {
     let n = func.blocks.len();
     // Back edges grouped by header.
     let mut latches_of: Vec<Vec<BlockId>> = vec![Vec::new(); n];
@@ -300,21 +302,25 @@ fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnosti
             .cmp(&a.blocks.len())
             .then(a.header.cmp(&b.header))
     });
+    // The smallest enclosing loop is the last one (in outer-first order) before `i` that
+    // contains the header: the loop that last claimed the header block as its innermost
+    // loop, visiting the loops in that order (O(total loop size), where searching back
+    // through the earlier loops would be O(loops²) on a kernel with thousands of loops).
     for i in 0..loops.len() {
         let header = loops[i].header;
-        // The smallest enclosing loop is the last one (in outer-first order) before `i`
-        // that contains the header.
-        let parent = (0..i).rev().find(|&j| loops[j].contains(header));
+        let parent = func.blocks[header as usize]
+            .innermost_loop
+            .map(|p| p as usize);
         loops[i].parent = parent.map(|p| p as LoopId);
         if let Some(p) = parent {
             loops[i].depth = loops[p].depth + 1;
             loops[p].children.push(i as LoopId);
         }
-    }
-    for (li, l) in loops.iter().enumerate() {
-        for &b in &l.blocks {
-            func.blocks[b as usize].innermost_loop = Some(li as LoopId);
+        crate::work::add(1 + loops[i].blocks.len() as u64);
+        for &b in &loops[i].blocks {
+            func.blocks[b as usize].innermost_loop = Some(i as LoopId);
         }
     }
     func.loops = loops;
+    !irreducible
 }
