@@ -25,7 +25,7 @@ fn a_user_entry_with_a_builtin_id_replaces_it() {
     // Exactly one entry with that id, and the rest of the database is still there.
     assert_eq!(db.gpus().iter().filter(|g| g.id == "a100-sxm4-80gb").count(), 1);
     assert_eq!(db.gpus().len(), Database::builtin().gpus().len());
-    assert!(Database::builtin().gpu("a100").unwrap().model_params.get("bottleneck.dram_efficiency").is_none());
+    assert!(!Database::builtin().gpu("a100").unwrap().model_params.contains_key("bottleneck.dram_efficiency"));
 }
 
 #[test]

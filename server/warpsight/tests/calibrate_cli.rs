@@ -5,6 +5,9 @@
 //! github.com/te42kyfo/gpu-benches at commit 1c36d50); without them the test says so and
 //! passes.
 
+// A skipped test says why on stderr, as the other tests that need ../shared do.
+#![allow(clippy::print_stderr)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

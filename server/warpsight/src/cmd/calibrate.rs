@@ -141,7 +141,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<Exit> {
         };
         k += 1;
         match args.hold_out_every {
-            Some(every) if k % every == 0 => held_samples.push(sample),
+            Some(every) if k.is_multiple_of(every) => held_samples.push(sample),
             _ => fit_samples.push(sample),
         }
     }
