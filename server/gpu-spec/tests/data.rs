@@ -269,8 +269,8 @@ fn bad_throughput_and_hierarchy_values_are_rejected() {
     assert!(db.errors().iter().any(|e| e.message.contains("throughput.fp23: unknown key")), "{:?}", db.errors());
     let db = with("compute-capabilities.toml", "\nfp32 = { v = 64, src = \"pg12-arith column 8.0", "\nfp32 = { v = 0, src = \"pg12-arith column 8.0");
     assert!(db.errors().iter().any(|e| e.message.contains("throughput.fp32: 0 results")), "{:?}", db.errors());
-    let db = with("architectures.toml", "dram_efficiency = { v = 0.83,", "dram_efficiency = { v = 83,");
-    assert!(db.errors().iter().any(|e| e.message.contains("dram_efficiency = 83 is outside")), "{:?}", db.errors());
+    let db = with("architectures.toml", "dram_efficiency = { v = 0.95,", "dram_efficiency = { v = 95,");
+    assert!(db.errors().iter().any(|e| e.message.contains("dram_efficiency = 95 is outside")), "{:?}", db.errors());
     assert!(db.gpu("v100").is_err(), "a GPU with an implausible value is not loaded");
 }
 

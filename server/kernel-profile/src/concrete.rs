@@ -390,7 +390,7 @@ pub fn lanes_with(func: &Function, id: InstrId, env: &Env<'_>, choices: &mut Def
         addrs[lane] = b.wrapping_add(offset);
     }
     // Along x: the lane whose only difference from lane 0 is threadIdx.x + 1.
-    let x_stride = (env.block[0] > 1 && addrs.len() > 1).then(|| addrs[1] - addrs[0]);
+    let x_stride = (env.block[0] > 1 && addrs.len() > 1).then(|| addrs[1].wrapping_sub(addrs[0]));
     Some(Lanes { addrs, unknown_stride: false, x_stride })
 }
 
