@@ -327,6 +327,15 @@ impl Database {
         if errors.is_empty() { Ok(db) } else { Err(errors) }
     }
 
+    /// The GPUs the user's GPU files define or change: every GPU of
+    /// [`Database::with_user_files`] that is not exactly a built-in entry. What the CLI's
+    /// `--gpu-file` and the editor's `gpuFiles` setting hand to the analysis.
+    pub fn user_gpus(user_files: &[(&str, &str)]) -> Result<Vec<Gpu>, Vec<LoadError>> {
+        let db = Database::with_user_files(user_files)?;
+        let builtin = Database::builtin();
+        Ok(db.gpus.into_iter().filter(|g| builtin.gpus.iter().all(|b| b != g)).collect())
+    }
+
     /// [`Database::from_files`], where the GPU entries of the files named in `user` replace
     /// entries of the other files that have the same id.
     fn load(files: &[(&str, &str)], user: &[&str]) -> Database {

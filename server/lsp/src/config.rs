@@ -55,6 +55,22 @@ impl Default for Config {
     }
 }
 
+/// The GPUs of the user's GPU files (`gpuFiles`; the format of `gpu-data/gpus/*.toml`,
+/// checked like the built-in data), read with the bounded reader of every file taken from
+/// disk. A file is data, never run; an error names the file and the problem.
+fn user_gpus(paths: &[&str]) -> Result<Vec<gpu_spec::Gpu>, String> {
+    let mut texts = Vec::new();
+    for p in paths {
+        let text = cuda_frontend::files::read_text(std::path::Path::new(p), 16 << 20).map_err(|e| format!("could not be read: {p}: {e}"))?;
+        texts.push((p.to_string(), text));
+    }
+    let files: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    gpu_spec::Database::user_gpus(&files).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().take(5).map(|e| format!("{}: {}", e.file, e.message)).collect();
+        format!("is refused: {}", lines.join("; "))
+    })
+}
+
 fn dims(v: &Value) -> Option<[u32; 3]> {
     match v {
         Value::String(s) => analysis::launch::parse_dims(s),
@@ -101,6 +117,8 @@ pub mod limits {
     pub const MAX_GPU_ID_BYTES: usize = 100;
     /// `args`: kernel argument values.
     pub const MAX_ARGS: usize = 256;
+    /// `gpuFiles`: user GPU files.
+    pub const MAX_GPU_FILES: usize = 16;
 }
 
 /// Checks a default trip count (editor setting or CLI flag): finite, from 0 to
@@ -235,6 +253,19 @@ impl Config {
                 ),
             }
         }
+        if let Some(v) = json.get("gpuFiles") {
+            let paths = v.as_array().and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<&str>>>());
+            match paths {
+                None => refuse("gpuFiles", v, "is not an array of paths (strings)"),
+                Some(p) if p.len() > limits::MAX_GPU_FILES => {
+                    refuse("gpuFiles", v, &format!("has {} paths, more than the limit of {}", p.len(), limits::MAX_GPU_FILES))
+                }
+                Some(p) => match user_gpus(&p) {
+                    Ok(gpus) => self.analysis.user_gpus = gpus,
+                    Err(why) => refuse("gpuFiles", v, &why),
+                },
+            }
+        }
         if let Some(v) = json.get("trustCompileCommands") {
             match v.as_bool() {
                 Some(b) => self.trust_compile_commands = b,
@@ -335,5 +366,37 @@ mod tests {
         // Not an object: ignored.
         c.update(&json!(42));
         assert_eq!(c.analysis.gpus, vec!["h100", "tesla-k20"]);
+    }
+
+    /// `gpuFiles` loads the user's GPU files (the file `warpsight calibrate` writes, here a
+    /// copy of the built-in A100 entry with one fitted parameter); a bad file is refused
+    /// with its name and the previous GPUs stay.
+    #[test]
+    fn gpu_files_load_user_gpus_and_bad_ones_are_refused() {
+        let ampere = include_str!("../../../gpu-data/gpus/ampere.toml");
+        let start = ampere.find("id = \"a100-sxm4-80gb\"").expect("entry");
+        let rest = &ampere[start..];
+        let entry = &rest[..rest.find("[[gpu]]").unwrap_or(rest.len())];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let good = dir.path().join("a100.toml");
+        std::fs::write(
+            &good,
+            format!("[[gpu]]\n{entry}\n[gpu.overrides.model_params]\n\"bottleneck.dram_efficiency\" = {{ v = 0.8, src = \"derived: fitted by warpsight calibrate on 12 measurements (a test file)\" }}\n"),
+        )
+        .expect("write");
+        let mut c = Config::default();
+        let problems = c.update(&json!({ "gpuFiles": [good.to_str().unwrap()] }));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(c.analysis.user_gpus.len(), 1);
+        assert_eq!(c.analysis.resolve_gpu("a100").unwrap().model_params.get("bottleneck.dram_efficiency"), Some(&0.8));
+
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "[[gpu]]\nid = \"x\"\n").expect("write");
+        let problems = c.update(&json!({ "gpuFiles": [bad.to_str().unwrap()] }));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("gpuFiles") && problems[0].contains("bad.toml"), "{problems:?}");
+        assert_eq!(c.analysis.user_gpus.len(), 1, "the previous files stay in force");
+        let problems = c.update(&json!({ "gpuFiles": ["/nonexistent/gpu.toml"] }));
+        assert!(problems[0].contains("could not be read"), "{problems:?}");
     }
 }

@@ -126,19 +126,10 @@ pub fn load_gpu_files(paths: &[PathBuf]) -> anyhow::Result<Vec<gpu_spec::Gpu>> {
         texts.push((p.display().to_string(), text));
     }
     let files: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    let db = gpu_spec::Database::with_user_files(&files).map_err(|errors| {
+    gpu_spec::Database::user_gpus(&files).map_err(|errors| {
         let lines: Vec<String> = errors.iter().map(|e| format!("{}: {}", e.file, e.message)).collect();
         anyhow::anyhow!("invalid GPU file:\n  {}", lines.join("\n  "))
-    })?;
-    // Every GPU of the merged database that is not byte-for-byte a built-in entry came from
-    // the user's files.
-    let builtin = gpu_spec::Database::builtin();
-    Ok(db
-        .gpus()
-        .iter()
-        .filter(|g| builtin.gpus().iter().all(|b| b != *g))
-        .cloned()
-        .collect())
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
