@@ -156,7 +156,7 @@ pub const K20_GLOBAL_LATENCY_TABLE_END: f64 = 2_203_648.0;
 /// linearly it reaches zero at 19.8 million threads and goes negative, so each user
 /// bounds it (the scheduling model holds x at the table's end and says so in its
 /// assumptions; the power features floor the latency as the training datasets did). The
-/// fit is discontinuous (335.8 vs 271.3 cycles at x = 4096; spec 004 §4 note).
+/// fit is discontinuous (335.8 vs 271.3 cycles at x = 4096; Alavani 2023, Table 3.3 segments).
 pub fn k20_global_latency(x: f64) -> f64 {
     if x < 4096.0 {
         0.02828 * x + 220.0
@@ -352,7 +352,7 @@ mod tests {
         // 13 blocks × 256 threads: the thesis rounds 314.1 to L(ld) = 315 (§4.4.4.2).
         let l = k20_global_latency(13.0 * 256.0);
         assert!((l - 314.11).abs() < 0.01, "{l}");
-        // Discontinuity at 4096 (spec 004 §4 note): 271.3 on the closed-left segment.
+        // Discontinuity at 4096 (Alavani 2023, Table 3.3): 271.3 on the closed-left segment.
         assert!((k20_global_latency(4096.0) - 271.28).abs() < 0.01);
     }
 
