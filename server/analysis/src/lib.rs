@@ -487,10 +487,13 @@ fn analyze_kernel(
         &settings.args,
     );
     let mut static_mix = func.class_counts();
+    // Each callee's counts once, however often it is called.
+    let mut per_callee: HashMap<&str, BTreeMap<InstrClass, u64>> = HashMap::new();
     for c in &func.calls {
         if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
-            for (k, v) in callee.class_counts() {
-                *static_mix.entry(k).or_insert(0) += v;
+            let mix = per_callee.entry(callee.name.as_str()).or_insert_with(|| callee.class_counts());
+            for (k, v) in mix.iter() {
+                *static_mix.entry(*k).or_insert(0) += v;
             }
         }
     }
