@@ -279,10 +279,8 @@ fn hash_of(parts: &[&str]) -> u64 {
     h.finish()
 }
 
-/// [`analyze`] with an optional memo of per-kernel results.
-pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo: Option<&mut Memo>) -> FileAnalysis {
-    // Parse and lower in one streaming pass: no syntax tree of the bodies is kept.
-    let (module, parse_errors) = ptx_ir::parse_and_lower(text);
+/// The syntax diagnostics of a text: the parser's, then the lowering's.
+fn file_diagnostics(parse_errors: &[ptx::ParseError], module: &ptx_ir::Module) -> Vec<SyntaxDiagnostic> {
     let mut syntax: Vec<SyntaxDiagnostic> = parse_errors
         .iter()
         .map(|e| SyntaxDiagnostic {
@@ -305,7 +303,12 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
             },
         });
     }
+    syntax
+}
 
+/// The configured GPUs found in the database, and the ids that are not (with the closest
+/// known ids). Settings that cannot apply to a GPU are reported in `syntax`.
+fn resolve_gpus(settings: &Settings, syntax: &mut Vec<SyntaxDiagnostic>) -> (Vec<gpu_spec::Gpu>, Vec<(String, Vec<String>)>) {
     let db = gpu_spec::Database::builtin();
     let mut gpus = Vec::new();
     let mut unknown_gpus = Vec::new();
@@ -326,8 +329,41 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
             Err(_) => unknown_gpus.push((id.clone(), db.closest(id, 3))),
         }
     }
+    (gpus, unknown_gpus)
+}
 
-    let annotations = launch::annotations(text);
+/// Finds the PTX annotation of each kernel: the last annotation before the kernel, unless
+/// another kernel starts between the two (an annotation belongs to the first kernel after
+/// it). Binary searches over the annotations (in text order) and the kernels' starts, so
+/// a module with thousands of kernels and annotations is not searched once per pair.
+struct AnnotationIndex {
+    annotations: Vec<launch::Annotation>,
+    kernel_starts: Vec<u32>,
+}
+
+impl AnnotationIndex {
+    fn new(text: &str, module: &ptx_ir::Module) -> AnnotationIndex {
+        let mut kernel_starts: Vec<u32> = module.kernels().map(|k| k.span.start).collect();
+        kernel_starts.sort_unstable();
+        AnnotationIndex { annotations: launch::annotations(text), kernel_starts }
+    }
+
+    fn of(&self, kernel_start: u32) -> Option<&launch::Annotation> {
+        let before = self.annotations.partition_point(|a| (a.offset as u32) < kernel_start);
+        let a = self.annotations[..before].last()?;
+        let first_after = self.kernel_starts.partition_point(|&s| s <= a.offset as u32);
+        let between = self.kernel_starts.get(first_after).is_some_and(|&s| s < kernel_start);
+        (!between).then_some(a)
+    }
+}
+
+/// [`analyze`] with an optional memo of per-kernel results.
+pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo: Option<&mut Memo>) -> FileAnalysis {
+    // Parse and lower in one streaming pass: no syntax tree of the bodies is kept.
+    let (module, parse_errors) = ptx_ir::parse_and_lower(text);
+    let mut syntax = file_diagnostics(&parse_errors, &module);
+    let (gpus, unknown_gpus) = resolve_gpus(settings, &mut syntax);
+    let annotations = AnnotationIndex::new(text, &module);
     // What every kernel's result depends on besides its own text and its callees': the
     // module-level declarations (not their positions: moving text around must not
     // invalidate results), and the settings.
@@ -344,11 +380,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
         .kernels()
         .filter(|func| settings.only_kernel.as_ref().is_none_or(|k| *k == func.name))
         .map(|func| {
-            // A PTX annotation belongs to the first kernel after it.
-            let ptx_annotation = annotations.iter().rfind(|a| {
-                (a.offset as u32) < func.span.start
-                    && !module.kernels().any(|k| k.span.start > a.offset as u32 && k.span.start < func.span.start)
-            });
+            let ptx_annotation = annotations.of(func.span.start);
             let cx = context.kernels.get(&func.name).cloned().unwrap_or_default();
             let Some(memo) = memo.as_deref_mut() else {
                 return analyze_kernel(&module, func, ptx_annotation, &cx, settings, &gpus);
@@ -382,6 +414,103 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
     FileAnalysis { syntax, target: module.target.clone(), version: module.version, kernels, unknown_gpus, module }
 }
 
+/// The kernels of one PTX text, analysed one at a time, for a caller that reports each and
+/// lets it go (the CLI): the same results as [`analyze`], in the same order, without
+/// holding every kernel's lowered form and results at once.
+///
+/// Why: [`analyze`] keeps the whole lowered module (about 340 bytes per instruction) and
+/// every kernel's profile and predictions, 14 times the text for a 100 MB module. Here the
+/// module is lowered without its kernels' bodies ([`ptx_ir::parse_and_lower_stripped`]);
+/// each kernel is lowered again from the text when its turn comes
+/// ([`ptx_ir::lower_entry`]), analysed, and dropped with its result by the caller.
+pub struct KernelStream {
+    text: String,
+    settings: Settings,
+    context: Context,
+    module: ptx_ir::Module,
+    gpus: Vec<gpu_spec::Gpu>,
+    annotations: AnnotationIndex,
+    /// Indices in `module.functions` of the kernels still to analyse, in reverse order.
+    pending: Vec<usize>,
+    /// The syntax diagnostics, as [`FileAnalysis::syntax`].
+    pub syntax: Vec<SyntaxDiagnostic>,
+    pub target: Option<String>,
+    pub version: Option<(u32, u32)>,
+    pub unknown_gpus: Vec<(String, Vec<String>)>,
+}
+
+impl KernelStream {
+    pub fn new(text: String, settings: &Settings, context: &Context) -> KernelStream {
+        let (module, parse_errors) = ptx_ir::parse_and_lower_stripped(&text);
+        let mut syntax = file_diagnostics(&parse_errors, &module);
+        let (gpus, unknown_gpus) = resolve_gpus(settings, &mut syntax);
+        let annotations = AnnotationIndex::new(&text, &module);
+        let pending: Vec<usize> = module
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.kind == ptx_ir::FunctionKind::Entry && f.has_body)
+            .map(|(i, _)| i)
+            .rev()
+            .collect();
+        KernelStream {
+            target: module.target.clone(),
+            version: module.version,
+            text,
+            settings: settings.clone(),
+            context: context.clone(),
+            module,
+            gpus,
+            annotations,
+            pending,
+            syntax,
+            unknown_gpus,
+        }
+    }
+
+    /// The analysed text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// How many kernels are still to come.
+    pub fn remaining(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The next kernel's analysis, in source order.
+    pub fn next_kernel(&mut self) -> Option<KernelAnalysis> {
+        let index = self.pending.pop()?;
+        let full = ptx_ir::lower_entry(&self.text, &self.module, index);
+        // The kernel's lowered body stands in for its stub while it is analysed, so that
+        // the analysis sees the same module as `analyze`; the stub goes back afterwards.
+        let stub = match full {
+            Some(f) => Some(std::mem::replace(&mut self.module.functions[index], f)),
+            None => {
+                // Cannot happen for a text this stream lowered itself (a test compares
+                // every fixture with `analyze`); said rather than hidden if it does.
+                tracing::warn!("kernel `{}` could not be lowered again; analysed without its body", self.module.functions[index].name);
+                None
+            }
+        };
+        let func = &self.module.functions[index];
+        let ptx_annotation = self.annotations.of(func.span.start);
+        let cx = self.context.kernels.get(&func.name).cloned().unwrap_or_default();
+        let kernel = analyze_kernel(&self.module, func, ptx_annotation, &cx, &self.settings, &self.gpus);
+        if let Some(stub) = stub {
+            self.module.functions[index] = stub;
+        }
+        Some(kernel)
+    }
+}
+
+impl Iterator for KernelStream {
+    type Item = KernelAnalysis;
+    fn next(&mut self) -> Option<KernelAnalysis> {
+        self.next_kernel()
+    }
+}
+
 fn analyze_kernel(
     module: &ptx_ir::Module,
     func: &ptx_ir::Function,
@@ -398,10 +527,13 @@ fn analyze_kernel(
         &settings.args,
     );
     let mut static_mix = func.class_counts();
+    // Each callee's counts once, however often it is called.
+    let mut per_callee: HashMap<&str, BTreeMap<InstrClass, u64>> = HashMap::new();
     for c in &func.calls {
         if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
-            for (k, v) in callee.class_counts() {
-                *static_mix.entry(k).or_insert(0) += v;
+            let mix = per_callee.entry(callee.name.as_str()).or_insert_with(|| callee.class_counts());
+            for (k, v) in mix.iter() {
+                *static_mix.entry(*k).or_insert(0) += v;
             }
         }
     }
@@ -508,4 +640,38 @@ fn power_for(profile: &KernelProfile, gpu: &gpu_spec::Gpu, occupancy: f64) -> Op
 /// Analyses one PTX module with default settings and no context.
 pub fn analyze_ptx(text: &str) -> FileAnalysis {
     analyze(text, &Settings::default(), &Context::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule as first written: the last annotation before the kernel with no other
+    /// kernel starting in between (a search over all pairs).
+    fn annotation_by_search<'a>(annotations: &'a [launch::Annotation], module: &ptx_ir::Module, start: u32) -> Option<&'a launch::Annotation> {
+        annotations.iter().rfind(|a| (a.offset as u32) < start && !module.kernels().any(|k| k.span.start > a.offset as u32 && k.span.start < start))
+    }
+
+    #[test]
+    fn the_annotation_index_follows_the_rule() {
+        // Every pattern of up to 8 items, each an annotation or a kernel.
+        for pattern in 0u32..256 {
+            for len in 1..=8 {
+                let mut text = String::from(".version 8.0\n.target sm_80\n.address_size 64\n");
+                for i in 0..len {
+                    if pattern >> i & 1 == 1 {
+                        text.push_str(&format!("// warpsight: grid={}\n", i + 1));
+                    } else {
+                        text.push_str(&format!(".visible .entry k{i}()\n{{\n\tret;\n}}\n"));
+                    }
+                }
+                let module = ptx_ir::parse_and_lower(&text).0;
+                let index = AnnotationIndex::new(&text, &module);
+                for k in module.kernels() {
+                    let want = annotation_by_search(&index.annotations, &module, k.span.start).map(|a| a.offset);
+                    assert_eq!(index.of(k.span.start).map(|a| a.offset), want, "{text}");
+                }
+            }
+        }
+    }
 }

@@ -11,9 +11,23 @@ use crate::{FileAnalysis, KernelAnalysis, TargetAnalysis};
 
 /// The per-file object of `analyze --format json`.
 pub fn file_json(path: &str, kind: &str, text: &str, analysis: &FileAnalysis) -> Value {
+    let mut file = file_header_json(path, kind, text, &analysis.syntax, analysis.target.as_deref(), analysis.version, &analysis.unknown_gpus);
+    file.insert("kernels".into(), analysis.kernels.iter().map(kernel_json).collect::<Vec<_>>().into());
+    Value::Object(file)
+}
+
+/// The per-file object without its `kernels` (for a writer that streams them, the CLI).
+pub fn file_header_json(
+    path: &str,
+    kind: &str,
+    text: &str,
+    syntax: &[crate::SyntaxDiagnostic],
+    target: Option<&str>,
+    version: Option<(u32, u32)>,
+    unknown_gpus: &[(String, Vec<String>)],
+) -> Map<String, Value> {
     let index = ptx::LineIndex::new(text);
-    let errors: Vec<Value> = analysis
-        .syntax
+    let errors: Vec<Value> = syntax
         .iter()
         .map(|d| {
             let lc = index.line_col(d.span.start);
@@ -25,15 +39,14 @@ pub fn file_json(path: &str, kind: &str, text: &str, analysis: &FileAnalysis) ->
             })
         })
         .collect();
-    json!({
-        "path": path,
-        "kind": kind,
-        "target": analysis.target,
-        "ptx_version": analysis.version.map(|(a, b)| format!("{a}.{b}")),
-        "errors": errors,
-        "unknown_gpus": analysis.unknown_gpus.iter().map(|(id, close)| json!({"id": id, "closest": close})).collect::<Vec<_>>(),
-        "kernels": analysis.kernels.iter().map(kernel_json).collect::<Vec<_>>(),
-    })
+    let mut file = Map::new();
+    file.insert("path".into(), path.into());
+    file.insert("kind".into(), kind.into());
+    file.insert("target".into(), target.into());
+    file.insert("ptx_version".into(), version.map(|(a, b)| format!("{a}.{b}")).into());
+    file.insert("errors".into(), errors.into());
+    file.insert("unknown_gpus".into(), unknown_gpus.iter().map(|(id, close)| json!({"id": id, "closest": close})).collect::<Vec<_>>().into());
+    file
 }
 
 fn class_map<V: Into<Value> + Copy>(m: &std::collections::BTreeMap<ptx_ir::InstrClass, V>) -> Value {
@@ -42,6 +55,13 @@ fn class_map<V: Into<Value> + Copy>(m: &std::collections::BTreeMap<ptx_ir::Instr
 
 /// The per-kernel object.
 pub fn kernel_json(k: &KernelAnalysis) -> Value {
+    Value::Object(kernel_json_map(k, true))
+}
+
+/// [`kernel_json`] as its map; without `with_accesses`, `memory_accesses` is `null`, for a
+/// writer that streams that list one access at a time (it is most of the object for a
+/// long kernel: one entry per memory instruction).
+pub fn kernel_json_map(k: &KernelAnalysis, with_accesses: bool) -> Map<String, Value> {
     // Launch-dependent, GPU-independent facts come from the primary target's profile.
     let primary = k.targets.first();
     let profile = primary.map(|t| &t.profile);
@@ -50,7 +70,7 @@ pub fn kernel_json(k: &KernelAnalysis) -> Value {
     for t in &k.targets {
         gpus.insert(t.gpu.id.clone(), target_json(k, t));
     }
-    json!({
+    let object = json!({
         "name": k.name,
         "demangled": k.demangled,
         "ptx_line": k.ptx_line,
@@ -80,12 +100,16 @@ pub fn kernel_json(k: &KernelAnalysis) -> Value {
             "source": serde_json::to_value(k.launch.source).unwrap_or(Value::Null),
             "args": k.launch.args,
         },
-        "memory_accesses": profile.map(|p| serde_json::to_value(&p.memory_accesses).unwrap_or(Value::Null)),
+        "memory_accesses": profile.filter(|_| with_accesses).map(|p| serde_json::to_value(&p.memory_accesses).unwrap_or(Value::Null)),
         "divergent_branches": profile.map(|p| serde_json::to_value(&p.divergent_branches).unwrap_or(Value::Null)),
         "assumptions": profile.map(|p| p.assumptions.clone()).unwrap_or_default(),
         "findings": k.findings.iter().map(finding_json).collect::<Vec<_>>(),
         "gpus": gpus,
-    })
+    });
+    match object {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 fn finding_json(f: &crate::findings::Finding) -> Value {

@@ -107,12 +107,21 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     }
     let mut counts = InstructionCounts::default();
     let mut visiting = HashSet::new();
-    accumulate_counts(module, func, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut assumptions);
+    let mut budget = Expansions { left: CALL_EXPANSION_BUDGET, exhausted: false };
+    accumulate_counts(module, func, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut budget, &mut assumptions);
+    if budget.exhausted {
+        assumptions.push(format!(
+            "the calls expand to more than {CALL_EXPANSION_BUDGET} callee instructions: the calls past that are counted as the call instruction alone (an approximation)"
+        ));
+    }
     counts.static_ = issued_class_counts(func);
+    // Each callee's counts once, however often it is called.
+    let mut per_callee: HashMap<&str, BTreeMap<InstrClass, u64>> = HashMap::new();
     for c in &func.calls {
         if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
-            for (k, v) in issued_class_counts(callee) {
-                *counts.static_.entry(k).or_insert(0) += v;
+            let mix = per_callee.entry(callee.name.as_str()).or_insert_with(|| issued_class_counts(callee));
+            for (k, v) in mix.iter() {
+                *counts.static_.entry(*k).or_insert(0) += v;
             }
         }
     }
@@ -427,6 +436,21 @@ fn saturate(n: f64) -> f64 {
     if n.is_nan() { 0.0 } else { n.clamp(0.0, MAX_EXECUTIONS_PER_THREAD) }
 }
 
+/// Callee instructions the dynamic counts may visit through calls, over a whole kernel.
+/// Each call is expanded into its callee (up to 8 deep), so a call tree that fans out at
+/// every level grows exponentially: ten calls per function eight levels deep is 10^8
+/// expansions (minutes; twenty calls per function, days). Past the budget (about half a
+/// second of work), further calls are counted as their call instruction only, as a
+/// too-deep or recursive call is, and the profile says so. Real kernels need a few
+/// thousand.
+pub(crate) const CALL_EXPANSION_BUDGET: u64 = 1 << 23;
+
+/// What is left of [`CALL_EXPANSION_BUDGET`], and whether a call went unexpanded for it.
+struct Expansions {
+    left: u64,
+    exhausted: bool,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn accumulate_counts(
     module: &Module,
@@ -437,6 +461,7 @@ fn accumulate_counts(
     visiting: &mut HashSet<String>,
     options: &ProfileOptions,
     depth: u32,
+    budget: &mut Expansions,
     assumptions: &mut Vec<String>,
 ) {
     visiting.insert(func.name.clone());
@@ -458,8 +483,12 @@ fn accumulate_counts(
         let Some(instr) = func.instr(call.instr) else { continue };
         let n = saturate(freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale);
         let callee = call.callee.as_deref().and_then(|name| module.function(name)).filter(|f| f.has_body);
+        let cost = callee.map_or(0, |c| c.instrs.len() as u64 + 1);
         match callee {
+            Some(callee) if depth < 8 && !visiting.contains(&callee.name) && budget.left < cost => budget.exhausted = true,
             Some(callee) if depth < 8 && !visiting.contains(&callee.name) => {
+                budget.left -= cost;
+                crate::work::add(cost);
                 // The callee's loops see no argument values: their unknown counts take the
                 // default.
                 let env_args = HashMap::new();
@@ -467,7 +496,7 @@ fn accumulate_counts(
                 let mut sink = Vec::new();
                 let (_, trips) = loops(module, callee, &env, options, &[], &mut sink);
                 let cfreq = frequency::loop_products(callee, &trips);
-                accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, assumptions);
+                accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);
             }
             Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),
             None => {

@@ -137,3 +137,59 @@ fn the_lane_evaluation_budget_bounds_agreeing_redefinitions() {
     }
     assert!(two as f64 <= 2.2 * one as f64, "evaluation work: {one} steps for 300 parts, {two} for 600");
 }
+
+/// A kernel calling `f1` `fan` times, each `f<l>` calling `f<l+1>` `fan` times, `levels`
+/// deep: a call tree of fan^levels leaves.
+fn call_tree(levels: usize, fan: usize) -> String {
+    let call = |callee: String, arg: &str| format!("{{\n.param .b32 p0;\nst.param.b32 [p0], {arg};\ncall.uni {callee}, (p0);\n}}\n");
+    let mut s = String::from(".version 8.0\n.target sm_80\n.address_size 64\n");
+    for l in (1..=levels).rev() {
+        s.push_str(&format!(".func f{l}(.param .b32 f{l}_param_0)\n{{\n.reg .b32 %r<4>;\nld.param.b32 %r1, [f{l}_param_0];\nadd.s32 %r2, %r1, 1;\n"));
+        if l < levels {
+            for _ in 0..fan {
+                s.push_str(&call(format!("f{}", l + 1), "%r2"));
+            }
+        }
+        s.push_str("ret;\n}\n");
+    }
+    s.push_str(".visible .entry big(.param .u32 big_param_0)\n{\n.reg .b32 %r<4>;\nld.param.u32 %r1, [big_param_0];\n");
+    for _ in 0..fan {
+        s.push_str(&call("f1".into(), "%r1"));
+    }
+    s.push_str("ret;\n}\n");
+    s
+}
+
+fn profile_of(text: &str) -> (u64, crate::KernelProfile) {
+    let (module, errors) = ptx_ir::parse_and_lower(text);
+    assert!(errors.is_empty(), "{errors:?}");
+    let options = ProfileOptions::default();
+    let input = ProfileInput {
+        module: &module,
+        kernel: "big",
+        gpu_id: "a100-sxm4-80gb",
+        compute_capability: (8, 0),
+        launch: LaunchConfig { grid: [1, 1, 1], block: [32, 1, 1], dynamic_smem: 0, args: BTreeMap::new(), source: LaunchSource::Setting },
+        resources: None,
+        source_param_names: &[],
+        demangled: None,
+        options: &options,
+    };
+    crate::work::take();
+    let profile = crate::build(&input).expect("profile");
+    (crate::work::take(), profile)
+}
+
+#[test]
+fn call_trees_are_expanded_exactly_within_the_budget_and_bounded_past_it() {
+    // Small: every call expanded, so the dynamic call count is 3 + 9 + 27 + 81 + 243.
+    let (_, small) = profile_of(&call_tree(5, 3));
+    assert_eq!(small.counts.dynamic.get(&ptx_ir::InstrClass::Call).copied(), Some(363.0), "{:?}", small.counts.dynamic);
+    assert!(!small.assumptions.iter().any(|a| a.contains("the calls expand")), "{:?}", small.assumptions);
+    // Ten calls per function, eight deep: 10^8 expansions unbounded (minutes); bounded,
+    // and said.
+    let (work, big) = profile_of(&call_tree(9, 10));
+    // The budget, plus the kernel's own (small) analyses.
+    assert!(work <= super::build::CALL_EXPANSION_BUDGET + (1 << 16), "{work} steps");
+    assert!(big.assumptions.iter().any(|a| a.contains("the calls expand")), "{:?}", big.assumptions);
+}

@@ -102,7 +102,20 @@ pub(crate) enum Msg {
     /// changed settings, without touching the document's state.
     WhatIf { uri: Uri, settings: Box<analysis::Settings>, kernel: Option<String>, reply: oneshot::Sender<Option<Value>> },
     Shutdown { reply: oneshot::Sender<()> },
+    /// [`TRIM_DELAY`] has passed since large documents were let go: return the freed
+    /// memory to the system.
+    Trim,
 }
+
+/// Text of closed documents (and of analyses dropped because their document was closed)
+/// after which the heap is trimmed. The analysis of a document takes tens of times its
+/// text, so 1 MB of text is tens of MB of freed memory.
+const TRIM_AFTER_BYTES: usize = 1 << 20;
+
+/// How long after the first such close the trim runs: the closes of an editor closing
+/// many documents (and the analyses still finishing for them) are collected into one trim
+/// of a heap that no longer holds any of them.
+const TRIM_DELAY: Duration = Duration::from_millis(200);
 
 struct DocState {
     doc: Document,
@@ -134,6 +147,10 @@ struct State {
     /// Bumped whenever the settings or the files on disk change; an analysis started
     /// before is out of date even for an unchanged text.
     generation: u64,
+    /// Text of the documents let go since the last trim ([`TRIM_AFTER_BYTES`]).
+    freed_since_trim: usize,
+    /// A [`Msg::Trim`] is on its way.
+    trim_scheduled: bool,
 }
 
 /// Starts the actor and returns the sender the protocol handlers use.
@@ -149,6 +166,8 @@ pub(crate) fn spawn(client: Client) -> mpsc::UnboundedSender<Msg> {
         caps: ClientCaps::default(),
         progress_token: 0,
         generation: 0,
+        freed_since_trim: 0,
+        trim_scheduled: false,
     };
     tokio::spawn(async move {
         while let Some(msg) = rx.recv().await {
@@ -212,26 +231,29 @@ impl State {
                 self.schedule(uri, version, debounce);
             }
             Msg::Close { uri } => {
-                if let Some(s) = self.docs.remove(&uri) {
+                if let Some(mut s) = self.docs.remove(&uri) {
                     s.cancel.cancel();
-                    let big = s.doc.text.len_bytes() > (8 << 20);
-                    for q in s.pending {
+                    for q in std::mem::take(&mut s.pending) {
                         q.answer_empty();
                     }
-                    drop(s.analysis);
-                    drop(s.doc);
-                    if big {
-                        // Hand a large document's memory back to the system now, off the
-                        // actor (trimming a multi-GB heap takes a while).
-                        tokio::task::spawn_blocking(crate::trim_memory);
-                    }
+                    let bytes = s.doc.text.len_bytes();
+                    // Everything of the document (text, analysis, memo) is freed here,
+                    // before any trim: trimming while the memo was still alive left
+                    // most of a large document's memory in the heap.
+                    drop(s);
+                    self.freed(bytes);
                 }
                 // LSP: clear the diagnostics of a closed document.
                 self.client.publish_diagnostics(uri, Vec::new(), None).await;
             }
             Msg::AnalysisDue { uri, version } => self.start_analysis(uri, version).await,
             Msg::Analyzed { uri, version, generation, result } => {
-                if generation == self.generation {
+                if !self.docs.contains_key(&uri) {
+                    // Its document was closed while it ran: its memory goes too.
+                    let bytes = result.ptx.len();
+                    drop(result);
+                    self.freed(bytes);
+                } else if generation == self.generation {
                     self.finish_analysis(uri, version, result).await;
                 } else if let Some(state) = self.docs.get_mut(&uri) {
                     // Made under old settings: a fresh analysis is scheduled already.
@@ -259,6 +281,27 @@ impl State {
                 }
                 let _ = reply.send(());
             }
+            Msg::Trim => {
+                self.trim_scheduled = false;
+                self.freed_since_trim = 0;
+                // Off the actor: trimming a multi-GB heap takes a while.
+                tokio::task::spawn_blocking(crate::trim_memory);
+            }
+        }
+    }
+
+    /// A document of `bytes` of text, and its analysis, were let go. Before, only closing
+    /// one document over 8 MB trimmed the heap, so closing twenty of 5 MB never did, and
+    /// the freed gigabytes stayed resident.
+    fn freed(&mut self, bytes: usize) {
+        self.freed_since_trim = self.freed_since_trim.saturating_add(bytes);
+        if self.freed_since_trim >= TRIM_AFTER_BYTES && !self.trim_scheduled {
+            self.trim_scheduled = true;
+            let tx = self.tx.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(TRIM_DELAY).await;
+                let _ = tx.send(Msg::Trim);
+            });
         }
     }
 

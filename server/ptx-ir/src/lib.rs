@@ -27,5 +27,5 @@ mod scale_tests;
 pub use class::{InstrClass, Space};
 pub use classify::classify;
 pub use ir::*;
-pub use lower::{lower, parse_and_lower};
+pub use lower::{lower, lower_entry, parse_and_lower, parse_and_lower_stripped};
 pub use trip::{BinOp, Expr, Leaf, TripCount, short_param_name};

@@ -135,6 +135,49 @@ pub fn parse_and_lower(src: &str) -> (Module, Vec<ptx::ParseError>) {
     (module, parse.errors)
 }
 
+/// Like [`parse_and_lower`], but the body of every `.entry` is dropped once it has been
+/// lowered (its diagnostics, `.shared` use and calls are kept; its instructions, registers,
+/// blocks and loops are not). [`lower_entry`] lowers one again from the text.
+///
+/// Why: the lowered form is several times the size of the text (about 340 bytes per
+/// instruction), and a caller that analyses and reports the kernels one at a time (the
+/// CLI) need not hold all of them: with a 100 MB module that was most of the memory.
+pub fn parse_and_lower_stripped(src: &str) -> (Module, Vec<ptx::ParseError>) {
+    let mut sink = LowerSink::new(src);
+    sink.strip_entries = true;
+    let parse = ptx::parse_with_sink(src, &mut sink);
+    let module = sink.finish(&parse.module);
+    (module, parse.errors)
+}
+
+/// The function at `index` of `module` (from [`parse_and_lower_stripped`] or
+/// [`parse_and_lower`] of the same `src`), lowered again from `src`: identical to what
+/// [`parse_and_lower`] gives (a unit test below checks it on the test corpus). `None` when
+/// it is not an `.entry` with a body.
+pub fn lower_entry(src: &str, module: &Module, index: usize) -> Option<Function> {
+    let stub = module.functions.get(index)?;
+    if stub.kind != FunctionKind::Entry || !stub.has_body {
+        return None;
+    }
+    let mut sink = LowerSink::new(src);
+    // Line numbers count from the function, not from the start of the text: the line of
+    // its name is known.
+    sink.lines.pos = (stub.name_span.start as usize).min(src.len());
+    sink.lines.line = stub.ptx_line;
+    if !ptx::reparse_function_at(src, stub.span.start, &mut sink) {
+        return None;
+    }
+    let (mut func, _) = sink.functions.pop()?;
+    if func.name != stub.name {
+        return None;
+    }
+    // Computed over the whole module (calls and module-level variables) when it was first
+    // lowered.
+    func.shared_vars = stub.shared_vars.clone();
+    func.static_smem_bytes = stub.static_smem_bytes;
+    Some(func)
+}
+
 /// Counts lines forward through the source; rewinds (rarely) when asked for an earlier
 /// offset.
 struct LineCursor<'s> {
@@ -344,6 +387,8 @@ struct LowerSink<'a> {
     /// Scratch: lowered operands waiting to be appended to the arena. Used as a stack, so
     /// the elements of a vector are appended before the operands that contain it.
     op_scratch: Vec<Operand>,
+    /// Drop `.entry` bodies once lowered ([`parse_and_lower_stripped`]).
+    strip_entries: bool,
     /// Arenas of the previous function, emptied but with their capacity: the current
     /// function grows into them, and [`compact`] moves the result into exactly sized
     /// vectors. The sizes are unknown while streaming, and growing fresh vectors cost a
@@ -452,6 +497,7 @@ impl<'a> LowerSink<'a> {
             diagnostics: Vec::new(),
             reg_scratch: SmallVec::new(),
             op_scratch: Vec::new(),
+            strip_entries: false,
             spare: Spare::default(),
         }
     }
@@ -916,6 +962,12 @@ impl<'a> LowerSink<'a> {
         }
 
         crate::loops::analyze(func, &mut self.diagnostics);
+        if self.strip_entries && func.kind == FunctionKind::Entry {
+            strip_body(func, &mut self.spare);
+            let fs = *fs;
+            self.functions.push((fs.func, fs.shared_candidates));
+            return;
+        }
         compact(&mut func.instrs, &mut self.spare.instrs);
         compact(&mut func.operands, &mut self.spare.operands);
         compact(&mut func.reg_refs, &mut self.spare.reg_refs);
@@ -980,6 +1032,32 @@ impl<'a> LowerSink<'a> {
         finish_shared(&mut res, &direct_shared);
         res
     }
+}
+
+/// Empties a lowered body, keeping the header, the calls and the body's variables (what
+/// the module-level `.shared` accounting reads), and the arenas' capacity for the next
+/// function.
+fn strip_body(func: &mut Function, spare: &mut Spare) {
+    fn recycle<T>(field: &mut Vec<T>, spare: &mut Vec<T>) {
+        field.clear();
+        if field.capacity() > spare.capacity() {
+            *spare = std::mem::take(field);
+        } else {
+            *field = Vec::new();
+        }
+    }
+    recycle(&mut func.instrs, &mut spare.instrs);
+    recycle(&mut func.operands, &mut spare.operands);
+    recycle(&mut func.reg_refs, &mut spare.reg_refs);
+    recycle(&mut func.registers, &mut spare.registers);
+    recycle(&mut func.defs, &mut spare.defs);
+    func.locs = Vec::new();
+    func.blocks = Vec::new();
+    func.cfg = Default::default();
+    func.idom = Vec::new();
+    func.dom_pre = Vec::new();
+    func.dom_post = Vec::new();
+    func.loops = Vec::new();
 }
 
 fn lower_linkage(l: ptx::Linkage) -> Linkage {
@@ -1163,6 +1241,36 @@ mod tests {
             );
         }
         assert_eq!(format!("{two_step:?}"), format!("{fused:?}"), "{what}");
+        // Stripped, then each kernel lowered again from the text: the same functions, and
+        // the same module facts and diagnostics.
+        let (mut stripped, stripped_errors) = parse_and_lower_stripped(src);
+        assert_eq!(
+            format!("{errors:?}"),
+            format!("{stripped_errors:?}"),
+            "{what}"
+        );
+        for (i, f) in fused.functions.iter().enumerate() {
+            if f.kind == FunctionKind::Entry && f.has_body {
+                assert!(
+                    stripped.functions[i].instrs.is_empty(),
+                    "{what}: {} stripped",
+                    f.name
+                );
+                let again = lower_entry(src, &stripped, i).expect("an entry");
+                stripped.functions[i] = again;
+            } else {
+                assert!(
+                    lower_entry(src, &stripped, i).is_none(),
+                    "{what}: {} is no entry",
+                    f.name
+                );
+            }
+        }
+        assert_eq!(
+            format!("{fused:?}"),
+            format!("{stripped:?}"),
+            "{what}: stripped and lowered again"
+        );
     }
 
     #[test]

@@ -64,6 +64,21 @@ pub fn parse_with_sink<'a>(src: &'a str, sink: &mut dyn BodySink<'a>) -> Parse<'
     parse_inner(src, Some(sink))
 }
 
+/// Parses again the one function whose item starts at byte `start` of `src` (the
+/// `span.start` of a [`Function`] from an earlier parse of the same text), handing its
+/// body to `sink` exactly as [`parse_with_sink`] did; spans are positions in `src`.
+/// Returns whether a function starts there. Errors are not reported again.
+///
+/// Why: a consumer that handles a large module one function at a time (the CLI's
+/// streaming analysis) can drop a function's lowered form after use and lower it again
+/// later from the text, instead of holding every function's at once.
+pub fn reparse_function_at<'a>(src: &'a str, start: u32, sink: &mut dyn BodySink<'a>) -> bool {
+    if start as usize >= src.len() || src.len() > u32::MAX as usize {
+        return false;
+    }
+    parser::Parser::new(src, Some(sink)).function_at(start)
+}
+
 fn parse_inner<'a>(src: &'a str, sink: Option<&mut dyn BodySink<'a>>) -> Parse<'a> {
     const MAX: usize = u32::MAX as usize;
     let (text, truncated) = if src.len() > MAX {
@@ -169,6 +184,20 @@ mod tests {
                     .functions()
                     .all(|f| f.body.as_ref().is_none_or(|b| b.statements.is_empty()))
             );
+            // Each function parsed again on its own, from its start: the same events.
+            let mut again = Recorder::default();
+            for f in full.module.functions() {
+                assert!(
+                    reparse_function_at(src, f.span.start, &mut again),
+                    "file {k}: {}",
+                    f.name
+                );
+            }
+            assert_eq!(again.events, rec.events, "file {k}: reparsed one by one");
+            // Not a function there: nothing.
+            let mut none = Recorder::default();
+            assert!(!reparse_function_at(src, 0, &mut none));
+            assert!(!reparse_function_at(src, src.len() as u32, &mut none));
         }
     }
 }

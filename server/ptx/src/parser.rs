@@ -474,6 +474,25 @@ impl<'a, 's> Parser<'a, 's> {
         (module, self.errors)
     }
 
+    /// Parses the module item at byte `start` as one function (see
+    /// [`crate::reparse_function_at`]).
+    pub(crate) fn function_at(mut self, start: u32) -> bool {
+        self.lx.set_pos(start as usize);
+        self.tok = self.lx.next_token();
+        self.prev_end = start;
+        let is_decl = self.tok.kind == Kind::DotName
+            && matches!(
+                self.dot_name(self.tok),
+                "visible" | "extern" | "weak" | "common" | "entry" | "func"
+            );
+        if !is_decl {
+            return false;
+        }
+        let mut module = Module::default();
+        self.decl_item(&mut module);
+        matches!(module.items.first(), Some(Item::Function(_)))
+    }
+
     fn module_item(&mut self, module: &mut Module<'a>) {
         let tok = self.tok;
         match tok.kind {

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use serde_json::Value;
 
 /// Files larger than this are refused: PTX of this size takes seconds to analyse and is
 /// almost certainly not what the user meant to open. Applied while reading.
@@ -224,7 +223,9 @@ pub fn read_text(path: &Path) -> anyhow::Result<String> {
     Ok(cuda_frontend::files::read_text(path, MAX_INPUT_BYTES)?)
 }
 
-/// One analysed input.
+/// One analysed input, all at once (`profile`; `analyze` streams, see [`Streamed`]). The
+/// complete record of the input: not every command reads every field.
+#[allow(dead_code)]
 pub struct Loaded {
     pub display_path: String,
     pub kind: SourceKind,
@@ -242,26 +243,64 @@ impl Loaded {
     pub fn has_errors(&self) -> bool {
         self.compile_failed || self.analysis.syntax.iter().any(|d| d.severity == analysis::Severity::Error)
     }
-    pub fn json(&self) -> Value {
-        crate::cmd::analyze::file_json(self)
+}
+
+/// One input whose kernels are analysed one at a time ([`analysis::KernelStream`], which
+/// owns the PTX): what `analyze` prints, in bounded memory.
+pub struct Streamed {
+    pub display_path: String,
+    pub kind: SourceKind,
+    pub kernels: analysis::KernelStream,
+    pub notes: Vec<String>,
+    pub compiler_errors: Vec<String>,
+    pub compile_failed: bool,
+}
+
+impl Streamed {
+    pub fn has_errors(&self) -> bool {
+        self.compile_failed || self.kernels.syntax.iter().any(|d| d.severity == analysis::Severity::Error)
     }
+}
+
+/// An input before its analysis: the PTX and what the CUDA front end found.
+struct Source {
+    display_path: String,
+    kind: SourceKind,
+    ptx: String,
+    context: analysis::Context,
+    notes: Vec<String>,
+    compiler_errors: Vec<String>,
+    compile_failed: bool,
 }
 
 /// Loads and analyses one file.
 pub fn load(path: &Path, args: &LaunchArgs) -> anyhow::Result<Loaded> {
     let settings = args.settings()?;
+    let s = source(path, args, &settings)?;
+    let analysis = analysis::analyze(&s.ptx, &settings, &s.context);
+    Ok(Loaded { display_path: s.display_path, kind: s.kind, ptx: s.ptx, analysis, notes: s.notes, compiler_errors: s.compiler_errors, compile_failed: s.compile_failed })
+}
+
+/// Loads one file for an analysis kernel by kernel.
+pub fn load_streamed(path: &Path, args: &LaunchArgs) -> anyhow::Result<Streamed> {
+    let settings = args.settings()?;
+    let s = source(path, args, &settings)?;
+    let kernels = analysis::KernelStream::new(s.ptx, &settings, &s.context);
+    Ok(Streamed { display_path: s.display_path, kind: s.kind, kernels, notes: s.notes, compiler_errors: s.compiler_errors, compile_failed: s.compile_failed })
+}
+
+fn source(path: &Path, args: &LaunchArgs, settings: &analysis::Settings) -> anyhow::Result<Source> {
     let display_path = path.display().to_string();
     match kind_of(path).unwrap_or(SourceKind::Ptx) {
         SourceKind::Ptx => {
             let text = read_text(path)?;
-            let analysis = analysis::analyze(&text, &settings, &analysis::Context::default());
-            Ok(Loaded { display_path, kind: SourceKind::Ptx, ptx: text, analysis, notes: Vec::new(), compiler_errors: Vec::new(), compile_failed: false })
+            Ok(Source { display_path, kind: SourceKind::Ptx, ptx: text, context: analysis::Context::default(), notes: Vec::new(), compiler_errors: Vec::new(), compile_failed: false })
         }
         SourceKind::Cuda => load_cuda(path, args, settings, display_path),
     }
 }
 
-fn load_cuda(path: &Path, args: &LaunchArgs, settings: analysis::Settings, display_path: String) -> anyhow::Result<Loaded> {
+fn load_cuda(path: &Path, args: &LaunchArgs, settings: &analysis::Settings, display_path: String) -> anyhow::Result<Source> {
     // Read it once, here, so that binary, huge or non-regular files get the same one-line
     // error as PTX; the compiler front end works on this text.
     let text = read_text(path)?;
@@ -293,7 +332,6 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: analysis::Settings, displ
         })
         .collect();
     let context = lsp::cuda::analysis_context(&prepared);
-    let analysis = analysis::analyze(&prepared.ptx, &settings, &context);
     let compile_failed = prepared.has_errors() || prepared.ptx.is_empty();
-    Ok(Loaded { display_path, kind: SourceKind::Cuda, ptx: prepared.ptx, analysis, notes, compiler_errors, compile_failed })
+    Ok(Source { display_path, kind: SourceKind::Cuda, ptx: prepared.ptx, context, notes, compiler_errors, compile_failed })
 }

@@ -1,10 +1,12 @@
 //! `warpsight analyze PATH... [--format table|json]`: per kernel, the instruction mix, the
 //! loops and their trip counts, resources, the launch, occupancy per GPU (docs/cli.md).
 
+use std::cell::{Cell, RefCell};
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
 use crate::cmd::Exit;
@@ -28,43 +30,156 @@ pub enum Format {
     Json,
 }
 
+/// Prints each file kernel by kernel as it is analysed ([`input::load_streamed`]): the
+/// table and the JSON are written as they are produced, so memory stays a small multiple
+/// of the largest input instead of holding every kernel's results and the whole JSON
+/// document (15 and 38 times a 100 MB input before).
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let files = input::collect_files(&args.paths);
-    let mut exit = Exit::Success;
-    let mut reports = Vec::new();
+    let exit = Cell::new(Exit::Success);
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    for file in files {
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let load = |file: anyhow::Result<PathBuf>| -> Option<input::Streamed> {
         let file = match file {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("error: {e}");
-                exit = Exit::Usage;
-                continue;
+                exit.set(Exit::Usage);
+                return None;
             }
         };
-        match input::load(&file, &args.launch) {
+        match input::load_streamed(&file, &args.launch) {
             Ok(loaded) => {
-                if loaded.has_errors() && exit == Exit::Success {
-                    exit = Exit::InputErrors;
+                if loaded.has_errors() && exit.get() == Exit::Success {
+                    exit.set(Exit::InputErrors);
                 }
-                match args.format {
-                    Format::Json => reports.push(loaded.json()),
-                    Format::Table => print_table(&mut out, &loaded).context("writing to stdout")?,
-                }
+                Some(loaded)
             }
             Err(e) => {
                 eprintln!("error: {e:#}");
-                exit = Exit::Usage;
+                exit.set(Exit::Usage);
+                None
             }
         }
+    };
+    match args.format {
+        Format::Table => {
+            for file in files {
+                if let Some(mut loaded) = load(file) {
+                    print_table(&mut out, &mut loaded).context("writing to stdout")?;
+                }
+            }
+        }
+        Format::Json => {
+            // `{"files": [...], "warpsight": VERSION}`, keys in the order serde_json's
+            // sorted maps print them, each file streamed (`FileJson`).
+            let files = FilesJson { files: RefCell::new(Some(Box::new(files.into_iter().filter_map(load)))) };
+            let mut ser = serde_json::Serializer::pretty(&mut out);
+            let mut doc = ser.serialize_map(Some(2))?;
+            doc.serialize_entry("files", &files)?;
+            doc.serialize_entry("warpsight", env!("CARGO_PKG_VERSION"))?;
+            SerializeMap::end(doc)?;
+            writeln!(out)?;
+        }
     }
-    if args.format == Format::Json {
-        let doc = json!({ "warpsight": env!("CARGO_PKG_VERSION"), "files": reports });
-        serde_json::to_writer_pretty(&mut out, &doc)?;
-        writeln!(out)?;
+    out.flush().context("writing to stdout")?;
+    Ok(exit.get())
+}
+
+/// The `files` array, loading each file when its turn comes.
+struct FilesJson<'a> {
+    files: RefCell<Option<Box<dyn Iterator<Item = input::Streamed> + 'a>>>,
+}
+
+impl Serialize for FilesJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        if let Some(files) = self.files.borrow_mut().take() {
+            for loaded in files {
+                seq.serialize_element(&FileJson { loaded: RefCell::new(loaded) })?;
+            }
+        }
+        SerializeSeq::end(seq)
     }
-    Ok(exit)
+}
+
+/// One file's object: the same keys and values as `analysis::report::file_json` plus
+/// `notes` and `compiler_diagnostics`, with `kernels` analysed and written one at a time.
+struct FileJson {
+    loaded: RefCell<input::Streamed>,
+}
+
+impl Serialize for FileJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut loaded = self.loaded.borrow_mut();
+        let loaded = &mut *loaded;
+        let kind = match loaded.kind {
+            SourceKind::Ptx => "ptx",
+            SourceKind::Cuda => "cu",
+        };
+        let k = &loaded.kernels;
+        let mut header = analysis::report::file_header_json(&loaded.display_path, kind, k.text(), &k.syntax, k.target.as_deref(), k.version, &k.unknown_gpus);
+        header.insert("notes".into(), json!(loaded.notes));
+        header.insert("compiler_diagnostics".into(), json!(loaded.compiler_errors));
+        // A stand-in that puts `kernels` where a sorted map prints it.
+        header.insert("kernels".into(), Value::Null);
+        let mut map = serializer.serialize_map(Some(header.len()))?;
+        for (key, value) in &header {
+            if key == "kernels" {
+                map.serialize_entry(key, &KernelsJson { kernels: RefCell::new(&mut loaded.kernels) })?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        SerializeMap::end(map)
+    }
+}
+
+struct KernelsJson<'a> {
+    kernels: RefCell<&'a mut analysis::KernelStream>,
+}
+
+impl Serialize for KernelsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut kernels = self.kernels.borrow_mut();
+        let mut seq = serializer.serialize_seq(Some(kernels.remaining()))?;
+        while let Some(k) = kernels.next_kernel() {
+            seq.serialize_element(&KernelJson(&k))?;
+        }
+        SerializeSeq::end(seq)
+    }
+}
+
+/// `analysis::report::kernel_json(k)`, written with its `memory_accesses` converted one
+/// at a time (the same text; a 168k-instruction kernel has tens of thousands of them).
+struct KernelJson<'a>(&'a analysis::KernelAnalysis);
+
+impl Serialize for KernelJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let object = analysis::report::kernel_json_map(self.0, false);
+        let accesses = self.0.targets.first().map(|t| &t.profile.memory_accesses);
+        let mut map = serializer.serialize_map(Some(object.len()))?;
+        for (key, value) in &object {
+            match accesses {
+                Some(list) if key == "memory_accesses" => map.serialize_entry(key, &AccessesJson(list))?,
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        SerializeMap::end(map)
+    }
+}
+
+struct AccessesJson<'a>(&'a [kernel_profile::MemoryAccess]);
+
+impl Serialize for AccessesJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for a in self.0 {
+            // Through a `Value`, as `kernel_json` does: its keys come out sorted.
+            seq.serialize_element(&serde_json::to_value(a).unwrap_or(Value::Null))?;
+        }
+        SerializeSeq::end(seq)
+    }
 }
 
 fn dims(d: [u32; 3]) -> String {
@@ -75,169 +190,161 @@ fn dims(d: [u32; 3]) -> String {
     }
 }
 
-fn print_table(out: &mut impl Write, loaded: &input::Loaded) -> std::io::Result<()> {
-    let a = &loaded.analysis;
+fn print_table(out: &mut impl Write, loaded: &mut input::Streamed) -> std::io::Result<()> {
+    let a = &loaded.kernels;
     match (a.target.as_deref(), a.version) {
         (Some(target), Some((x, y))) => writeln!(out, "{}  ({target}, PTX {x}.{y})", loaded.display_path)?,
-        _ if loaded.ptx.is_empty() => writeln!(out, "{}  (no PTX)", loaded.display_path)?,
+        _ if a.text().is_empty() => writeln!(out, "{}  (no PTX)", loaded.display_path)?,
         _ => writeln!(out, "{}", loaded.display_path)?,
     }
     for note in &loaded.notes {
         writeln!(out, "  note: {note}")?;
     }
-    let index = ptx::LineIndex::new(&loaded.ptx);
+    let index = ptx::LineIndex::new(a.text());
     for d in &a.syntax {
         let lc = index.line_col(d.span.start);
         writeln!(out, "  {:?} at PTX line {}:{}: {}", d.severity, lc.line + 1, lc.col + 1, d.message)?;
     }
+    drop(index);
     for d in &loaded.compiler_errors {
         writeln!(out, "  {d}")?;
     }
     for (id, close) in &a.unknown_gpus {
         writeln!(out, "  unknown GPU `{id}` (closest: {})", close.join(", "))?;
     }
-    if a.kernels.is_empty() {
+    if a.remaining() == 0 {
         writeln!(out, "  no kernels")?;
     }
-    for k in &a.kernels {
-        let title = k.demangled.as_deref().unwrap_or(&k.name);
-        writeln!(out, "\n  kernel {title}")?;
-        if k.demangled.is_some() {
-            writeln!(out, "    ptx name     {}", k.name)?;
-        }
-        let l = &k.launch;
-        let src = serde_json::to_value(l.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        writeln!(out, "    launch       grid {}, block {}, dynamic smem {} B  ({src})", dims(l.grid), dims(l.block), l.dynamic_smem)?;
-        if !l.args.is_empty() {
-            let args: Vec<String> = l.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            writeln!(out, "    arguments    {}", args.join(" "))?;
-        }
-        let declared: Vec<String> = k.declared_registers.iter().map(|(t, n)| format!("{n} .{t}")).collect();
-        writeln!(out, "    registers    declared {}", if declared.is_empty() { "none".into() } else { declared.join(", ") })?;
-        if let Some(t) = k.targets.first() {
-            let r = &t.profile.resources;
-            let how = serde_json::to_value(r.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            writeln!(out, "                 {} per thread ({how})", r.registers_per_thread)?;
-            writeln!(out, "    shared mem   {} B static, {} B dynamic per block", r.static_smem_bytes, l.dynamic_smem)?;
-            if r.spill_store_bytes + r.spill_load_bytes > 0 {
-                writeln!(out, "    spills       {} B stores, {} B loads", r.spill_store_bytes, r.spill_load_bytes)?;
-            }
-        }
-        // Instruction mix.
-        let profile = k.targets.first().map(|t| &t.profile);
-        writeln!(out, "    instruction mix       static   dynamic/thread")?;
-        let mut classes: Vec<_> = k.static_mix.keys().copied().collect();
-        if let Some(p) = profile {
-            for c in p.counts.dynamic.keys() {
-                if !classes.contains(c) {
-                    classes.push(*c);
-                }
-            }
-        }
-        classes.sort();
-        for c in &classes {
-            let st = k.static_mix.get(c).copied().unwrap_or(0);
-            let dy = profile.and_then(|p| p.counts.dynamic.get(c)).map(|v| format!("{v:>12.1}")).unwrap_or_else(|| format!("{:>12}", "-"));
-            writeln!(out, "      {:<18}{st:>8}  {dy}", c.name())?;
-        }
-        let total_static: u64 = k.static_mix.values().sum();
-        let total_dyn = profile.map(|p| format!("{:>12.1}", p.counts.total_dynamic())).unwrap_or_default();
-        writeln!(out, "      {:<18}{total_static:>8}  {total_dyn}", "total")?;
-        if let Some(p) = profile {
-            if p.loops.is_empty() {
-                writeln!(out, "    loops        none")?;
-            }
-            for lp in &p.loops {
-                let at = match lp.source_line {
-                    Some(line) => format!("line {line}"),
-                    None => format!("PTX line {}", lp.ptx_line),
-                };
-                let count = match (lp.trip_count, &lp.trip_count_expr) {
-                    (Some(n), Some(e)) => format!("{n} (= {e})"),
-                    (Some(n), None) => format!("{n}"),
-                    (None, Some(e)) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
-                    (None, None) => format!("unknown: assumed {}", lp.assumed_trip_count),
-                };
-                writeln!(out, "    loop         {at} (depth {}): trip count {count}", lp.depth)?;
-            }
-        }
-        for t in &k.targets {
-            match &t.occupancy {
-                Ok(o) => {
-                    let waves = t.waves.as_ref().map(|w| format!(", {} wave(s), last {:.0}% full", w.waves, w.last_wave_fill * 100.0)).unwrap_or_default();
-                    let lim = o.limiters.names().join("+");
-                    writeln!(
-                        out,
-                        "    {:<14} occupancy {:.0}% ({} blocks/SM, {}/{} warps; limited by {lim}){waves}",
-                        t.gpu.id,
-                        o.occupancy * 100.0,
-                        o.blocks_per_sm,
-                        o.warps_per_sm,
-                        o.max_warps_per_sm
-                    )?;
-                    if let Some(r) = &o.reason {
-                        writeln!(out, "                   cannot launch: {r}")?;
-                    }
-                }
-                Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
-            }
-            if let Err(why) = &t.models {
-                writeln!(out, "                   {why}")?;
-            }
-            if let Ok(r) = &t.models {
-                let time = |us: f64| if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.2} µs") };
-                writeln!(
-                    out,
-                    "                   ≈ {} {}-bound (headline: {}; {})",
-                    time(r.headline.time_us),
-                    r.headline.bound.name(),
-                    r.headline.model,
-                    r.headline.rule
-                )?;
-                for p in &r.predictions {
-                    let floor = if r.floor_violations.contains(&p.model) { " [below the roofline floor]" } else { "" };
-                    writeln!(out, "                   {:<11}{:>11}  {:<8} {:<6}  {}{floor}", p.model, time(p.time_us), p.bound.name(), p.confidence.name(), p.explanation)?;
-                }
-                for (m, why) in &r.not_applicable {
-                    writeln!(out, "                   {m:<11} not applicable: {why}")?;
-                }
-            }
-            if let Some(p) = &t.power {
-                let parts = p.top_contributions(3);
-                let energy = t.energy_uj.map(|e| format!("; energy ≈ {e:.1} µJ")).unwrap_or_default();
-                writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
-            }
-        }
-        for f in &k.findings {
-            let at = match (&f.source_file, f.source_line) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                _ => format!("PTX line {}", f.ptx_line),
-            };
-            writeln!(out, "    {:<12} [{}] {at}: {}", format!("{:?}", f.severity).to_lowercase(), f.code, f.message)?;
-            for fix in &f.fixes {
-                writeln!(out, "                 fix: {}", fix.title)?;
-            }
-        }
-        if let Some(p) = profile {
-            for a in p.assumptions.iter().skip(1) {
-                writeln!(out, "    assumption   {a}")?;
-            }
-        }
+    while let Some(k) = loaded.kernels.next_kernel() {
+        print_kernel(out, &k)?;
     }
     writeln!(out)?;
     Ok(())
 }
 
-/// Used by `input` for the JSON of one loaded file.
-pub(crate) fn file_json(loaded: &input::Loaded) -> Value {
-    let kind = match loaded.kind {
-        SourceKind::Ptx => "ptx",
-        SourceKind::Cuda => "cu",
-    };
-    let mut v = analysis::report::file_json(&loaded.display_path, kind, &loaded.ptx, &loaded.analysis);
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("notes".into(), json!(loaded.notes));
-        obj.insert("compiler_diagnostics".into(), json!(loaded.compiler_errors));
+fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::Result<()> {
+    let title = k.demangled.as_deref().unwrap_or(&k.name);
+    writeln!(out, "\n  kernel {title}")?;
+    if k.demangled.is_some() {
+        writeln!(out, "    ptx name     {}", k.name)?;
     }
-    v
+    let l = &k.launch;
+    let src = serde_json::to_value(l.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    writeln!(out, "    launch       grid {}, block {}, dynamic smem {} B  ({src})", dims(l.grid), dims(l.block), l.dynamic_smem)?;
+    if !l.args.is_empty() {
+        let args: Vec<String> = l.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        writeln!(out, "    arguments    {}", args.join(" "))?;
+    }
+    let declared: Vec<String> = k.declared_registers.iter().map(|(t, n)| format!("{n} .{t}")).collect();
+    writeln!(out, "    registers    declared {}", if declared.is_empty() { "none".into() } else { declared.join(", ") })?;
+    if let Some(t) = k.targets.first() {
+        let r = &t.profile.resources;
+        let how = serde_json::to_value(r.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        writeln!(out, "                 {} per thread ({how})", r.registers_per_thread)?;
+        writeln!(out, "    shared mem   {} B static, {} B dynamic per block", r.static_smem_bytes, l.dynamic_smem)?;
+        if r.spill_store_bytes + r.spill_load_bytes > 0 {
+            writeln!(out, "    spills       {} B stores, {} B loads", r.spill_store_bytes, r.spill_load_bytes)?;
+        }
+    }
+    // Instruction mix.
+    let profile = k.targets.first().map(|t| &t.profile);
+    writeln!(out, "    instruction mix       static   dynamic/thread")?;
+    let mut classes: Vec<_> = k.static_mix.keys().copied().collect();
+    if let Some(p) = profile {
+        for c in p.counts.dynamic.keys() {
+            if !classes.contains(c) {
+                classes.push(*c);
+            }
+        }
+    }
+    classes.sort();
+    for c in &classes {
+        let st = k.static_mix.get(c).copied().unwrap_or(0);
+        let dy = profile.and_then(|p| p.counts.dynamic.get(c)).map(|v| format!("{v:>12.1}")).unwrap_or_else(|| format!("{:>12}", "-"));
+        writeln!(out, "      {:<18}{st:>8}  {dy}", c.name())?;
+    }
+    let total_static: u64 = k.static_mix.values().sum();
+    let total_dyn = profile.map(|p| format!("{:>12.1}", p.counts.total_dynamic())).unwrap_or_default();
+    writeln!(out, "      {:<18}{total_static:>8}  {total_dyn}", "total")?;
+    if let Some(p) = profile {
+        if p.loops.is_empty() {
+            writeln!(out, "    loops        none")?;
+        }
+        for lp in &p.loops {
+            let at = match lp.source_line {
+                Some(line) => format!("line {line}"),
+                None => format!("PTX line {}", lp.ptx_line),
+            };
+            let count = match (lp.trip_count, &lp.trip_count_expr) {
+                (Some(n), Some(e)) => format!("{n} (= {e})"),
+                (Some(n), None) => format!("{n}"),
+                (None, Some(e)) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
+                (None, None) => format!("unknown: assumed {}", lp.assumed_trip_count),
+            };
+            writeln!(out, "    loop         {at} (depth {}): trip count {count}", lp.depth)?;
+        }
+    }
+    for t in &k.targets {
+        match &t.occupancy {
+            Ok(o) => {
+                let waves = t.waves.as_ref().map(|w| format!(", {} wave(s), last {:.0}% full", w.waves, w.last_wave_fill * 100.0)).unwrap_or_default();
+                let lim = o.limiters.names().join("+");
+                writeln!(
+                    out,
+                    "    {:<14} occupancy {:.0}% ({} blocks/SM, {}/{} warps; limited by {lim}){waves}",
+                    t.gpu.id,
+                    o.occupancy * 100.0,
+                    o.blocks_per_sm,
+                    o.warps_per_sm,
+                    o.max_warps_per_sm
+                )?;
+                if let Some(r) = &o.reason {
+                    writeln!(out, "                   cannot launch: {r}")?;
+                }
+            }
+            Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
+        }
+        if let Err(why) = &t.models {
+            writeln!(out, "                   {why}")?;
+        }
+        if let Ok(r) = &t.models {
+            let time = |us: f64| if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.2} µs") };
+            writeln!(
+                out,
+                "                   ≈ {} {}-bound (headline: {}; {})",
+                time(r.headline.time_us),
+                r.headline.bound.name(),
+                r.headline.model,
+                r.headline.rule
+            )?;
+            for p in &r.predictions {
+                let floor = if r.floor_violations.contains(&p.model) { " [below the roofline floor]" } else { "" };
+                writeln!(out, "                   {:<11}{:>11}  {:<8} {:<6}  {}{floor}", p.model, time(p.time_us), p.bound.name(), p.confidence.name(), p.explanation)?;
+            }
+            for (m, why) in &r.not_applicable {
+                writeln!(out, "                   {m:<11} not applicable: {why}")?;
+            }
+        }
+        if let Some(p) = &t.power {
+            let parts = p.top_contributions(3);
+            let energy = t.energy_uj.map(|e| format!("; energy ≈ {e:.1} µJ")).unwrap_or_default();
+            writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
+        }
+    }
+    for f in &k.findings {
+        let at = match (&f.source_file, f.source_line) {
+            (Some(file), Some(line)) => format!("{file}:{line}"),
+            _ => format!("PTX line {}", f.ptx_line),
+        };
+        writeln!(out, "    {:<12} [{}] {at}: {}", format!("{:?}", f.severity).to_lowercase(), f.code, f.message)?;
+        for fix in &f.fixes {
+            writeln!(out, "                 fix: {}", fix.title)?;
+        }
+    }
+    if let Some(p) = profile {
+        for a in p.assumptions.iter().skip(1) {
+            writeln!(out, "    assumption   {a}")?;
+        }
+    }
+    Ok(())
 }
