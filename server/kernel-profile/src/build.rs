@@ -20,7 +20,7 @@ use ptx_ir::ir::{AddrBase, BlockId, Function, InstrId, Module, Operand, RegId, S
 use ptx_ir::trip::TripCount;
 use ptx_ir::{InstrClass, Space};
 
-use crate::{access, concrete, sass};
+use crate::{access, concrete, sass, simt};
 use crate::affine::{Affine, AffineAnalysis, Env, eval_expr};
 use crate::model::*;
 
@@ -71,18 +71,41 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let args = resolve_args(func, &launch.args, input.source_param_names, &mut assumptions);
     let env = Env { block: launch.block, grid: launch.grid, args: &args };
 
-    // 1–2. Trip counts and block frequencies.
-    let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions);
-    let decided = decided_branches(func, &env);
-    if !decided.is_empty() {
-        let lines: Vec<String> = decided.iter().map(|(line, taken)| format!("{line} ({})", if *taken { "taken" } else { "not taken" })).collect();
-        assumptions.push(format!(
-            "{} branch(es) decided by the arguments and the launch configuration (PTX line {}): only the side that runs is counted",
-            decided.len(),
-            lines.join(", ")
-        ));
-    }
-    let freq = block_frequencies(func, &trip_of_loop, &env);
+    // 1–2. Trip counts and block frequencies: simulated warp by warp when every branch
+    // follows from the launch and the arguments, else from the static rules.
+    let sim = simt::simulate(func, &env, simt::DEFAULT_BUDGET).ok();
+    let (loops_info, freq) = match &sim {
+        Some(s) => {
+            let (infos, trips) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, Some(s));
+            // Said only where it changes something: the static rules agree on straight-line
+            // and uniformly counted code.
+            let mut quiet = Vec::new();
+            let (_, static_trips) = loops(module, func, &env, input.options, input.source_param_names, &mut quiet, None);
+            let static_freq = block_frequencies(func, &static_trips, &env);
+            let differs = static_freq.iter().zip(&s.warp_executions).any(|(a, b)| (a - b).abs() > 1e-9 * a.abs().max(1.0))
+                || static_trips.iter().zip(&trips).any(|(a, b)| (a - b).abs() > 1e-9 * a.abs().max(1.0));
+            if differs {
+                assumptions.push(format!(
+                    "block executions from simulating the control flow of every warp of {} of the {} blocks (each branch follows from the thread and block indices, the launch and the arguments): a warp executes a block when any of its lanes does, so lanes that disagree cost both paths",
+                    s.blocks_simulated, s.grid_blocks
+                ));
+            }
+            (infos, s.warp_executions.clone())
+        }
+        None => {
+            let (infos, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, None);
+            let decided = decided_branches(func, &env);
+            if !decided.is_empty() {
+                let lines: Vec<String> = decided.iter().map(|(line, taken)| format!("{line} ({})", if *taken { "taken" } else { "not taken" })).collect();
+                assumptions.push(format!(
+                    "{} branch(es) decided by the arguments and the launch configuration (PTX line {}): only the side that runs is counted",
+                    decided.len(),
+                    lines.join(", ")
+                ));
+            }
+            (infos, block_frequencies(func, &trip_of_loop, &env))
+        }
+    };
 
     // 3. Counts, as ptxas issues them (contractions and constant operands, `sass.rs`).
     let folding = sass::analyse(func);
@@ -151,7 +174,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             Space::Shared => access::classify_shared_lanes(lanes.as_ref(), bytes, banks),
             _ => access::classify_global_lanes(lanes.as_ref(), bytes, input.options.irregular_sectors),
         };
-        if c.class == AccessClass::Irregular && space != Space::Const {
+        if c.class == AccessClass::Irregular && space != Space::Const && executions > 0.0 {
             n_irregular += 1;
         }
         // Atomics serialise on a shared address: the most lanes that hit one.
@@ -291,7 +314,8 @@ fn resolve_args(
 }
 
 /// Resolves every loop's trip count; returns the profile's loop list and, per loop id, the
-/// count used.
+/// count used. With a simulation of the control flow (`sim`), the counts are the
+/// simulated ones: header executions per entry, averaged over the threads.
 fn loops(
     module: &Module,
     func: &Function,
@@ -299,10 +323,11 @@ fn loops(
     options: &ProfileOptions,
     source_names: &[String],
     assumptions: &mut Vec<String>,
+    sim: Option<&simt::Simulated>,
 ) -> (Vec<LoopInfo>, Vec<f64>) {
     let mut infos = Vec::new();
     let mut used = Vec::new();
-    for lp in &func.loops {
+    for (li, lp) in func.loops.iter().enumerate() {
         let (source_file, source_line) = match lp.loc {
             Some(loc) if loc.line > 0 => (module.file(loc.file).map(str::to_string), Some(loc.line)),
             _ => (None, None),
@@ -311,36 +336,73 @@ fn loops(
             Some(l) => format!("line {l}"),
             None => format!("PTX line {}", lp.ptx_line),
         };
-        let (trip_count, trip_count_expr, assumed) = match &lp.trip_count {
-            TripCount::Constant(c) => (Some(*c as f64), None, *c as f64),
+        // The symbolic count, with parameters named as the source does when the CUDA front
+        // end told us, and whether it depends on the thread.
+        let symbolic = match &lp.trip_count {
             TripCount::Symbolic { expr, formula, launch, .. } => {
-                // Name parameters as the source does when the CUDA front end told us.
-                let expr = &if source_names.is_empty() {
+                let expr = if source_names.is_empty() {
                     expr.clone()
                 } else {
                     formula.render(&|idx, name| source_names.get(idx as usize).cloned().unwrap_or_else(|| ptx_ir::short_param_name(name)))
                 };
                 let per_thread = launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId));
-                match eval_expr(formula, env, true) {
-                    Some(v) => {
-                        let v = v.max(0.0);
+                Some((expr, formula, per_thread))
+            }
+            _ => None,
+        };
+        let simulated = sim.and_then(|s| s.loops.get(li));
+        let (trip_count, trip_count_expr, assumed) = match (simulated, lp.trip_count.clone(), &symbolic) {
+            (Some(t), _, _) => {
+                let v = t.per_entry.unwrap_or(0.0);
+                let range = if t.min == t.max { format!("{} for every thread", t.min) } else { format!("from {} to {} per thread", t.min, t.max) };
+                let warps = match t.warp_per_entry {
+                    Some(w) if t.per_entry.is_some_and(|v| (w - v).abs() > 1e-6 * v.max(1.0)) => {
+                        format!("; the warps run it {w:.2} times per entry (a warp runs as long as its longest lane)")
+                    }
+                    _ => String::new(),
+                };
+                // Said where the count is news: it differs between threads, or only the
+                // simulation could count it.
+                let said = match (&lp.trip_count, &symbolic) {
+                    (_, Some((expr, _, true))) => Some(format!("per-thread trip count `{expr}` (its counter starts at a thread-dependent value)")),
+                    (TripCount::Unknown, _) => Some(format!(
+                        "trip count not known statically ({}); simulated along each thread's path",
+                        lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into())
+                    )),
+                    _ => None,
+                };
+                if let Some(said) = said {
+                    assumptions.push(match t.per_entry {
+                        Some(v) => format!("loop at {place}: {said}: {v:.2} per entry on average over the threads ({range}){warps}"),
+                        None => format!("loop at {place}: {said}: no thread enters it"),
+                    });
+                }
+                (Some(v), symbolic.as_ref().map(|(e, _, _)| e.clone()), v)
+            }
+            (None, TripCount::Constant(c), _) => (Some(c as f64), None, c as f64),
+            (None, _, Some((expr, formula, per_thread))) => {
+                let (expr, per_thread) = (expr.clone(), *per_thread);
+                let value = if per_thread { thread_average(formula, env) } else { eval_expr(formula, env, false).map(|v| (v.max(0.0), v.max(0.0), v.max(0.0))) };
+                match value {
+                    Some((v, lo, hi)) => {
                         if per_thread {
+                            let range = if lo == hi { format!("{lo} for every thread") } else { format!("from {lo} to {hi} per thread") };
                             assumptions.push(format!(
-                                "loop at {place}: per-thread trip count `{expr}`, averaged over the threads ({v:.1})"
+                                "loop at {place}: per-thread trip count `{expr}` (its counter starts at a thread-dependent value): {v:.2} on average over the threads ({range})"
                             ));
                         }
-                        (Some(v), Some(expr.clone()), v)
+                        (Some(v), Some(expr), v)
                     }
                     None => {
                         assumptions.push(format!(
                             "loop at {place}: trip count `{expr}` depends on values not supplied (use --arg NAME=VALUE): assumed {}",
                             options.default_trip_count
                         ));
-                        (None, Some(expr.clone()), options.default_trip_count)
+                        (None, Some(expr), options.default_trip_count)
                     }
                 }
             }
-            TripCount::Unknown => match path_dependent_trip(func, lp, env) {
+            (None, _, None) => match path_dependent_trip(func, lp, env) {
                 Some(v) => {
                     assumptions.push(format!(
                         "loop at {place}: its counter's start depends on the path into it (nvcc's remainder loop before an unrolled one); estimated from the first path: {v:.1}"
@@ -358,6 +420,59 @@ fn loops(
         infos.push(LoopInfo { ptx_line: lp.ptx_line, source_file, source_line, depth: lp.depth, trip_count, trip_count_expr, assumed_trip_count: assumed });
     }
     (infos, used)
+}
+
+/// A per-thread trip count averaged exactly over the threads of a block (and over sampled
+/// blocks when it depends on the block index, weighted as in [`simt`]), each thread's count
+/// at least 0 (a thread whose count is not positive does not enter the loop): (average,
+/// least, most). `None` when a leaf has no value.
+fn thread_average(formula: &ptx_ir::Expr, env: &Env<'_>) -> Option<(f64, f64, f64)> {
+    use ptx_ir::ir::Dim;
+    use ptx_ir::trip::Leaf;
+    let mut uses_ctaid = false;
+    formula.visit_leaves(&mut |leaf| uses_ctaid |= matches!(leaf, Leaf::Special(SpecialReg::Ctaid(_))));
+    let grid = env.grid.map(|g| u64::from(g.max(1)));
+    let k = 16;
+    let blocks: Vec<([i64; 3], u64)> = if uses_ctaid {
+        let (sx, sy, sz) = (simt::samples(grid[0], k), simt::samples(grid[1], k), simt::samples(grid[2], k));
+        let mut v = Vec::new();
+        for &(z, wz) in &sz {
+            for &(y, wy) in &sy {
+                for &(x, wx) in &sx {
+                    v.push(([x as i64, y as i64, z as i64], wx * wy * wz));
+                }
+            }
+        }
+        v
+    } else {
+        vec![([0, 0, 0], 1)]
+    };
+    let block = env.block.map(|b| i64::from(b.max(1)));
+    let threads = block[0] * block[1] * block[2];
+    let pick = |v: [i64; 3], d: Dim| match d {
+        Dim::X => v[0],
+        Dim::Y => v[1],
+        Dim::Z => v[2],
+    };
+    let (mut sum, mut weight, mut lo, mut hi) = (0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY);
+    for (ctaid, w) in blocks {
+        for t in 0..threads {
+            let tid = [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])];
+            let v = formula.eval(&|leaf| match leaf {
+                Leaf::Special(SpecialReg::Tid(d)) => Some(pick(tid, d) as f64),
+                Leaf::Special(SpecialReg::Ctaid(d)) => Some(pick(ctaid, d) as f64),
+                Leaf::Special(SpecialReg::LaneId) => Some((t % 32) as f64),
+                Leaf::Param { index, .. } => env.args.get(&index).map(|v| *v as f64),
+                Leaf::Special(s) => eval_expr(&ptx_ir::Expr::Special(s), env, false),
+            })?;
+            let v = v.max(0.0);
+            sum += v * w as f64;
+            weight += w as f64;
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (weight > 0.0).then(|| (sum / weight, lo, hi))
 }
 
 /// The trip count of a counted loop whose counter enters on several paths (the main loop
@@ -491,7 +606,7 @@ fn accumulate_counts(
                 let env_args = HashMap::new();
                 let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
                 let mut sink = Vec::new();
-                let (_, trips) = loops(module, callee, &env, options, &[], &mut sink);
+                let (_, trips) = loops(module, callee, &env, options, &[], &mut sink, None);
                 let cfreq = block_frequencies(callee, &trips, &env);
                 accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, assumptions);
             }

@@ -9,6 +9,7 @@ pub mod affine;
 mod build;
 pub mod concrete;
 pub mod sass;
+mod simt;
 pub mod traffic;
 pub mod model;
 
