@@ -39,6 +39,11 @@ use crate::concrete::IntOp;
 /// warp): a few tenths of a second at most in a debug build.
 pub const DEFAULT_BUDGET: u64 = 4_000_000;
 
+/// The most threads a block can have on any compute capability (CUDA C++ Programming
+/// Guide, "Compute Capabilities", technical specifications: maximum number of threads per
+/// block).
+const MAX_THREADS_PER_BLOCK: u64 = 1024;
+
 /// Sampled blocks per grid dimension when one dimension varies, two, or three.
 const SAMPLES_1D: u64 = 16;
 const SAMPLES_2D: u64 = 4;
@@ -53,6 +58,9 @@ pub struct Simulated {
     pub warp_executions: Vec<f64>,
     /// Per basic block: executions per thread, averaged over the threads.
     pub thread_executions: Vec<f64>,
+    /// Per basic block: the mean fraction of a warp's lanes active when it runs the block
+    /// (`None` for a block no warp runs).
+    pub active_lane_fraction: Vec<Option<f64>>,
     /// Per loop of the function.
     pub loops: Vec<LoopTrips>,
     /// Blocks simulated, and blocks in the grid.
@@ -588,6 +596,10 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
     if func.blocks.is_empty() {
         return Err("the function has no body".into());
     }
+    let threads = env.block.iter().fold(1u64, |acc, &d| acc.saturating_mul(u64::from(d.max(1))));
+    if threads > MAX_THREADS_PER_BLOCK {
+        return Err(format!("a block of {threads} threads cannot launch"));
+    }
     let in_slice = control_slice(func);
     let mut slot_of = vec![u32::MAX; func.registers.len()];
     let mut n_slots = 0u32;
@@ -748,6 +760,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
     Ok(Simulated {
         warp_executions: warp_tot.iter().map(|&v| ratio(v, weight_tot * warps)).collect(),
         thread_executions: lane_tot.iter().map(|&v| ratio(v, weight_tot * threads_u)).collect(),
+        active_lane_fraction: warp_tot.iter().zip(&lane_tot).map(|(&w, &l)| (w > 0).then(|| ratio(l, w * 32))).collect(),
         loops: (0..n_loops)
             .map(|l| LoopTrips {
                 per_entry: (entries_tot[l] > 0).then(|| ratio(header_tot[l], entries_tot[l])),
@@ -773,7 +786,58 @@ fn blk_nexts(func: &Function, b: usize) -> Vec<Option<BlockId>> {
 
 #[cfg(test)]
 mod tests {
-    use super::samples;
+    use std::collections::HashMap;
+
+    use super::{DEFAULT_BUDGET, samples, simulate};
+    use crate::affine::Env;
+
+    /// `if (threadIdx.x < 16) { ... }` then `if (x < n) { ... }`, `n` the parameter, then
+    /// a branch on a loaded value.
+    const PTX: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<2>;
+    mov.u32 %r1, %tid.x;
+    setp.gt.u32 %p1, %r1, 15;
+    @%p1 bra $L__BB0_2;
+    add.s32 %r2, %r1, 1;
+$L__BB0_2:
+    ld.param.u32 %r3, [k_param_1];
+    setp.ge.s32 %p2, %r1, %r3;
+    @%p2 bra $L__BB0_4;
+    add.s32 %r4, %r1, 2;
+$L__BB0_4:
+    ret;
+}
+"#;
+
+    #[test]
+    fn warps_run_the_blocks_any_of_their_lanes_reach() {
+        let (module, errors) = ptx_ir::parse_and_lower(PTX);
+        assert!(errors.is_empty(), "{errors:?}");
+        let f = module.function("k").expect("kernel");
+        // 64 threads: warp 0 runs the first `if` with 16 of its lanes, warp 1 not at all;
+        // n = 40 puts lanes 0-31 and 32-39 in the second.
+        let args = HashMap::from([(1u32, 40i64)]);
+        let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &args };
+        let s = simulate(f, &env, DEFAULT_BUDGET).expect("simulated");
+        assert_eq!(s.warp_executions, vec![1.0, 0.5, 1.0, 1.0, 1.0]);
+        assert_eq!(s.thread_executions, vec![1.0, 0.25, 1.0, 40.0 / 64.0, 1.0]);
+        assert_eq!(s.active_lane_fraction, vec![Some(1.0), Some(0.5), Some(1.0), Some(40.0 / 64.0), Some(1.0)]);
+        // Without n the second branch cannot be decided: no simulation.
+        let none = HashMap::new();
+        let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &none };
+        let err = simulate(f, &env, DEFAULT_BUDGET).expect_err("n unknown");
+        assert!(err.contains("argument not supplied"), "{err}");
+        // Nor can a block too large to launch.
+        let env = Env { block: [2048, 1, 1], grid: [1, 1, 1], args: &args };
+        assert!(simulate(f, &env, DEFAULT_BUDGET).is_err());
+    }
 
     #[test]
     fn sampled_blocks_weigh_the_whole_grid() {
