@@ -4,10 +4,13 @@
 //! The steps, each documented in `docs/profile.md`:
 //! 1. Loop trip counts: constant, resolved from the supplied arguments and the launch
 //!    configuration, or the stated default (an assumption is recorded).
-//! 2. Expected executions per thread of each basic block: the product of the trip counts
-//!    of the loops around it. Both sides of every branch are counted, as the seeds do for
-//!    divergent branches (seed 002 §3.1, seed 004 §4.2: "all paths are assumed to be
-//!    executed"): a warp whose threads disagree runs both.
+//! 2. Expected executions per thread of each basic block: when every branch condition
+//!    follows from the launch and the arguments, what the warps issue, from simulating
+//!    their control flow ([`crate::simt`]; loop trip counts then come from it too).
+//!    Otherwise the product of the trip counts of the loops around it, with both sides of
+//!    every branch the arguments do not decide counted, as the seeds do for divergent
+//!    branches (seed 002 §3.1, seed 004 §4.2: "all paths are assumed to be executed"): a
+//!    warp whose threads disagree runs both.
 //! 3. Dynamic per-thread counts by class, with device-function calls inlined.
 //! 4. Every global, shared, local, generic and texture access classified from its affine
 //!    address ([`crate::affine`], [`crate::access`]).
