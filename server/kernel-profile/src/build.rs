@@ -435,7 +435,7 @@ fn thread_average(formula: &ptx_ir::Expr, env: &Env<'_>) -> Option<(f64, f64, f6
     let mut uses_ctaid = false;
     formula.visit_leaves(&mut |leaf| uses_ctaid |= matches!(leaf, Leaf::Special(SpecialReg::Ctaid(_))));
     let grid = env.grid.map(|g| u64::from(g.max(1)));
-    let k = 16;
+    let k = simt::samples_per_dimension(grid);
     let blocks: Vec<([i64; 3], u64)> = if uses_ctaid {
         let (sx, sy, sz) = (simt::samples(grid[0], k), simt::samples(grid[1], k), simt::samples(grid[2], k));
         let mut v = Vec::new();
@@ -450,8 +450,9 @@ fn thread_average(formula: &ptx_ir::Expr, env: &Env<'_>) -> Option<(f64, f64, f6
     } else {
         vec![([0, 0, 0], 1)]
     };
-    let block = env.block.map(|b| i64::from(b.max(1)));
-    let threads = block[0] * block[1] * block[2];
+    // At most a block's worth of threads (1024, what any GPU launches).
+    let block = env.block.map(|b| i64::from(b.clamp(1, 1024)));
+    let threads = (block[0] * block[1] * block[2]).min(1024);
     let pick = |v: [i64; 3], d: Dim| match d {
         Dim::X => v[0],
         Dim::Y => v[1],
@@ -889,4 +890,31 @@ fn estimate_registers(func: &Function) -> u32 {
     // ptxas reserves a few registers (the stack pointer and addressing temporaries); CUDA
     // kernels never use fewer than about 8 in practice.
     (peak + 2).clamp(8, 255)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptx_ir::ir::Dim;
+    use ptx_ir::{BinOp, Expr};
+
+    #[test]
+    fn a_thread_dependent_count_is_averaged_over_every_thread() {
+        // ceil((14 - tid.y) / 8) with 8 rows of threads: 2 for rows 0-5, 1 for rows 6-7.
+        // The middle row (3.5) would give ceil(10.5 / 8) = 2.
+        let f = Expr::raw(BinOp::CeilDiv, Expr::raw(BinOp::Sub, Expr::Const(14), Expr::Special(SpecialReg::Tid(Dim::Y))), Expr::Const(8));
+        let args = HashMap::new();
+        let env = Env { block: [32, 8, 1], grid: [64, 256, 1], args: &args };
+        assert_eq!(thread_average(&f, &env), Some((1.75, 1.0, 2.0)));
+        // A grid-stride count, ceil((1000 - (ctaid.x * 256 + tid.x)) / 2048), over 8 blocks
+        // of 256 threads: every one of the 2048 threads is counted (1000 of them run once).
+        let start = Expr::raw(
+            BinOp::Add,
+            Expr::raw(BinOp::Mul, Expr::Special(SpecialReg::Ctaid(Dim::X)), Expr::Const(256)),
+            Expr::Special(SpecialReg::Tid(Dim::X)),
+        );
+        let f = Expr::raw(BinOp::CeilDiv, Expr::raw(BinOp::Sub, Expr::Const(1000), start), Expr::Const(2048));
+        let env = Env { block: [256, 1, 1], grid: [8, 1, 1], args: &args };
+        assert_eq!(thread_average(&f, &env), Some((1000.0 / 2048.0, 0.0, 1.0)));
+    }
 }

@@ -193,6 +193,16 @@ fn immediate_post_dominators(func: &Function) -> Vec<Option<BlockId>> {
     (0..n).map(|b| (idom[b] != UNDEF && idom[b] != exit).then_some(idom[b] as BlockId)).collect()
 }
 
+/// Samples per grid dimension before the budget is considered: 16 when one dimension
+/// varies, 4 when two do, 3 when three do.
+pub(crate) fn samples_per_dimension(grid: [u64; 3]) -> u64 {
+    match grid.iter().filter(|g| **g > 1).count() {
+        0 | 1 => SAMPLES_1D,
+        2 => SAMPLES_2D,
+        _ => SAMPLES_3D,
+    }
+}
+
 /// The sampled indices of one grid dimension of `g` blocks and their integer weights:
 /// every block when there are at most `k`; otherwise the first and the last (where
 /// bounds checks and halos differ from the rest), each weighing one block, and `k - 2`
@@ -689,7 +699,6 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
         steps: 0,
     };
     let grid = env.grid.map(|g| u64::from(g.max(1)));
-    let varying = grid.iter().filter(|g| **g > 1).count();
     let block = env.block.map(|b| i64::from(b.max(1)));
     let threads = block[0] * block[1] * block[2];
     let tids: Vec<[i64; 3]> = (0..threads).map(|t| [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])]).collect();
@@ -720,11 +729,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
         sim.run_warp(warp, grid.map(|g| (g / 2) as i64), &mut slots, &mut trips, &mut c)?;
     }
     let per_block = sim.steps.max(1);
-    let mut k = match varying {
-        0 | 1 => SAMPLES_1D,
-        2 => SAMPLES_2D,
-        _ => SAMPLES_3D,
-    };
+    let mut k = samples_per_dimension(grid);
     let cost = |k: u64| grid.iter().map(|&g| g.min(k)).product::<u64>().saturating_mul(per_block);
     while k > 3 && cost(k).saturating_mul(5) / 4 > budget.saturating_sub(sim.steps) {
         k -= 1;
