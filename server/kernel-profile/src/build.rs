@@ -76,7 +76,10 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
 
     // 1–2. Trip counts and block frequencies: simulated warp by warp when every branch
     // follows from the launch and the arguments, else from the static rules.
-    let sim = simt::simulate(func, &env, simt::DEFAULT_BUDGET).ok();
+    let (sim, not_simulated) = match simt::simulate(func, &env, simt::DEFAULT_BUDGET) {
+        Ok(s) => (Some(s), None),
+        Err(why) => (None, Some(why)),
+    };
     let (loops_info, freq) = match &sim {
         Some(s) => {
             let (infos, trips) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, Some(s));
@@ -96,6 +99,16 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             (infos, s.warp_executions.clone())
         }
         None => {
+            // Worth saying where a simulation would have counted what the rules below
+            // cannot: loops whose count is unknown or differs between threads.
+            let thread_dependent = func.loops.iter().any(|l| match &l.trip_count {
+                TripCount::Unknown => true,
+                TripCount::Symbolic { launch, .. } => launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId)),
+                TripCount::Constant(_) => false,
+            });
+            if let (true, Some(why)) = (thread_dependent, &not_simulated) {
+                assumptions.push(format!("control flow not simulated ({why}): trip counts and branches follow the static rules"));
+            }
             let (infos, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, None);
             let decided = decided_branches(func, &env);
             if !decided.is_empty() {

@@ -594,7 +594,7 @@ impl Sim {
             match Self::read(g, false, lane, tids, ctaid, slots) {
                 Some(v) if (v != 0) ^ neg => yes |= 1 << lane,
                 Some(_) => {}
-                None => return Err(format!("the branch at PTX line {line} depends on data (or on an argument not supplied)")),
+                None => return Err(format!("the branch at PTX line {line} depends on data or on an argument not supplied")),
             }
         }
         Ok(yes)
