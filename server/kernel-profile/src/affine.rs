@@ -357,6 +357,13 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                     vals[0].clone()
                 } else if vals.iter().all(Affine::is_warp_uniform) {
                     placeholder
+                } else if let Some(start) = common_start(&vals).filter(self_free) {
+                    // The same thread pattern on every path, shifted by constants: the
+                    // start of nvcc's unrolled-by-4 loop after the remainder copies
+                    // (`tid.x`, `tid.x + 32`, `tid.x + 64` or `tid.x + 96`, depending on
+                    // how many the thread ran). The pattern across the warp is the
+                    // paths' common one; the smallest start stands for the offset.
+                    start
                 } else {
                     self.forget_since(mark);
                     Affine::irregular()
@@ -514,6 +521,16 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             }
         }
     }
+}
+
+/// When every value has the same variables with the same coefficients and only the
+/// constants differ, the one with the smallest constant.
+fn common_start(vals: &[Affine]) -> Option<Affine> {
+    let first = vals.first()?;
+    if vals.iter().any(|v| v.irregular || v.terms != first.terms || v.unknown != first.unknown) {
+        return None;
+    }
+    vals.iter().min_by_key(|v| v.constant).cloned()
 }
 
 /// The single variable of a placeholder form.

@@ -4,10 +4,13 @@
 //! The steps, each documented in `docs/profile.md`:
 //! 1. Loop trip counts: constant, resolved from the supplied arguments and the launch
 //!    configuration, or the stated default (an assumption is recorded).
-//! 2. Expected executions per thread of each basic block: the fraction of the grid's warps
-//!    that run it, from the branch conditions evaluated over the launch and the arguments
-//!    (unknown ones count both sides, as the seeds do), times the trip counts of the loops
-//!    around it ([`crate::frequency`]).
+//! 2. Expected executions per thread of each basic block. When every branch condition
+//!    follows from the launch and the arguments, what the warps issue, from simulating
+//!    their control flow ([`crate::simt`]; loop trip counts then come from it too).
+//!    Otherwise the fraction of the grid's warps that run it, from the branch conditions
+//!    evaluated over the launch and the arguments (unknown ones count both sides, as the
+//!    seeds do: seed 002 §3.1, seed 004 §4.2), times the trip counts of the loops around
+//!    it ([`crate::frequency`]).
 //! 3. Dynamic per-thread counts by class, with device-function calls inlined.
 //! 4. Every global, shared, local, generic and texture access classified from its affine
 //!    address ([`crate::affine`], [`crate::access`]).
@@ -20,7 +23,7 @@ use ptx_ir::ir::{AddrBase, Function, InstrId, Module, Operand, RegId, SpecialReg
 use ptx_ir::trip::TripCount;
 use ptx_ir::{InstrClass, Space};
 
-use crate::{access, concrete, frequency, sass};
+use crate::{access, concrete, frequency, sass, simt};
 use crate::affine::{Affine, AffineAnalysis, Env, eval_expr};
 use crate::model::*;
 
@@ -75,10 +78,41 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let args = resolve_args(func, &launch.args, input.source_param_names, &mut assumptions);
     let env = Env { block: launch.block, grid: launch.grid, args: &args };
 
-    // 1–2. Trip counts and block frequencies.
-    let (loops_info, trip_of_loop) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions);
-    let frequency::Frequencies { executions: freq, active_lanes } =
-        frequency::block_frequencies(func, &trip_of_loop, &env, input.options.unknown_branch_probability, input.source_param_names, &mut assumptions);
+    // 1–2. Trip counts and block frequencies. The static rules first (`frequency.rs`:
+    // exact over the whole grid, or a wide sample of it, where every branch condition was
+    // evaluated). Where they leave something to the defaults (a loop whose count is
+    // unknown or differs between threads, a branch on a value that changes inside a loop),
+    // the warps' control flow is simulated (`simt.rs`) when every branch follows from the
+    // launch and the arguments, and its counts replace the static ones.
+    let thread_dependent_loops = func.loops.iter().any(|l| match &l.trip_count {
+        TripCount::Unknown => true,
+        TripCount::Symbolic { launch, .. } => launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId)),
+        TripCount::Constant(_) => false,
+    });
+    let mut static_notes = Vec::new();
+    let (static_infos, static_trips) = loops(module, func, &env, input.options, input.source_param_names, &mut static_notes, None);
+    let frequencies =
+        frequency::block_frequencies(func, &static_trips, &env, input.options.unknown_branch_probability, input.source_param_names, &mut static_notes);
+    let sim = if thread_dependent_loops || frequencies.undecided { Some(simt::simulate(func, &env, simt::DEFAULT_BUDGET)) } else { None };
+    let (loops_info, freq, active_lanes) = match sim {
+        Some(Ok(s)) => {
+            let (infos, _) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, Some(&s));
+            assumptions.push(format!(
+                "block executions from simulating the control flow of every warp of {} of the {} blocks (each branch follows from the thread and block indices, the launch and the arguments): a warp executes a block when any of its lanes does, so lanes that disagree cost both paths",
+                s.blocks_simulated, s.grid_blocks
+            ));
+            // Idle lanes only where some are idle (as `frequency.rs` reports them).
+            let lanes = s.active_lane_fraction.iter().map(|f| f.filter(|f| *f < 1.0 - 1e-9)).collect();
+            (infos, s.warp_executions, lanes)
+        }
+        not_simulated => {
+            assumptions.append(&mut static_notes);
+            if let (true, Some(Err(why))) = (thread_dependent_loops, &not_simulated) {
+                assumptions.push(format!("control flow not simulated ({why}): trip counts and branches follow the static rules"));
+            }
+            (static_infos, frequencies.executions, frequencies.active_lanes)
+        }
+    };
     let freq: Vec<f64> = freq.into_iter().map(saturate).collect();
     if freq.iter().any(|f| *f >= MAX_EXECUTIONS_PER_THREAD) {
         let counts: Vec<String> = loops_info
@@ -173,7 +207,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             Space::Shared => access::classify_shared_lanes(lanes.as_ref(), bytes, banks),
             _ => access::classify_global_lanes(lanes.as_ref(), bytes, input.options.irregular_sectors),
         };
-        if c.class == AccessClass::Irregular && space != Space::Const {
+        if c.class == AccessClass::Irregular && space != Space::Const && executions > 0.0 {
             n_irregular += 1;
         }
         // Atomics serialise on a shared address: the most lanes that hit one.
@@ -320,7 +354,8 @@ fn resolve_args(
 }
 
 /// Resolves every loop's trip count; returns the profile's loop list and, per loop id, the
-/// count used.
+/// count used. With a simulation of the control flow (`sim`), the counts are the
+/// simulated ones: header executions per entry, averaged over the threads.
 fn loops(
     module: &Module,
     func: &Function,
@@ -328,11 +363,12 @@ fn loops(
     options: &ProfileOptions,
     source_names: &[String],
     assumptions: &mut Vec<String>,
+    sim: Option<&simt::Simulated>,
 ) -> (Vec<LoopInfo>, Vec<f64>) {
     let mut infos = Vec::new();
     let mut used = Vec::new();
     let mut choices = concrete::DefChoices::for_function(func);
-    for lp in &func.loops {
+    for (li, lp) in func.loops.iter().enumerate() {
         let (source_file, source_line) = match lp.loc {
             Some(loc) if loc.line > 0 => (module.file(loc.file).map(str::to_string), Some(loc.line)),
             _ => (None, None),
@@ -341,38 +377,76 @@ fn loops(
             Some(l) => format!("line {l}"),
             None => format!("PTX line {}", lp.ptx_line),
         };
-        let (trip_count, trip_count_expr, assumed) = match &lp.trip_count {
-            TripCount::Constant(c) => (Some(*c as f64), None, *c as f64),
+        // The symbolic count, with parameters named as the source does when the CUDA front
+        // end told us, and whether it depends on the thread.
+        let symbolic = match &lp.trip_count {
             TripCount::Symbolic { expr, formula, launch, .. } => {
-                // Name parameters as the source does when the CUDA front end told us.
-                let expr = &if source_names.is_empty() {
+                let expr = if source_names.is_empty() {
                     expr.clone()
                 } else {
                     formula.render(&|idx, name| source_names.get(idx as usize).cloned().unwrap_or_else(|| ptx_ir::short_param_name(name)))
                 };
                 let per_thread = launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId));
-                match eval_expr(formula, env, true) {
-                    Some(v) => {
-                        // Saturated like the block frequencies (huge or non-finite values
-                        // from huge arguments): the models then refuse the profile.
-                        let v = if v.is_nan() { 0.0 } else { v.clamp(0.0, MAX_EXECUTIONS_PER_THREAD) };
+                Some((expr, formula, per_thread))
+            }
+            _ => None,
+        };
+        let simulated = sim.and_then(|s| s.loops.get(li));
+        let (trip_count, trip_count_expr, assumed) = match (simulated, lp.trip_count.clone(), &symbolic) {
+            (Some(t), _, _) => {
+                let v = t.per_entry.unwrap_or(0.0);
+                let range = if t.min == t.max { format!("{} for every thread", t.min) } else { format!("from {} to {} per thread", t.min, t.max) };
+                let warps = match t.warp_per_entry {
+                    Some(w) if t.per_entry.is_some_and(|v| (w - v).abs() > 1e-6 * v.max(1.0)) => {
+                        format!("; the warps run it {w:.2} times per entry (a warp runs as long as its longest lane)")
+                    }
+                    _ => String::new(),
+                };
+                // Said where the count is news: it differs between threads, or only the
+                // simulation could count it.
+                let said = match (&lp.trip_count, &symbolic) {
+                    (_, Some((expr, _, true))) => Some(format!("per-thread trip count `{expr}` (its counter starts at a thread-dependent value)")),
+                    (TripCount::Unknown, _) => Some(format!(
+                        "trip count not known statically ({}); simulated along each thread's path",
+                        lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into())
+                    )),
+                    _ => None,
+                };
+                if let Some(said) = said {
+                    assumptions.push(match t.per_entry {
+                        Some(v) => format!("loop at {place}: {said}: {v:.2} per entry on average over the threads ({range}){warps}"),
+                        None => format!("loop at {place}: {said}: no thread enters it"),
+                    });
+                }
+                (Some(v), symbolic.as_ref().map(|(e, _, _)| e.clone()), v)
+            }
+            (None, TripCount::Constant(c), _) => (Some(c as f64), None, c as f64),
+            (None, _, Some((expr, formula, per_thread))) => {
+                let (expr, per_thread) = (expr.clone(), *per_thread);
+                let value = if per_thread { thread_average(formula, env) } else { eval_expr(formula, env, false).map(|v| (v.max(0.0), v.max(0.0), v.max(0.0))) };
+                // Saturated like the block frequencies (huge or non-finite values from
+                // huge arguments): the models then refuse the profile.
+                let value = value.map(|(v, lo, hi)| (saturate(v), saturate(lo), saturate(hi)));
+                match value {
+                    Some((v, lo, hi)) => {
                         if per_thread {
+                            let range = if lo == hi { format!("{lo} for every thread") } else { format!("from {lo} to {hi} per thread") };
                             assumptions.push(format!(
-                                "loop at {place}: per-thread trip count `{expr}`, averaged over the threads ({v:.1})"
+                                "loop at {place}: per-thread trip count `{expr}` (its counter starts at a thread-dependent value): {v:.2} on average over the threads ({range})"
                             ));
                         }
-                        (Some(v), Some(expr.clone()), v)
+                        (Some(v), Some(expr), v)
                     }
                     None => {
                         assumptions.push(format!(
                             "loop at {place}: trip count `{expr}` depends on values not supplied (use --arg NAME=VALUE): assumed {}",
                             options.default_trip_count
                         ));
-                        (None, Some(expr.clone()), options.default_trip_count)
+                        (None, Some(expr), options.default_trip_count)
                     }
                 }
             }
-            TripCount::Unknown => match path_dependent_trip(func, lp, env, &mut choices) {
+            (None, _, None) => match path_dependent_trip(func, lp, env, &mut choices) {
                 Some(v) => {
                     assumptions.push(format!(
                         "loop at {place}: its counter's start depends on the path into it (nvcc's remainder loop before an unrolled one); estimated from the first path: {v:.1}"
@@ -402,6 +476,60 @@ fn budget_note(func: &Function) -> String {
         func.name,
         concrete::DefChoices::STEPS_PER_INSTRUCTION
     )
+}
+
+/// A per-thread trip count averaged exactly over the threads of a block (and over sampled
+/// blocks when it depends on the block index, weighted as in [`simt`]), each thread's count
+/// at least 0 (a thread whose count is not positive does not enter the loop): (average,
+/// least, most). `None` when a leaf has no value.
+fn thread_average(formula: &ptx_ir::Expr, env: &Env<'_>) -> Option<(f64, f64, f64)> {
+    use ptx_ir::ir::Dim;
+    use ptx_ir::trip::Leaf;
+    let mut uses_ctaid = false;
+    formula.visit_leaves(&mut |leaf| uses_ctaid |= matches!(leaf, Leaf::Special(SpecialReg::Ctaid(_))));
+    let grid = env.grid.map(|g| u64::from(g.max(1)));
+    let k = simt::samples_per_dimension(grid);
+    let blocks: Vec<([i64; 3], u64)> = if uses_ctaid {
+        let (sx, sy, sz) = (simt::samples(grid[0], k), simt::samples(grid[1], k), simt::samples(grid[2], k));
+        let mut v = Vec::new();
+        for &(z, wz) in &sz {
+            for &(y, wy) in &sy {
+                for &(x, wx) in &sx {
+                    v.push(([x as i64, y as i64, z as i64], wx * wy * wz));
+                }
+            }
+        }
+        v
+    } else {
+        vec![([0, 0, 0], 1)]
+    };
+    // At most a block's worth of threads (1024, what any GPU launches).
+    let block = env.block.map(|b| i64::from(b.clamp(1, 1024)));
+    let threads = (block[0] * block[1] * block[2]).min(1024);
+    let pick = |v: [i64; 3], d: Dim| match d {
+        Dim::X => v[0],
+        Dim::Y => v[1],
+        Dim::Z => v[2],
+    };
+    let (mut sum, mut weight, mut lo, mut hi) = (0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY);
+    for (ctaid, w) in blocks {
+        for t in 0..threads {
+            let tid = [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])];
+            let v = formula.eval(&|leaf| match leaf {
+                Leaf::Special(SpecialReg::Tid(d)) => Some(pick(tid, d) as f64),
+                Leaf::Special(SpecialReg::Ctaid(d)) => Some(pick(ctaid, d) as f64),
+                Leaf::Special(SpecialReg::LaneId) => Some((t % 32) as f64),
+                Leaf::Param { index, .. } => env.args.get(&index).map(|v| *v as f64),
+                Leaf::Special(s) => eval_expr(&ptx_ir::Expr::Special(s), env, false),
+            })?;
+            let v = v.max(0.0);
+            sum += v * w as f64;
+            weight += w as f64;
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (weight > 0.0).then(|| (sum / weight, lo, hi))
 }
 
 /// The trip count of a counted loop whose counter enters on several paths (the main loop
@@ -494,7 +622,7 @@ fn accumulate_counts(
                 let env_args = HashMap::new();
                 let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
                 let mut sink = Vec::new();
-                let (_, trips) = loops(module, callee, &env, options, &[], &mut sink);
+                let (_, trips) = loops(module, callee, &env, options, &[], &mut sink, None);
                 let cfreq = frequency::loop_products(callee, &trips);
                 accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);
             }
@@ -799,4 +927,31 @@ fn estimate_registers(func: &Function) -> u32 {
     // ptxas reserves a few registers (the stack pointer and addressing temporaries); CUDA
     // kernels never use fewer than about 8 in practice.
     (peak + 2).clamp(8, 255)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptx_ir::ir::Dim;
+    use ptx_ir::{BinOp, Expr};
+
+    #[test]
+    fn a_thread_dependent_count_is_averaged_over_every_thread() {
+        // ceil((14 - tid.y) / 8) with 8 rows of threads: 2 for rows 0-5, 1 for rows 6-7.
+        // The middle row (3.5) would give ceil(10.5 / 8) = 2.
+        let f = Expr::raw(BinOp::CeilDiv, Expr::raw(BinOp::Sub, Expr::Const(14), Expr::Special(SpecialReg::Tid(Dim::Y))), Expr::Const(8));
+        let args = HashMap::new();
+        let env = Env { block: [32, 8, 1], grid: [64, 256, 1], args: &args };
+        assert_eq!(thread_average(&f, &env), Some((1.75, 1.0, 2.0)));
+        // A grid-stride count, ceil((1000 - (ctaid.x * 256 + tid.x)) / 2048), over 8 blocks
+        // of 256 threads: every one of the 2048 threads is counted (1000 of them run once).
+        let start = Expr::raw(
+            BinOp::Add,
+            Expr::raw(BinOp::Mul, Expr::Special(SpecialReg::Ctaid(Dim::X)), Expr::Const(256)),
+            Expr::Special(SpecialReg::Tid(Dim::X)),
+        );
+        let f = Expr::raw(BinOp::CeilDiv, Expr::raw(BinOp::Sub, Expr::Const(1000), start), Expr::Const(2048));
+        let env = Env { block: [256, 1, 1], grid: [8, 1, 1], args: &args };
+        assert_eq!(thread_average(&f, &env), Some((1000.0 / 2048.0, 0.0, 1.0)));
+    }
 }

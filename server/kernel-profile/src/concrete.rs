@@ -139,20 +139,17 @@ fn dim_u(v: [u32; 3], d: Dim) -> i64 {
 }
 
 impl Lane<'_> {
-    fn param(&self, name: &str) -> Option<i64> {
-        let idx = self.func.param_index(name)?;
-        if let Some(v) = self.env.args.get(&idx) {
-            return Some(*v);
-        }
-        let p = self.func.params.get(idx as usize)?;
-        // 64-bit parameters are almost always pointers: give each its own aligned base.
-        Some(if p.ty.ends_with("64") && !p.ty.starts_with('f') { (i64::from(idx) + 1) << 32 } else { UNKNOWN_PARAM })
-    }
-
     fn operand(&mut self, op: &Operand) -> Option<i64> {
         match op {
             Operand::Reg(r) => self.reg(*r),
+            Operand::NegReg(r) => self.reg(*r).map(|v| i64::from(v == 0)),
             Operand::Imm(v) => Some(*v),
+            // `WARP_SZ` is the only symbolic constant PTX predefines (PTX ISA §10.29).
+            Operand::Symbol(s) if &**s == "WARP_SZ" => Some(32),
+            // The address of a variable (`mov.u32 %r, tile`): its own base, which is
+            // aligned; only the offset from it matters for sectors and banks (as for the
+            // affine forms, `build.rs`).
+            Operand::Symbol(_) => Some(0),
             _ => None,
         }
     }
@@ -221,15 +218,183 @@ impl Lane<'_> {
         self.choices.budget -= 1;
         let func = self.func;
         let instr = func.instr(id)?;
-        let ops: &[Operand] = func.operands_of(instr);
+        let args = self.env.args;
+        let param = |idx: u32| -> Option<i64> {
+            if let Some(v) = args.get(&idx) {
+                return Some(*v);
+            }
+            let p = func.params.get(idx as usize)?;
+            // 64-bit parameters are almost always pointers: give each its own aligned base.
+            Some(if p.ty.ends_with("64") && !p.ty.starts_with('f') { (i64::from(idx) + 1) << 32 } else { UNKNOWN_PARAM })
+        };
+        let ops = func.operands_of(instr);
+        IntOp::of(func, instr).eval(|i| self.operand(ops.get(i)?), param)
+    }
+}
+
+/// The integer operation of one instruction, decoded once from its opcode, with the
+/// semantics of [`IntOp::eval`]: exactly, in 64-bit integer arithmetic at the
+/// instruction's width. Predicates are 0 or 1. Shared by the per-lane address evaluation
+/// here and the control-flow simulation (`simt.rs`), which runs it many times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct IntOp {
+    kind: Kind,
+    bits: u32,
+    signed: bool,
+    wide: bool,
+    /// Comparison of a `setp` on unsigned (or bit) types.
+    unsigned: bool,
+    cmp: Cmp,
+    /// `setp.CMP.BOOL p, a, b, c`: how the comparison combines with `c`.
+    combine: Combine,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `ld.param` of the parameter with this index.
+    Param(u32),
+    Copy,
+    Add,
+    Sub,
+    Mul,
+    MulHi,
+    Mad,
+    MadHi,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    NotPred,
+    Not,
+    Neg,
+    Abs,
+    Min,
+    Max,
+    Div,
+    Rem,
+    Selp,
+    Setp,
+    /// Not integer arithmetic on known values (floating point, loads, shuffles...).
+    Opaque,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Combine {
+    None,
+    And,
+    Or,
+    Xor,
+}
+
+impl IntOp {
+    /// Decodes `instr`.
+    pub(crate) fn of(func: &Function, instr: &ptx_ir::Instr) -> IntOp {
+        let ops = func.operands_of(instr);
         let base = instr.base();
-        let signed = instr.ty().is_some_and(|t| t.starts_with('s'));
-        let bits = instr.ty().map(ptx::type_bytes).unwrap_or(8) * 8;
-        let wide = instr.has_modifier("wide");
+        let ty = instr.ty();
+        let mut op = IntOp {
+            kind: Kind::Opaque,
+            bits: u32::try_from(ty.map(ptx::type_bytes).unwrap_or(8) * 8).unwrap_or(64),
+            signed: ty.is_some_and(|t| t.starts_with('s')),
+            wide: instr.has_modifier("wide"),
+            unsigned: ty.is_some_and(|t| t.starts_with('u') || t.starts_with('b')),
+            cmp: Cmp::Eq,
+            combine: Combine::None,
+        };
         let hi = instr.has_modifier("hi");
-        if matches!(instr.ty(), Some("f16" | "f32" | "f64" | "bf16" | "f16x2" | "bf16x2")) && base != "cvt" && base != "mov" {
-            return None;
+        if matches!(ty, Some("f16" | "f32" | "f64" | "bf16" | "f16x2" | "bf16x2")) && base != "cvt" && base != "mov" {
+            return op;
         }
+        op.kind = match (base, instr.class) {
+            ("ld", InstrClass::Load(Space::Param)) => match ops.get(1) {
+                Some(Operand::Addr { base: AddrBase::Symbol(sym), .. }) => match func.param_index(sym) {
+                    Some(i) => Kind::Param(i),
+                    None => Kind::Opaque,
+                },
+                _ => Kind::Opaque,
+            },
+            ("mov" | "cvta", _) => Kind::Copy,
+            // Integer conversions keep the value (sign or zero extension, or a truncation
+            // we treat as exact for in-range indices).
+            ("cvt", _) if !instr.modifiers().any(|m| m.starts_with('f') || m == "bf16") => Kind::Copy,
+            ("add", _) => Kind::Add,
+            ("sub", _) => Kind::Sub,
+            ("mul" | "mul24", _) if !hi => Kind::Mul,
+            // The high half of the product: nvcc's division by a constant (`x / 20` is
+            // `mul.hi.s32 x, 1717986919` plus shifts; Granlund & Montgomery 1994).
+            ("mul", _) => Kind::MulHi,
+            ("mad", _) if hi => Kind::MadHi,
+            ("mad" | "mad24", _) => Kind::Mad,
+            ("shl", _) => Kind::Shl,
+            ("shr", _) => Kind::Shr,
+            ("and", _) => Kind::And,
+            ("or", _) => Kind::Or,
+            ("xor", _) => Kind::Xor,
+            ("not", _) if ty == Some("pred") => Kind::NotPred,
+            ("not", _) => Kind::Not,
+            ("neg", _) => Kind::Neg,
+            ("abs", _) => Kind::Abs,
+            ("min", _) => Kind::Min,
+            ("max", _) => Kind::Max,
+            ("div", _) => Kind::Div,
+            ("rem", _) => Kind::Rem,
+            ("selp", _) => Kind::Selp,
+            ("setp", _) => {
+                // Compared at the instruction's width; `lt`/`le`/`gt`/`ge` on unsigned and
+                // bit types compare unsigned (PTX ISA, `setp`: "lo, ls, hi, hs" are the
+                // unsigned spellings; nvcc writes `setp.lt.u32`).
+                let (cmp, unsigned) = match instr.modifiers().next() {
+                    Some("eq") => (Cmp::Eq, op.unsigned),
+                    Some("ne") => (Cmp::Ne, op.unsigned),
+                    Some("lt") => (Cmp::Lt, op.unsigned),
+                    Some("le") => (Cmp::Le, op.unsigned),
+                    Some("gt") => (Cmp::Gt, op.unsigned),
+                    Some("ge") => (Cmp::Ge, op.unsigned),
+                    Some("lo") => (Cmp::Lt, true),
+                    Some("ls") => (Cmp::Le, true),
+                    Some("hi") => (Cmp::Gt, true),
+                    Some("hs") => (Cmp::Ge, true),
+                    _ => return op,
+                };
+                op.cmp = cmp;
+                op.unsigned = unsigned;
+                // `setp.CMP.BOOL p, a, b, c` combines the comparison with a third
+                // predicate (PTX ISA, `setp`).
+                if ops.len() > 3 {
+                    op.combine = if instr.has_modifier("and") {
+                        Combine::And
+                    } else if instr.has_modifier("or") {
+                        Combine::Or
+                    } else if instr.has_modifier("xor") {
+                        Combine::Xor
+                    } else {
+                        return op;
+                    };
+                }
+                Kind::Setp
+            }
+            _ => Kind::Opaque,
+        };
+        op
+    }
+
+    /// The value written to the (first) destination from the value of source operand `i`
+    /// (`src(i)`, 1-based as in the operand list) and of parameter `k` (`param(k)`);
+    /// `None` when something needed is unknown.
+    pub(crate) fn eval(&self, mut src: impl FnMut(usize) -> Option<i64>, param: impl Fn(u32) -> Option<i64>) -> Option<i64> {
+        let bits = u64::from(self.bits);
+        let (signed, wide) = (self.signed, self.wide);
         let wrap = |v: i64| -> i64 {
             if wide || bits >= 64 || bits == 0 {
                 v
@@ -240,81 +405,88 @@ impl Lane<'_> {
                 v & ((1i64 << bits) - 1)
             }
         };
-        let mut src = |i: usize| -> Option<i64> { self.operand(ops.get(i)?) };
-        Some(match (base, instr.class) {
-            ("ld", InstrClass::Load(Space::Param)) => match ops.get(1) {
-                Some(Operand::Addr { base: AddrBase::Symbol(sym), .. }) => self.param(sym)?,
-                _ => return None,
-            },
-            ("mov" | "cvta", _) => src(1)?,
-            ("cvt", _) => {
-                // Integer conversions keep the value (sign or zero extension, or a
-                // truncation we treat as exact for in-range indices).
-                if instr.modifiers().any(|m| m.starts_with('f') || m == "bf16") {
-                    return None;
-                }
-                src(1)?
-            }
-            ("add", _) => wrap(src(1)?.wrapping_add(src(2)?)),
-            ("sub", _) => wrap(src(1)?.wrapping_sub(src(2)?)),
-            ("mul" | "mul24", _) if !hi => wrap(src(1)?.wrapping_mul(src(2)?)),
-            // The high half of the product: nvcc's division by a constant (`x / 20` is
-            // `mul.hi.s32 x, 1717986919` plus shifts; Granlund & Montgomery 1994).
-            ("mul", _) if hi => mul_hi(src(1)?, src(2)?, bits, signed),
-            ("mad", _) if hi => wrap(mul_hi(src(1)?, src(2)?, bits, signed).wrapping_add(src(3)?)),
-            ("mad" | "mad24", _) if !hi => wrap(src(1)?.wrapping_mul(src(2)?).wrapping_add(src(3)?)),
-            ("shl", _) => wrap(src(1)?.wrapping_shl(u32::try_from(src(2)?).ok()?)),
-            ("shr", _) => {
+        Some(match self.kind {
+            Kind::Param(i) => param(i)?,
+            Kind::Copy => src(1)?,
+            Kind::Add => wrap(src(1)?.wrapping_add(src(2)?)),
+            Kind::Sub => wrap(src(1)?.wrapping_sub(src(2)?)),
+            Kind::Mul => wrap(src(1)?.wrapping_mul(src(2)?)),
+            Kind::MulHi => mul_hi(src(1)?, src(2)?, bits, signed),
+            Kind::MadHi => wrap(mul_hi(src(1)?, src(2)?, bits, signed).wrapping_add(src(3)?)),
+            Kind::Mad => wrap(src(1)?.wrapping_mul(src(2)?).wrapping_add(src(3)?)),
+            Kind::Shl => wrap(src(1)?.wrapping_shl(u32::try_from(src(2)?).ok()?)),
+            Kind::Shr => {
                 let (a, k) = (src(1)?, u32::try_from(src(2)?).ok()?.min(63));
                 if signed { a >> k } else { ((a as u64 & if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }) >> k) as i64 }
             }
-            ("and", _) => src(1)? & src(2)?,
-            ("or", _) => src(1)? | src(2)?,
-            ("xor", _) => src(1)? ^ src(2)?,
-            ("not", _) => wrap(!src(1)?),
-            ("neg", _) => wrap(src(1)?.wrapping_neg()),
-            ("abs", _) => src(1)?.wrapping_abs(),
-            ("min", _) => src(1)?.min(src(2)?),
-            ("max", _) => src(1)?.max(src(2)?),
-            ("div", _) => {
+            Kind::And => src(1)? & src(2)?,
+            Kind::Or => src(1)? | src(2)?,
+            Kind::Xor => src(1)? ^ src(2)?,
+            Kind::NotPred => i64::from(src(1)? == 0),
+            Kind::Not => wrap(!src(1)?),
+            Kind::Neg => wrap(src(1)?.wrapping_neg()),
+            Kind::Abs => src(1)?.wrapping_abs(),
+            Kind::Min => src(1)?.min(src(2)?),
+            Kind::Max => src(1)?.max(src(2)?),
+            Kind::Div => {
                 let (a, b) = (src(1)?, src(2)?);
                 if b == 0 {
                     return None;
                 }
                 a.wrapping_div(b)
             }
-            ("rem", _) => {
+            Kind::Rem => {
                 let (a, b) = (src(1)?, src(2)?);
                 if b == 0 {
                     return None;
                 }
                 a.wrapping_rem(b)
             }
-            ("selp", _) => {
+            Kind::Selp => {
                 let p = src(3)?;
                 if p != 0 { src(1)? } else { src(2)? }
             }
-            ("setp", _) => {
+            Kind::Setp => {
                 let (a, b) = (src(1)?, src(2)?);
-                let cmp = instr.modifiers().next()?.to_string();
-                let (ua, ub) = (a as u64, b as u64);
-                let r = match cmp.as_str() {
-                    "eq" => a == b,
-                    "ne" => a != b,
-                    "lt" => a < b,
-                    "le" => a <= b,
-                    "gt" => a > b,
-                    "ge" => a >= b,
-                    "lo" => ua < ub,
-                    "ls" => ua <= ub,
-                    "hi" => ua > ub,
-                    "hs" => ua >= ub,
-                    _ => return None,
+                let r = if self.unsigned || bits == 0 || bits >= 64 {
+                    let mask = if bits == 0 || bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+                    let (ua, ub) = (a as u64 & mask, b as u64 & mask);
+                    match self.cmp {
+                        Cmp::Eq => ua == ub,
+                        Cmp::Ne => ua != ub,
+                        Cmp::Lt => ua < ub,
+                        Cmp::Le => ua <= ub,
+                        Cmp::Gt => ua > ub,
+                        Cmp::Ge => ua >= ub,
+                    }
+                } else {
+                    let sh = 64 - bits;
+                    let (a, b) = ((a << sh) >> sh, (b << sh) >> sh);
+                    match self.cmp {
+                        Cmp::Eq => a == b,
+                        Cmp::Ne => a != b,
+                        Cmp::Lt => a < b,
+                        Cmp::Le => a <= b,
+                        Cmp::Gt => a > b,
+                        Cmp::Ge => a >= b,
+                    }
+                };
+                let r = match self.combine {
+                    Combine::None => r,
+                    Combine::And => r && src(3)? != 0,
+                    Combine::Or => r || src(3)? != 0,
+                    Combine::Xor => r ^ (src(3)? != 0),
                 };
                 i64::from(r)
             }
-            _ => return None,
+            Kind::Opaque => return None,
         })
+    }
+
+    /// `true` for a `setp` that combines its comparison with a third predicate (its second
+    /// destination is then not simply the negation of the first).
+    pub(crate) fn combines(&self) -> bool {
+        self.combine != Combine::None
     }
 }
 

@@ -57,6 +57,10 @@ const MAX_THREADS_PER_BLOCK: u64 = 1024;
 pub(crate) struct Frequencies {
     pub(crate) executions: Vec<f64>,
     pub(crate) active_lanes: Vec<Option<f64>>,
+    /// Some warp reached a branch whose condition was not evaluated (data, an argument
+    /// not supplied, a value that changes inside a loop): its sides were counted by the
+    /// default, not decided.
+    pub(crate) undecided: bool,
 }
 
 /// The product of the trip counts of the loops around each block (0 for unreachable
@@ -499,7 +503,7 @@ pub(crate) fn block_frequencies(
     let products = loop_products(func, trip_of_loop);
     let n = func.blocks.len();
     if n == 0 {
-        return Frequencies { executions: products, active_lanes: Vec::new() };
+        return Frequencies { executions: products, active_lanes: Vec::new(), undecided: false };
     }
     let q = if unknown_probability.is_finite() { unknown_probability.clamp(0.0, 1.0) } else { 1.0 };
     let (rpo, forward) = order(func);
@@ -517,7 +521,7 @@ pub(crate) fn block_frequencies(
         assumptions.push(format!(
             "block of {threads} threads exceeds CUDA's {MAX_THREADS_PER_BLOCK}: branches not evaluated, both sides counted"
         ));
-        return Frequencies { executions: products, active_lanes: vec![None; n] };
+        return Frequencies { executions: products, active_lanes: vec![None; n], undecided: true };
     }
     // Only conditions that read the block index make blocks differ; their evaluations
     // per block decide between enumerating the grid and sampling it.
@@ -601,7 +605,12 @@ pub(crate) fn block_frequencies(
         })
         .collect();
     describe(func, &cfg, &acc, &coverage, q, source_names, assumptions);
-    Frequencies { executions, active_lanes }
+    let undecided = cfg
+        .terms
+        .iter()
+        .enumerate()
+        .any(|(b, t)| matches!(t, Term::Cond { cond: Cond::Unknown(_), .. }) && acc.branches.get(b).is_some_and(|s| s.reach > 0.0));
+    Frequencies { executions, active_lanes, undecided }
 }
 
 /// "line 12" from the `.loc` of an instruction, else "PTX line 40".

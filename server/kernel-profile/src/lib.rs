@@ -11,6 +11,7 @@ pub mod concrete;
 mod frequency;
 mod predicate;
 pub mod sass;
+mod simt;
 pub mod traffic;
 pub mod model;
 mod work;

@@ -172,26 +172,61 @@ impl Stream<'_> {
             let Some(p) = &a.address else { continue };
             let dims = dims_of(p, ext);
             let (_, extent) = footprint(&dims, a.bytes_per_thread);
-            // Clusters of offsets closer than the extent (plus a sector) widen one copy.
+            // Clusters of offsets closer than the extent (plus a sector) widen one copy:
+            // evenly spaced ones (the copies of an unrolled loop, the rows of a tile a
+            // thread handles) are one more lattice dimension, others widen it from the
+            // first offset to the last.
             let mut total = 0.0;
-            let mut start = offsets.first().copied().unwrap_or(0);
-            let mut prev = start;
-            let flush = |from: i64, to: i64, total: &mut f64| {
+            let mut cluster: Vec<i64> = Vec::new();
+            let flush = |cluster: &[i64], total: &mut f64| {
                 let mut d = dims.clone();
-                d.push((to - from, 2));
+                d.extend(offset_dimensions(cluster));
                 *total += footprint(&d, a.bytes_per_thread).0;
             };
-            for &o in offsets.iter().skip(1) {
-                if (o - prev) as f64 >= extent + SECTOR_BYTES {
-                    flush(start, prev, &mut total);
-                    start = o;
+            for &o in &offsets {
+                if cluster.last().is_some_and(|&prev| (o - prev) as f64 >= extent + SECTOR_BYTES) {
+                    flush(&cluster, &mut total);
+                    cluster.clear();
                 }
-                prev = o;
+                cluster.push(o);
             }
-            flush(start, prev, &mut total);
+            flush(&cluster, &mut total);
             best = best.max(total);
         }
         best
+    }
+}
+
+/// The lattice dimensions `(step, count)` that a sorted cluster of distinct offsets adds:
+/// evenly spaced offsets are one dimension, a grid of them (the outputs of a thread spaced
+/// by the block size in x and in y: `{0, 64, 128, 192} + {0, 131072}`) one per direction;
+/// anything else widens the pattern from the first offset to the last (two copies).
+fn offset_dimensions(cluster: &[i64]) -> Vec<(i64, u64)> {
+    fn lattice(offs: &[i64]) -> Option<Vec<(i64, u64)>> {
+        if offs.len() <= 1 {
+            return Some(Vec::new());
+        }
+        let step = offs[1] - offs[0];
+        let run = offs.windows(2).take_while(|w| w[1] - w[0] == step).count() + 1;
+        if run == offs.len() {
+            return Some(vec![(step, run as u64)]);
+        }
+        // Equal runs of the same spacing, whose starts form a lattice of their own.
+        if !offs.len().is_multiple_of(run) {
+            return None;
+        }
+        let chunks: Vec<&[i64]> = offs.chunks(run).collect();
+        if !chunks.iter().all(|c| c.windows(2).all(|w| w[1] - w[0] == step)) {
+            return None;
+        }
+        let starts: Vec<i64> = chunks.iter().map(|c| c[0]).collect();
+        let mut dims = vec![(step, run as u64)];
+        dims.extend(lattice(&starts)?);
+        Some(dims)
+    }
+    match cluster {
+        [] | [_] => Vec::new(),
+        [first, .., last] => lattice(cluster).unwrap_or_else(|| vec![(last - first, 2)]),
     }
 }
 
@@ -306,7 +341,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let mut streams: BTreeMap<StreamKey, Vec<&MemoryAccess>> = BTreeMap::new();
     let (mut unpatterned_load_sectors, mut unpatterned_store_sectors) = (0.0, 0.0);
     let (mut unpatterned_loads, mut unpatterned_stores) = (0usize, 0usize);
-    for a in profile.memory_accesses.iter().filter(|a| is_offchip(a) && a.kind != AccessKind::Atomic) {
+    // Accesses that never run (a loop no thread enters) move nothing.
+    for a in profile.memory_accesses.iter().filter(|a| is_offchip(a) && a.kind != AccessKind::Atomic && a.executions > 0.0) {
         let requests = a.executions.max(0.0) * warps;
         let sectors = if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) };
         match &a.address {
@@ -432,5 +468,16 @@ mod tests {
         assert_eq!(footprint(&[(4, 16), (4096, 16)], 4).0, 32.0);
         // x = i + j over 1024 threads and 7 taps: 1030 floats, not 7168.
         assert_eq!(footprint(&[(4, 7), (4, 1024)], 4).0, (1030.0f64 * 4.0 / 32.0).ceil());
+    }
+
+    #[test]
+    fn offsets_of_unrolled_copies_are_lattice_dimensions() {
+        assert_eq!(offset_dimensions(&[0, 256, 512]), vec![(256, 3)]);
+        // Four outputs 16 floats apart in x, two 8 rows apart in y.
+        let grid = [0, 64, 128, 192, 131_072, 131_136, 131_200, 131_264];
+        assert_eq!(offset_dimensions(&grid), vec![(64, 4), (131_072, 2)]);
+        // Neither: the span, as two copies.
+        assert_eq!(offset_dimensions(&[0, 4, 100]), vec![(100, 2)]);
+        assert_eq!(offset_dimensions(&[8]), vec![]);
     }
 }

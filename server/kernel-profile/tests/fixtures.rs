@@ -181,11 +181,17 @@ fn conv1d_runtime_mask_width_unrolled_by_4_counts_exactly() {
 
 #[test]
 fn conv2d_runtime_nested_parameter_bounds_count_exactly() {
-    // for i < mw { for j < mw { pvalue += in[..] * mask[..] } } inside `if (col < width &&
-    // row < height)`: the inner loop is unrolled by 4 (main loop counting `mw - (mw & 3)`
-    // down by 4) and its remainder becomes the chain `(mw & 3) == 0 / 1 / 2` of branches,
-    // which the arguments decide. Every thread of a 1024² image with a 64×64 grid of
-    // 16×16 blocks is inside it: mw² FMAs per thread, mw² · 1024² in all.
+    // for i < mw { for j < mw { if (r >= 0 && r < height && c >= 0 && c < width) pvalue +=
+    // in[..] * mask[..] } } inside `if (col < width && row < height)`, with r = row - mw/2
+    // + i, c = col - mw/2 + j: the inner loop is unrolled by 4 (main loop counting `mw -
+    // (mw & 3)` down by 4) and its remainder becomes the chain `(mw & 3) == 0 / 1 / 2` of
+    // branches, which the arguments decide. Every thread of a 1024² image with a 64×64
+    // grid of 16×16 blocks is inside the image, and a warp (16 columns × 2 rows) runs a tap
+    // when any of its lanes reads inside the image: mw² taps, except near the top and the
+    // bottom of the image. Warp w of a top block (rows 2w and 2w + 1) skips the taps of
+    // i < mw/2 - 1 - 2w (both rows above the image), warp 7 - v of a bottom block (rows
+    // 1022 - 2v and 1023 - 2v) those of i ≥ mw/2 + 2 + 2v; no warp has all its 16 columns
+    // outside. Each such warp is 1 of the 8 warps of 1 of the 64 block rows.
     for mw in [1i64, 3, 4, 5, 7, 8, 9, 15] {
         let p = profile(
             "conv1d",
@@ -194,10 +200,11 @@ fn conv2d_runtime_nested_parameter_bounds_count_exactly() {
             [16, 16, 1],
             &[("param_3", mw), ("param_4", 1024), ("param_5", 1024)],
         );
-        let per_thread = executions_of(&p, "fma.rn.f32");
-        assert_eq!(per_thread, (mw * mw) as f64, "mw = {mw}: {:?}", p.assumptions);
-        let total = per_thread * p.launch.total_threads() as f64;
-        assert_eq!(total, (mw * mw) as f64 * 1024.0 * 1024.0);
+        let top: i64 = (0..8).map(|w| (mw / 2 - 1 - 2 * w).max(0)).sum();
+        let bottom: i64 = (0..8).map(|v| (mw - (mw / 2 + 2 + 2 * v)).max(0)).sum();
+        let lost_per_warp = ((top + bottom) * mw) as f64 / (8.0 * 64.0);
+        let per_warp = executions_of(&p, "fma.rn.f32");
+        assert_eq!(per_warp, (mw * mw) as f64 - lost_per_warp, "mw = {mw}: {:?}", p.assumptions);
         let trips: Vec<Option<f64>> = p.loops.iter().map(|l| l.trip_count).collect();
         assert_eq!(trips, vec![Some(mw as f64), Some((mw / 4) as f64)], "mw = {mw}");
     }
@@ -234,4 +241,87 @@ fn black_scholes_mul_sub_pairs_are_one_fma_each() {
     assert_eq!(p.counts.static_.get(&InstrClass::Fp32), Some(&(ptx_fp32 - 2)));
     let fused: Vec<&str> = p.blocks.iter().flat_map(|b| &b.instructions).filter_map(|i| i.fused_from.as_deref()).collect();
     assert_eq!(fused, vec!["mul.f32 + sub.f32"; 2]);
+}
+
+/// The global and shared accesses of a kernel that run, as (space, kind, executions).
+fn executed(p: &KernelProfile) -> Vec<&kernel_profile::MemoryAccess> {
+    p.memory_accesses.iter().filter(|a| a.executions > 0.0 && a.space != Space::Const).collect()
+}
+
+#[test]
+fn block_stride_tile_loads_count_per_thread_and_coalesce() {
+    // tile_box (tiled_load.cu), 32×8 blocks, radius 3: a 14×38 tile. Rows i = ty, ty + 8:
+    // 2 for ty < 6, 1 for ty = 6, 7, so 14/8 = 1.75 per thread. Columns j = tx, tx + 32,
+    // 2 for tx < 6, else 1: nvcc turns this loop into a chain of up to three remainder
+    // copies ((trips & 3) of them) before an unrolled-by-4 loop that no thread reaches
+    // (it needs 4 trips). A warp is one row of 32 lanes: every warp runs copy 1 and, for
+    // its lanes 0-5, copy 2, once per row it copies; copy 3 never runs. Each copy is a
+    // coalesced 128-byte row of `in` (4-byte stride) and a conflict-free shared store.
+    let p = profile("tiled_load", "tile_box", [64, 256, 1], [32, 8, 1], &[("param_2", 2048)]);
+    let trips: Vec<Option<f64>> = p.loops.iter().map(|l| l.trip_count).collect();
+    assert_eq!(trips, vec![Some(1.75), Some(0.0)], "{:?}", p.assumptions);
+    assert_eq!(p.loops[0].trip_count_expr.as_deref(), Some("ceil((6 - %tid.y) / 8) + 1"));
+    assert!(p.assumptions.iter().any(|a| a.contains("per-thread trip count `ceil((6 - %tid.y) / 8) + 1`") && a.contains("1.75")), "{:?}", p.assumptions);
+    assert!(!p.assumptions.iter().any(|a| a.contains("assumed 16") || a.contains("data-dependent") || a.contains("first path")), "{:?}", p.assumptions);
+    let line = line_of("tiled_load", "tile[i][j] = in[");
+    let loads = at(&p, Space::Global, AccessKind::Load, line);
+    let runs: Vec<f64> = loads.iter().map(|a| a.executions).collect();
+    // Three remainder copies and the four of the unrolled loop, in PTX order.
+    assert_eq!(runs, vec![1.75, 1.75, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    for a in loads.iter().chain(at(&p, Space::Shared, AccessKind::Store, line).iter()) {
+        assert_eq!((a.class, a.stride_bytes), (AccessClass::Coalesced, Some(4)), "{a:?}");
+        assert_ne!(a.address, None, "{a:?}");
+        assert!(a.bank_conflict_ways.is_none_or(|w| w == 1), "{a:?}");
+    }
+    // The row loop moves the address by 8 rows of width + 6 floats: 8 · 2054 · 4 bytes.
+    let pattern = loads[0].address.as_ref().expect("affine");
+    assert_eq!((pattern.tid, pattern.loops[0].bytes_per_iteration), ([4, 2054 * 4, 0], 8 * 2054 * 4));
+    assert_eq!(p.counts.dynamic.get(&InstrClass::Load(Space::Global)), Some(&3.5));
+    // The box filter: 49 shared loads and 49 FADDs (plus the scaling FMUL) per output.
+    assert_eq!(p.counts.dynamic.get(&InstrClass::Load(Space::Shared)), Some(&49.0));
+    assert_eq!(p.counts.dynamic.get(&InstrClass::Fp32), Some(&50.0));
+    assert!(executed(&p).iter().all(|a| a.class != AccessClass::Irregular), "{:?}", executed(&p));
+}
+
+#[test]
+fn block_stride_loops_with_runtime_block_size_restart_per_row() {
+    // tile_box_dyn: the same tile with blockDim strides and bounds. Rows: 1.75 per thread
+    // as above; columns restart at tx on every row: 2 for tx < 6, else 1, so 38/32 = 1.1875
+    // per entry per thread, while every warp (one row of 32 lanes) runs the loop twice.
+    // Loads per warp: 1.75 rows × 2.
+    let p = profile("tiled_load", "tile_box_dyn", [64, 256, 1], [32, 8, 1], &[("param_2", 2048)]);
+    let trips: Vec<Option<f64>> = p.loops.iter().map(|l| l.trip_count).collect();
+    assert_eq!(trips, vec![Some(1.75), Some(1.1875)], "{:?}", p.assumptions);
+    assert_eq!(p.loops[1].trip_count_expr.as_deref(), Some("ceil(((%ntid.x + 6) - %tid.x) / %ntid.x)"));
+    assert!(p.assumptions.iter().any(|a| a.contains("1.19 per entry") && a.contains("the warps run it 2.00 times per entry")), "{:?}", p.assumptions);
+    let line = line_of("tiled_load", "tile_dyn[i * tw + j] = in[");
+    let loads = at(&p, Space::Global, AccessKind::Load, line);
+    assert_eq!(loads.len(), 1);
+    assert_eq!((loads[0].class, loads[0].executions), (AccessClass::Coalesced, 3.5));
+    let pattern = loads[0].address.as_ref().expect("affine");
+    let strides: Vec<i64> = pattern.loops.iter().map(|l| l.bytes_per_iteration).collect();
+    assert_eq!(strides, vec![8 * 2054 * 4, 32 * 4]);
+    let st = at(&p, Space::Shared, AccessKind::Store, line);
+    assert_eq!((st[0].class, st[0].bank_conflict_ways, st[0].executions), (AccessClass::Coalesced, Some(1), 3.5));
+}
+
+#[test]
+fn linearised_tile_loop_counts_per_thread() {
+    // conv2d: for (idx = ty*16 + tx; idx < 400; idx += 256) over a 20×20 tile with 16×16
+    // threads: 2 trips for idx < 144, 1 for the other 112 threads. nvcc emits a remainder
+    // loop over (trips & 3) (2 or 1 per thread: 400/256 = 1.5625 on average) and an
+    // unrolled-by-4 loop no thread reaches (it comes first in the PTX).
+    let p = profile("conv2d", "conv2d", [120, 68, 1], [16, 16, 1], &[("param_2", 1920), ("param_3", 1080)]);
+    let trips: Vec<Option<f64>> = p.loops.iter().map(|l| l.trip_count).collect();
+    assert_eq!(trips, vec![Some(0.0), Some(1.5625)], "{:?}", p.assumptions);
+    assert!(!p.assumptions.iter().any(|a| a.contains("first path") || a.contains("assumed 16")), "{:?}", p.assumptions);
+    // tile[idx / 20][idx % 20] = ...: piecewise addressing, evaluated lane by lane: the 32
+    // lanes of a warp write 32 consecutive floats of the 20-float rows, conflict-free.
+    let line = line_of("conv2d", "tile[sy][sx] =");
+    let st = at(&p, Space::Shared, AccessKind::Store, line);
+    assert!(!st.is_empty());
+    for a in st {
+        assert_eq!((a.class, a.bank_conflict_ways), (AccessClass::Coalesced, Some(1)), "{a:?}");
+    }
+    assert!(!p.assumptions.iter().any(|a| a.contains("data-dependent")), "{:?}", p.assumptions);
 }

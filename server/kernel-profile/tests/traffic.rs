@@ -130,16 +130,18 @@ fn grid_stride_loop_reads_and_writes_each_element_once() {
 #[test]
 fn tree_reduction_reads_its_input_once_and_writes_one_float_per_block() {
     // sdata[tid] = in[i]; 8 halving steps in shared memory; out[blockIdx.x] = sdata[0]:
-    // n = 2^18 floats read (1 MiB), 1024 floats written (4 KiB). Shared memory: the store,
-    // then per step a load of sdata[tid], one of sdata[tid + s] and a store (both sides of
-    // `tid < s` are counted, as for every thread-dependent branch), then the final load.
+    // n = 2^18 floats read (1 MiB), 1024 floats written (4 KiB). Shared memory, per warp
+    // of the 8 in a block: the store, then in each step where one of its lanes has
+    // tid < s a load of sdata[tid], one of sdata[tid + s] and a store (s = 128: warps 0-3,
+    // s = 64: warps 0-1, s = 32 … 1: warp 0, so 4 + 2 + 6 = 12 of the 64 warp-steps), then
+    // the final load by warp 0 (tid == 0): 1 + 3·12/8 + 1/8 = 5.625 per warp.
     let p = profile("reduce_tree", "reduce_tree", [1024, 1, 1], [256, 1, 1], &[("param_2", 262_144)]);
     let t = estimate(&p, &a100(8, 1024));
     check(&t, "dram_read_bytes", t.dram_read_bytes, 1.0 * MIB, 0.01);
     check(&t, "dram_write_bytes", t.dram_write_bytes, 4096.0, 0.01);
     let w = warps(&p);
     let shared_per_thread: f64 = p.memory_accesses.iter().filter(|a| a.space == kernel_profile::Space::Shared).map(|a| a.executions).sum();
-    assert!(shared_per_thread >= 1.0 + 8.0 * 3.0, "{shared_per_thread}");
+    assert_eq!(shared_per_thread, 1.0 + 3.0 * 12.0 / 8.0 + 1.0 / 8.0);
     check(&t, "shared_requests", t.shared_requests, shared_per_thread * w, 1e-9);
     // Unit-stride floats: one wavefront per request, no conflicts.
     check(&t, "shared_wavefronts", t.shared_wavefronts, t.shared_requests, 1e-9);
@@ -171,3 +173,20 @@ fn atomics_on_one_address_serialise_the_warp() {
     assert!(t.notes.iter().any(|n| n.contains("contention unknown")), "{:?}", t.notes);
 }
 
+
+#[test]
+fn block_stride_tile_loads_read_the_input_once() {
+    // tile_box: 64×256 blocks of 32×8 threads compute a 2048² output; each block copies a
+    // 14×38 tile of the 2054² input (row pitch 2054 floats) with loops that start at the
+    // thread index. Neighbouring tiles overlap by the halo, so the input is read from DRAM
+    // once: 2054² × 4 B = 16.9 MB (input and output, 33.7 MB, fit the 40 MiB L2), and the
+    // output written once: 2048² × 4 B. Requests: 3.5 tile loads per warp (1.75 rows × 2
+    // column copies, see the fixture test), 4 sectors each.
+    let p = profile("tiled_load", "tile_box", [64, 256, 1], [32, 8, 1], &[("param_2", 2048)]);
+    let t = estimate(&p, &a100(8, 14 * 38 * 4));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 2054.0 * 2054.0 * 4.0, 0.02);
+    check(&t, "dram_write_bytes", t.dram_write_bytes, 2048.0 * 2048.0 * 4.0, 1e-9);
+    let w = warps(&p);
+    check(&t, "global_load_requests", t.global_load_requests, 3.5 * w, 1e-9);
+    check(&t, "l1_load_sectors", t.l1_load_sectors, 3.5 * 4.0 * w, 1e-9);
+}

@@ -9,12 +9,13 @@
 //! chains alone:
 //!
 //! 1. A *basic induction variable* is a register written exactly once inside the loop, by
-//!    `add r, r, s` / `sub r, r, s` (or `mov r, t` with `add t, r, s`), with `s`
-//!    loop-invariant. Its initial value is what the definitions outside the loop that can
-//!    reach the header compute.
+//!    `add r, r, s` / `sub r, r, s` (or `mov r, t` with `add t, r, s`, or `add r, t, s`
+//!    with `t` a copy `mov t, r` made earlier in the iteration, as nvcc writes loops whose
+//!    counter starts at the thread index), with `s` loop-invariant. Its initial value is
+//!    what the definitions outside the loop that can reach the header compute.
 //! 2. The *exit test* is the single exiting block's guarded `bra`, whose predicate comes
-//!    from a `setp` comparing an induction variable (possibly `iv + step`) with a
-//!    loop-invariant bound.
+//!    from a `setp` comparing an induction variable (possibly `iv + step`, or a copy of it)
+//!    with a loop-invariant bound.
 //! 3. The trip count (header executions per entry) follows from init `I`, step `S`, bound
 //!    `B` and how many steps ahead of the iteration's entry value the compared value is
 //!    (`m`): for "continue while `v < B`", `n = ceil((B - I) / S) - m + 1`, which is the
@@ -509,8 +510,22 @@ impl<'f> LoopCx<'f> {
         if let Some((kind, step)) = self.step_of(instr, reg) {
             return Some((kind, step, d));
         }
-        // `add t, r, s; mov r, t`.
+        // `mov t, r; add r, t, s`: the update reads a copy of the register made earlier in
+        // the iteration (nvcc keeps the iteration's value in `t` for the body and the exit
+        // test: `mov %r12, %r48; ...; add %r48, %r12, 2; setp.lt %r12, 28`).
+        if instr.base() != "mov"
+            && let Some(copy) = self.copy_read_by(instr, reg, d)
+            && let Some((kind, step)) = self.step_of(instr, copy)
+        {
+            return Some((kind, step, d));
+        }
+        // `add t, r, s; mov r, t`. The register must also be set before the loop: in
+        // `mov r, t; add t, r, s` it is `t`, set before the loop, that carries the value
+        // from one iteration to the next, and `r` is only its copy.
         if instr.base() == "mov" {
+            if !self.defined_before(reg) {
+                return None;
+            }
             let t = self.f.operands_of(instr).get(1)?.reg()?;
             let mut tdefs = self.defs_in_loop(t);
             let td = tdefs.next()?;
@@ -521,6 +536,47 @@ impl<'f> LoopCx<'f> {
             return Some((kind, step, d));
         }
         None
+    }
+
+    /// `true` when a definition of `reg` outside the loop reaches the header (or `reg` is
+    /// a special register).
+    fn defined_before(&self, reg: RegId) -> bool {
+        if self.f.register(reg).is_some_and(|r| r.special.is_some()) {
+            return true;
+        }
+        self.f.defs_of(reg).iter().any(|&d| {
+            self.instr(d).is_some_and(|i| self.feeds(i.block))
+        })
+    }
+
+    /// The register among `update`'s sources that is a plain copy of `reg` made in the
+    /// loop before `update` runs (`mov t, reg`, its only definition in the loop).
+    fn copy_read_by(&self, update: &Instr, reg: RegId, update_id: InstrId) -> Option<RegId> {
+        self.f
+            .operands_of(update)
+            .iter()
+            .skip(1)
+            .filter_map(Operand::reg)
+            .find(|&t| self.copy_source(t) == Some(reg) && {
+                let mut d = self.defs_in_loop(t);
+                d.next()
+                    .is_some_and(|c| self.runs_before(c, update_id) == Some(1))
+            })
+    }
+
+    /// The register `t` copies when its only definition in the loop is an unguarded
+    /// `mov t, r` (and it is not set before the loop).
+    fn copy_source(&self, t: RegId) -> Option<RegId> {
+        let mut d = self.defs_in_loop(t);
+        let def = d.next()?;
+        if d.next().is_some() || self.defined_before(t) {
+            return None;
+        }
+        let instr = self.instr(def)?;
+        if instr.base() != "mov" || instr.guard.is_some() {
+            return None;
+        }
+        self.f.operands_of(instr).get(1)?.reg()
     }
 
     fn induction_vars(&self, l: &Loop) -> Vec<InductionVar> {
@@ -642,6 +698,14 @@ impl<'f> LoopCx<'f> {
             }
             let t = self.instr(def)?;
             let tops = self.f.operands_of(t);
+            // A copy of the induction variable (`mov %r12, %r48` in the header, compared
+            // after `%r48` is updated): the iteration's value, as many steps ahead as the
+            // copy is of the update.
+            if t.base() == "mov" && t.guard.is_none() && tops.len() == 2 {
+                let k = ivs.iter().position(|iv| tops[1].reg() == Some(iv.reg))?;
+                let m = self.runs_before(ivs[k].update, def)?;
+                return Some((k, m, Expr::Const(0)));
+            }
             if !matches!(t.base(), "add" | "sub") || tops.len() != 3 || t.guard.is_some() {
                 return None;
             }

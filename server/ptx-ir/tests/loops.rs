@@ -381,3 +381,77 @@ fn unrolled_main_loop_tested_on_offset_counter() {
         }
     }
 }
+
+/// The fixture corpus's PTX (`tests/fixtures/ptx/sm_80`, nvcc 13.5 from
+/// `tests/fixtures/cu`).
+fn corpus(name: &str) -> Module {
+    let path = format!(
+        "{}/../../tests/fixtures/ptx/sm_80/{name}.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (m, errors) = ptx_ir::parse_and_lower(&src);
+    assert!(errors.is_empty(), "{errors:?}");
+    m
+}
+
+#[test]
+fn block_stride_loop_counted_on_a_copy_of_its_counter() {
+    // tile_box (tests/fixtures/cu/tiled_load.cu): `for (i = threadIdx.y; i < 14; i += 8)`
+    // under `#pragma unroll`. nvcc keeps the counter in %r49 (set to %tid.y before the
+    // loop), copies it at the top of every iteration (`mov %r11, %r49`) for the body and
+    // the exit test, and updates it from the copy: `add %r49, %r11, 8; setp.lt %r11, 6`.
+    // The induction variable is %r49, not its copy; the test reads the iteration's value
+    // (0 steps ahead): ceil((6 - tid.y) / 8) + 1 = 2 for tid.y < 6, 1 for 6 and 7.
+    let m = corpus("tiled_load");
+    let f = kernel(&m, "_Z8tile_boxPKfPfi");
+    let outer = &f.loops[0];
+    let tc = &outer.trip_count;
+    let (expr, params, _, launch) = symbolic(tc);
+    assert_eq!(expr, "ceil((6 - %tid.y) / 8) + 1");
+    assert!(params.is_empty());
+    assert_eq!(launch, &[SpecialReg::Tid(Dim::Y)]);
+    for ty in 0..8 {
+        let want = if ty < 6 { 2.0 } else { 1.0 };
+        assert_eq!(
+            eval(tc, &[], &[(SpecialReg::Tid(Dim::Y), f64::from(ty))]),
+            Some(want),
+            "tid.y = {ty}"
+        );
+    }
+    let test = outer.exit_test.as_ref().expect("exit test");
+    assert_eq!(f.reg_name(test.iv), "%r49");
+    assert_eq!(test.offset_steps, 0);
+    let iv = outer
+        .induction_vars
+        .iter()
+        .find(|v| v.reg == test.iv)
+        .expect("the counter is an induction variable");
+    assert_eq!(iv.init, Some(ptx_ir::Expr::Special(SpecialReg::Tid(Dim::Y))));
+    assert_eq!(iv.step, ptx_ir::Expr::Const(8));
+    // The copy is not an induction variable of its own (it has no value before the loop).
+    let copy = f.reg_by_name("%r11").expect("%r11");
+    assert!(outer.induction_vars.iter().all(|v| v.reg != copy));
+
+    // tile_box_dyn: the same loops with blockDim strides and bounds, in the usual
+    // do-while form; the inner loop's counter restarts at tid.x on every outer iteration.
+    let f = kernel(&m, "_Z12tile_box_dynPKfPfi");
+    let block = |tid: SpecialReg, t: f64| {
+        [
+            (tid, t),
+            (SpecialReg::Ntid(Dim::X), 32.0),
+            (SpecialReg::Ntid(Dim::Y), 8.0),
+        ]
+    };
+    let rows = &f.loops[0].trip_count;
+    assert_eq!(symbolic(rows).0, "ceil(((%ntid.y + 6) - %tid.y) / %ntid.y)");
+    let cols = &f.loops[1].trip_count;
+    assert_eq!(symbolic(cols).0, "ceil(((%ntid.x + 6) - %tid.x) / %ntid.x)");
+    for t in 0..8 {
+        let want = if t < 6 { 2.0 } else { 1.0 };
+        let (y, x) = (SpecialReg::Tid(Dim::Y), SpecialReg::Tid(Dim::X));
+        assert_eq!(eval(rows, &[], &block(y, f64::from(t))), Some(want));
+        assert_eq!(eval(cols, &[], &block(x, f64::from(t))), Some(want));
+    }
+    assert_eq!(f.loops[1].depth, 2);
+}

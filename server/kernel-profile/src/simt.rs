@@ -1,0 +1,858 @@
+//! Warp-by-warp simulation of a kernel's control flow, for block executions and loop trip
+//! counts that depend on the thread.
+//!
+//! The loops of tiled kernels start at the thread's index and stride by the block size
+//! (`for (i = threadIdx.y; i < rows; i += blockDim.y)`): their trip count differs between
+//! threads, nvcc turns them into a chain of remainder copies before an unrolled-by-4 loop
+//! whose counter's start depends on the path taken, and bounds checks switch off parts of
+//! the last blocks. When every branch condition follows from the thread and block indices,
+//! the launch dimensions and the supplied arguments, the control flow of each warp can
+//! simply be run: this module interprets the integer instructions that branch conditions
+//! depend on (their backward slice; nothing else is evaluated), lane by lane, with the
+//! semantics of [`IntOp`].
+//!
+//! A warp runs as the SIMT stack runs it: when its lanes disagree at a branch, the two
+//! groups run one after the other and meet again at the branch's immediate post-dominator
+//! (the reconvergence rule of Fung, Sham, Yuan and Aamodt, "Dynamic Warp Formation and
+//! Scheduling for Efficient GPU Control Flow", MICRO 2007, §3; CUDA C++ Programming Guide,
+//! "SIMT Architecture": "If threads of a warp diverge via a data-dependent conditional
+//! branch, the warp executes each branch path taken"). Volta's independent thread
+//! scheduling may interleave the two groups, but each still issues its own path, so the
+//! count is the same for code that reconverges. A block's executions by a warp are the
+//! times the warp issues it, whatever the number of active lanes: that is what costs issue
+//! slots. Lanes are counted too, for per-thread trip counts.
+//!
+//! Every warp of a few blocks is simulated: all blocks when the grid has few; otherwise the
+//! first and the last block of each grid dimension (where halos and bounds checks differ
+//! from the rest) and evenly spaced ones between, each weighted by the blocks it stands
+//! for. A block in the middle of the grid runs first, to size the sample to the step
+//! budget. A value loaded from memory, an argument nobody supplied, a shuffle or an
+//! indirect branch in a branch condition ends the simulation with the reason, and the
+//! caller falls back to the static rules; so does a run longer than the budget.
+
+use ptx_ir::ir::{BlockId, Dim, Function, LoopId, Operand, RegId, SpecialReg};
+
+use crate::affine::Env;
+use crate::concrete::IntOp;
+
+/// Lane-instruction evaluations allowed for one simulation (uniform values count once per
+/// warp): a few tenths of a second at most in a debug build.
+pub const DEFAULT_BUDGET: u64 = 4_000_000;
+
+/// The most threads a block can have on any compute capability (CUDA C++ Programming
+/// Guide, "Compute Capabilities", technical specifications: maximum number of threads per
+/// block).
+const MAX_THREADS_PER_BLOCK: u64 = 1024;
+
+/// Sampled blocks per grid dimension when one dimension varies, two, or three.
+const SAMPLES_1D: u64 = 16;
+const SAMPLES_2D: u64 = 4;
+const SAMPLES_3D: u64 = 3;
+
+/// The result of a successful simulation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Simulated {
+    /// Per basic block: executions per warp (a warp executes a block when any of its lanes
+    /// does), averaged over the warps of the simulated blocks, each block weighted by the
+    /// blocks it stands for.
+    pub warp_executions: Vec<f64>,
+    /// Per basic block: executions per thread, averaged over the threads.
+    pub thread_executions: Vec<f64>,
+    /// Per basic block: the mean fraction of a warp's lanes active when it runs the block
+    /// (`None` for a block no warp runs).
+    pub active_lane_fraction: Vec<Option<f64>>,
+    /// Per loop of the function.
+    pub loops: Vec<LoopTrips>,
+    /// Blocks simulated, and blocks in the grid.
+    pub blocks_simulated: u64,
+    pub grid_blocks: u64,
+}
+
+/// How often threads ran one loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopTrips {
+    /// Header executions per entry into the loop, averaged over the entries of all threads
+    /// (`None` when no thread entered it).
+    pub per_entry: Option<f64>,
+    /// Entries per thread.
+    pub entries_per_thread: f64,
+    /// Header executions per entry of a warp (a warp runs the loop as long as any of its
+    /// lanes does), averaged over the warps' entries.
+    pub warp_per_entry: Option<f64>,
+    /// The fewest and most header executions of one entry.
+    pub min: u64,
+    pub max: u64,
+}
+
+/// The instructions whose results branch conditions depend on (their backward slice over
+/// the def-use chains), by instruction id.
+fn control_slice(func: &Function) -> Vec<bool> {
+    let mut in_slice = vec![false; func.instrs.len()];
+    let mut seen = vec![false; func.registers.len()];
+    let mut work: Vec<RegId> = Vec::new();
+    for instr in &func.instrs {
+        if matches!(instr.base(), "bra" | "ret" | "exit")
+            && let Some(g) = instr.guard
+        {
+            work.push(g.reg);
+        }
+    }
+    while let Some(r) = work.pop() {
+        if std::mem::replace(&mut seen[r as usize], true) {
+            continue;
+        }
+        for &d in func.defs_of(r) {
+            if std::mem::replace(&mut in_slice[d as usize], true) {
+                continue;
+            }
+            if let Some(instr) = func.instr(d) {
+                work.extend(func.srcs(instr).iter().copied().filter(|s| !seen[*s as usize]));
+            }
+        }
+    }
+    in_slice
+}
+
+/// Blocks that leave the function (a `ret`/`exit`/`trap`, guarded or not, or no
+/// successor).
+fn exits(func: &Function, b: usize) -> bool {
+    let blk = &func.blocks[b];
+    blk.succs.is_empty() || blk.terminator().and_then(|t| func.instr(t)).is_some_and(|t| matches!(t.base(), "ret" | "exit" | "trap"))
+}
+
+/// Immediate post-dominators (`None`: the virtual exit), by the algorithm of Cooper,
+/// Harvey and Kennedy ("A Simple, Fast Dominance Algorithm", 2001) on the reversed CFG
+/// with a virtual exit node after every exiting block.
+fn immediate_post_dominators(func: &Function) -> Vec<Option<BlockId>> {
+    const UNDEF: usize = usize::MAX;
+    let n = func.blocks.len();
+    let exit = n;
+    // Reverse-graph successors of a node: the CFG predecessors (for the exit: the exiting
+    // blocks).
+    let exiting: Vec<usize> = (0..n).filter(|&b| func.blocks[b].reachable && exits(func, b)).collect();
+    let rsuccs = |v: usize| -> Vec<usize> {
+        if v == exit { exiting.clone() } else { func.blocks[v].preds.iter().map(|&p| p as usize).collect() }
+    };
+    // Reverse-graph predecessors: the CFG successors (plus the exit for exiting blocks).
+    let rpreds = |v: usize| -> Vec<usize> {
+        let mut p: Vec<usize> = func.blocks[v].succs.iter().map(|&s| s as usize).collect();
+        if exits(func, v) {
+            p.push(exit);
+        }
+        p
+    };
+    let mut po = vec![UNDEF; n + 1];
+    let mut order: Vec<usize> = Vec::with_capacity(n + 1);
+    let mut visited = vec![false; n + 1];
+    let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(exit, rsuccs(exit), 0)];
+    visited[exit] = true;
+    while let Some((v, succs, next)) = stack.last_mut() {
+        if let Some(&s) = succs.get(*next) {
+            *next += 1;
+            if !visited[s] {
+                visited[s] = true;
+                let ss = rsuccs(s);
+                stack.push((s, ss, 0));
+            }
+        } else {
+            po[*v] = order.len();
+            order.push(*v);
+            stack.pop();
+        }
+    }
+    let mut idom = vec![UNDEF; n + 1];
+    idom[exit] = exit;
+    let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
+        while a != b {
+            while po[a] < po[b] {
+                a = idom[a];
+            }
+            while po[b] < po[a] {
+                b = idom[b];
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &v in order.iter().rev().skip(1) {
+            let mut new = UNDEF;
+            for p in rpreds(v) {
+                if idom[p] == UNDEF {
+                    continue;
+                }
+                new = if new == UNDEF { p } else { intersect(&idom, p, new) };
+            }
+            if new != UNDEF && idom[v] != new {
+                idom[v] = new;
+                changed = true;
+            }
+        }
+    }
+    (0..n).map(|b| (idom[b] != UNDEF && idom[b] != exit).then_some(idom[b] as BlockId)).collect()
+}
+
+/// Samples per grid dimension before the budget is considered: 16 when one dimension
+/// varies, 4 when two do, 3 when three do.
+pub(crate) fn samples_per_dimension(grid: [u64; 3]) -> u64 {
+    match grid.iter().filter(|g| **g > 1).count() {
+        0 | 1 => SAMPLES_1D,
+        2 => SAMPLES_2D,
+        _ => SAMPLES_3D,
+    }
+}
+
+/// The sampled indices of one grid dimension of `g` blocks and their integer weights:
+/// every block when there are at most `k`; otherwise the first and the last (where
+/// bounds checks and halos differ from the rest), each weighing one block, and `k - 2`
+/// evenly spaced among the others, each standing for `(g - 2) / (k - 2)` blocks. In
+/// integers: weights `k - 2` and `g - 2`, summing to `(k - 2)·g`.
+pub(crate) fn samples(g: u64, k: u64) -> Vec<(u64, u64)> {
+    let g = g.max(1);
+    if g <= k {
+        return (0..g).map(|i| (i, 1)).collect();
+    }
+    let k = k.max(3);
+    let inner = k - 2;
+    let mut res = vec![(0, inner)];
+    // Interior samples at the middles of `inner` equal slices of 1..g-1.
+    res.extend((0..inner).map(|j| (1 + (2 * j + 1) * (g - 2) / (2 * inner), g - 2)));
+    res.push((g - 1, inner));
+    res
+}
+
+/// The value of one register slot in a warp.
+#[derive(Clone)]
+struct Slot {
+    /// The same value in every lane (`v[0]`).
+    uniform: bool,
+    /// Lanes whose value is known.
+    known: u32,
+    v: [i64; 32],
+}
+
+impl Slot {
+    fn unknown() -> Slot {
+        Slot { uniform: true, known: 0, v: [0; 32] }
+    }
+    fn get(&self, lane: usize) -> Option<i64> {
+        if self.uniform {
+            (self.known != 0).then_some(self.v[0])
+        } else {
+            (self.known & (1 << lane) != 0).then_some(self.v[lane])
+        }
+    }
+    /// Makes every lane carry its own copy.
+    fn split(&mut self) {
+        if self.uniform {
+            let (v0, k) = (self.v[0], self.known);
+            self.v = [v0; 32];
+            self.known = if k != 0 { u32::MAX } else { 0 };
+            self.uniform = false;
+        }
+    }
+    fn set(&mut self, lane: usize, v: Option<i64>) {
+        self.split();
+        match v {
+            Some(x) => {
+                self.v[lane] = x;
+                self.known |= 1 << lane;
+            }
+            None => self.known &= !(1 << lane),
+        }
+    }
+    fn set_uniform(&mut self, v: Option<i64>) {
+        self.uniform = true;
+        self.known = if v.is_some() { u32::MAX } else { 0 };
+        self.v[0] = v.unwrap_or(0);
+    }
+}
+
+/// Where an operand's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Src {
+    Slot(u32),
+    Imm(i64),
+    Tid(usize),
+    Ctaid(usize),
+    /// A launch dimension (`%ntid`, `%nctaid`): a constant.
+    Launch(i64),
+    Lane,
+    Unknown,
+}
+
+impl Src {
+    fn of(func: &Function, op: &Operand, slot_of: &[u32], env: &Env<'_>) -> (Src, bool) {
+        let idx = |d: Dim| match d {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        };
+        match op {
+            Operand::Reg(r) | Operand::NegReg(r) => {
+                let negate = matches!(op, Operand::NegReg(_));
+                let src = match func.register(*r).and_then(|reg| reg.special) {
+                    Some(SpecialReg::Tid(d)) => Src::Tid(idx(d)),
+                    Some(SpecialReg::Ctaid(d)) => Src::Ctaid(idx(d)),
+                    Some(SpecialReg::Ntid(d)) => Src::Launch(i64::from(env.block[idx(d)])),
+                    Some(SpecialReg::Nctaid(d)) => Src::Launch(i64::from(env.grid[idx(d)])),
+                    Some(SpecialReg::LaneId) => Src::Lane,
+                    Some(_) => Src::Unknown,
+                    None => match slot_of.get(*r as usize) {
+                        Some(&s) if s != u32::MAX => Src::Slot(s),
+                        _ => Src::Unknown,
+                    },
+                };
+                (src, negate)
+            }
+            Operand::Imm(v) => (Src::Imm(*v), false),
+            Operand::Symbol(s) if &**s == "WARP_SZ" => (Src::Imm(32), false),
+            _ => (Src::Unknown, false),
+        }
+    }
+
+    /// `true` when the value cannot differ between the lanes of a warp by nature.
+    fn lane_invariant(self) -> bool {
+        !matches!(self, Src::Tid(_) | Src::Lane)
+    }
+}
+
+/// One instruction of the control slice, decoded.
+struct Prog {
+    op: IntOp,
+    /// Operands 1.. (the sources), with their negation (`!%p`).
+    srcs: Vec<(Src, bool)>,
+    /// The destination, and the second one of a `setp p|q` (the negation).
+    dst: Option<u32>,
+    dst2: Option<u32>,
+    /// Other registers written (vector destinations): unknown afterwards.
+    clobber: Vec<u32>,
+    guard: Option<(Src, bool)>,
+}
+
+/// How a block ends, decoded.
+enum Term {
+    /// Falls through to the block (or leaves the function).
+    Fall(Option<BlockId>),
+    /// `[@p] bra target`; lanes whose guard fails go to `fall`.
+    Bra { target: BlockId, fall: Option<BlockId>, guard: Option<(Src, bool, u32)> },
+    /// `[@p] ret`/`exit`/`trap`: lanes whose guard holds leave.
+    Leave { fall: Option<BlockId>, guard: Option<(Src, bool, u32)> },
+    /// An indirect branch, or a branch whose target was not resolved: not followed.
+    Unsupported(String),
+}
+
+/// A control-flow edge (`to`: `None` for the exit) and the loops it enters and leaves.
+type Edge = (Option<BlockId>, Vec<LoopId>, Vec<LoopId>);
+
+/// One SIMT stack entry.
+struct Entry {
+    pc: Option<BlockId>,
+    mask: u32,
+    /// Where the entry's lanes wait for the others (`None`: the function's exit).
+    rpc: Option<BlockId>,
+}
+
+/// Per-block counts of one simulated block, and of the loops.
+struct Counts {
+    warp_execs: Vec<u64>,
+    lane_execs: Vec<u64>,
+    loop_entries: Vec<u64>,
+    loop_warp_entries: Vec<u64>,
+    loop_header_lanes: Vec<u64>,
+    loop_min: Vec<u64>,
+    loop_max: Vec<u64>,
+}
+
+struct Sim {
+    progs: Vec<Vec<Prog>>,
+    terms: Vec<Term>,
+    ipdom: Vec<Option<BlockId>>,
+    /// Per block and successor (`None`: the exit), the loops entered and left.
+    edges: Vec<Vec<Edge>>,
+    /// Loop headed by each block.
+    header_of: Vec<Option<LoopId>>,
+    /// Loops entered on the way into block 0.
+    entry_loops: Vec<LoopId>,
+    args: Vec<Option<i64>>,
+    budget: u64,
+    steps: u64,
+}
+
+/// The lanes of a mask, lowest first.
+fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        Some(l)
+    })
+}
+
+impl Sim {
+    fn read(src: Src, negate: bool, lane: usize, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &[Slot]) -> Option<i64> {
+        let v = match src {
+            Src::Slot(s) => slots[s as usize].get(lane)?,
+            Src::Imm(v) | Src::Launch(v) => v,
+            Src::Tid(d) => tids.get(lane)?[d],
+            Src::Ctaid(d) => ctaid[d],
+            Src::Lane => lane as i64,
+            Src::Unknown => return None,
+        };
+        Some(if negate { i64::from(v == 0) } else { v })
+    }
+
+    fn uniform(src: Src, slots: &[Slot]) -> bool {
+        match src {
+            Src::Slot(s) => slots[s as usize].uniform,
+            other => other.lane_invariant(),
+        }
+    }
+
+    fn charge(&mut self, n: u64) -> Result<(), String> {
+        self.steps += n;
+        if self.steps > self.budget {
+            return Err(format!("the control flow takes more than {} steps to simulate", self.budget));
+        }
+        Ok(())
+    }
+
+    /// Executes one decoded instruction for the lanes in `mask`.
+    fn exec(&mut self, p: &Prog, mask: u32, full: u32, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &mut [Slot]) -> Result<(), String> {
+        let uniform = mask == full && p.srcs.iter().all(|(s, _)| Self::uniform(*s, slots)) && p.guard.is_none_or(|(g, _)| Self::uniform(g, slots));
+        self.charge(if uniform { 1 } else { u64::from(mask.count_ones()) })?;
+        let args = &self.args;
+        let param = |i: u32| args.get(i as usize).copied().flatten();
+        let param = &param;
+        let eval = |lane: usize, slots: &[Slot]| -> (bool, Option<i64>) {
+            // A guarded definition happens only where its guard holds (unknown guard:
+            // unknown result).
+            if let Some((g, neg)) = p.guard {
+                match Self::read(g, false, lane, tids, ctaid, slots) {
+                    Some(v) if ((v != 0) ^ neg) => {}
+                    Some(_) => return (false, None),
+                    None => return (true, None),
+                }
+            }
+            let mut vals = [None; 4];
+            for (k, (s, n)) in p.srcs.iter().take(4).enumerate() {
+                vals[k] = Self::read(*s, *n, lane, tids, ctaid, slots);
+            }
+            let v = p.op.eval(|i| vals.get(i.checked_sub(1)?).copied().flatten(), param);
+            (true, v)
+        };
+        let write = |slots: &mut [Slot], lane: Option<usize>, v: Option<i64>| {
+            let second = if p.op.combines() { None } else { v.map(|x| i64::from(x == 0)) };
+            for (slot, val) in [(p.dst, v), (p.dst2, second)] {
+                if let Some(s) = slot {
+                    match lane {
+                        None => slots[s as usize].set_uniform(val),
+                        Some(l) => slots[s as usize].set(l, val),
+                    }
+                }
+            }
+            for &s in &p.clobber {
+                match lane {
+                    None => slots[s as usize].set_uniform(None),
+                    Some(l) => slots[s as usize].set(l, None),
+                }
+            }
+        };
+        if uniform {
+            if let (true, v) = eval(0, slots) {
+                write(slots, None, v);
+            }
+        } else {
+            // Lanes read only their own values, so updating in place is safe.
+            for lane in lanes_of(mask) {
+                if let (true, v) = eval(lane, slots) {
+                    write(slots, Some(lane), v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lanes moving along the edge `from → to`: entries into and exits from loops.
+    fn edge(&self, from: BlockId, to: Option<BlockId>, lanes: u32, trips: &mut [[u64; 32]], c: &mut Counts) {
+        let Some((_, enter, leave)) = self.edges[from as usize].iter().find(|(t, _, _)| *t == to) else { return };
+        for &l in leave {
+            for lane in lanes_of(lanes) {
+                let t = &mut trips[l as usize][lane];
+                c.loop_min[l as usize] = c.loop_min[l as usize].min(*t);
+                c.loop_max[l as usize] = c.loop_max[l as usize].max(*t);
+                *t = 0;
+            }
+        }
+        for &l in enter {
+            c.loop_entries[l as usize] += u64::from(lanes.count_ones());
+            c.loop_warp_entries[l as usize] += u64::from(lanes != 0);
+            for lane in lanes_of(lanes) {
+                trips[l as usize][lane] = 0;
+            }
+        }
+    }
+
+    /// Runs one warp of a block; `tids[l]` is lane `l`'s thread index.
+    fn run_warp(&mut self, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &mut [Slot], trips: &mut [[u64; 32]], c: &mut Counts) -> Result<(), String> {
+        let full: u32 = if tids.len() >= 32 { u32::MAX } else { (1u32 << tids.len()) - 1 };
+        for s in slots.iter_mut() {
+            *s = Slot::unknown();
+        }
+        for t in trips.iter_mut() {
+            *t = [0; 32];
+        }
+        for &l in &self.entry_loops {
+            c.loop_entries[l as usize] += u64::from(full.count_ones());
+            c.loop_warp_entries[l as usize] += 1;
+        }
+        let mut stack = vec![Entry { pc: Some(0), mask: full, rpc: None }];
+        let mut alive = full;
+        let progs = std::mem::take(&mut self.progs);
+        let res = (|| -> Result<(), String> {
+            while let Some(top) = stack.last() {
+                let (pc, rpc) = (top.pc, top.rpc);
+                let mask = top.mask & alive;
+                let Some(b) = pc else {
+                    stack.pop();
+                    continue;
+                };
+                if pc == rpc || mask == 0 {
+                    stack.pop();
+                    continue;
+                }
+                self.charge(1)?;
+                c.warp_execs[b as usize] += 1;
+                c.lane_execs[b as usize] += u64::from(mask.count_ones());
+                if let Some(l) = self.header_of[b as usize] {
+                    c.loop_header_lanes[l as usize] += u64::from(mask.count_ones());
+                    for lane in lanes_of(mask) {
+                        trips[l as usize][lane] += 1;
+                    }
+                }
+                for p in &progs[b as usize] {
+                    self.exec(p, mask, full, tids, ctaid, slots)?;
+                }
+                // Where each lane goes next.
+                let (taken, target, fall, leave) = match &self.terms[b as usize] {
+                    Term::Fall(Some(next)) => (0, None, Some(*next), 0),
+                    Term::Fall(None) => (0, None, None, mask),
+                    Term::Unsupported(why) => return Err(why.clone()),
+                    Term::Bra { target, fall, guard } => {
+                        let yes = self.holds(*guard, mask, tids, ctaid, slots)?;
+                        (yes, Some(*target), *fall, 0)
+                    }
+                    Term::Leave { fall, guard } => {
+                        let yes = self.holds(*guard, mask, tids, ctaid, slots)?;
+                        (0, None, *fall, yes)
+                    }
+                };
+                let not_taken = mask & !taken & !leave;
+                if leave != 0 {
+                    self.edge(b, None, leave, trips, c);
+                    alive &= !leave;
+                    for e in &mut stack {
+                        e.mask &= !leave;
+                    }
+                }
+                if taken != 0 {
+                    self.edge(b, target, taken, trips, c);
+                }
+                if not_taken != 0 {
+                    self.edge(b, fall, not_taken, trips, c);
+                }
+                let top = stack.last_mut().ok_or("empty SIMT stack")?;
+                match (taken != 0, not_taken != 0) {
+                    (true, true) if target != fall => {
+                        // Divergence: both groups run, then meet at the immediate
+                        // post-dominator.
+                        let r = self.ipdom[b as usize];
+                        top.pc = r;
+                        stack.push(Entry { pc: fall, mask: not_taken, rpc: r });
+                        stack.push(Entry { pc: target, mask: taken, rpc: r });
+                    }
+                    (true, _) => top.pc = target,
+                    (false, true) => top.pc = fall,
+                    (false, false) => top.pc = None,
+                }
+            }
+            Ok(())
+        })();
+        self.progs = progs;
+        res
+    }
+
+    /// The lanes of `mask` whose guard holds (all of them without a guard).
+    fn holds(&self, guard: Option<(Src, bool, u32)>, mask: u32, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &[Slot]) -> Result<u32, String> {
+        let Some((g, neg, line)) = guard else { return Ok(mask) };
+        let mut yes = 0u32;
+        for lane in lanes_of(mask) {
+            match Self::read(g, false, lane, tids, ctaid, slots) {
+                Some(v) if (v != 0) ^ neg => yes |= 1 << lane,
+                Some(_) => {}
+                None => return Err(format!("the branch at PTX line {line} depends on data or on an argument not supplied")),
+            }
+        }
+        Ok(yes)
+    }
+}
+
+/// Runs the warps of the sampled blocks; see the module documentation.
+pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated, String> {
+    if func.blocks.is_empty() {
+        return Err("the function has no body".into());
+    }
+    let threads = env.block.iter().fold(1u64, |acc, &d| acc.saturating_mul(u64::from(d.max(1))));
+    if threads > MAX_THREADS_PER_BLOCK {
+        return Err(format!("a block of {threads} threads cannot launch"));
+    }
+    let in_slice = control_slice(func);
+    let mut slot_of = vec![u32::MAX; func.registers.len()];
+    let mut n_slots = 0u32;
+    for (id, instr) in func.instrs.iter().enumerate() {
+        let relevant = in_slice[id] || (matches!(instr.base(), "bra" | "ret" | "exit") && instr.guard.is_some());
+        if !relevant {
+            continue;
+        }
+        for &r in func.dsts(instr).iter().chain(func.srcs(instr)) {
+            if slot_of[r as usize] == u32::MAX && func.register(r).is_some_and(|reg| reg.special.is_none()) {
+                slot_of[r as usize] = n_slots;
+                n_slots += 1;
+            }
+        }
+    }
+    let n = func.blocks.len();
+    let slot = |r: RegId| Some(slot_of[r as usize]).filter(|s| *s != u32::MAX);
+    let guard_src = |instr: &ptx_ir::Instr| instr.guard.map(|g| (Src::of(func, &Operand::Reg(g.reg), &slot_of, env).0, g.negated));
+    let mut progs: Vec<Vec<Prog>> = Vec::with_capacity(n);
+    let mut terms: Vec<Term> = Vec::with_capacity(n);
+    for blk in &func.blocks {
+        let mut list = Vec::new();
+        for id in blk.instrs.clone() {
+            if !in_slice[id as usize] {
+                continue;
+            }
+            let Some(instr) = func.instr(id) else { continue };
+            let ops = func.operands_of(instr);
+            let (dst, dst2) = match ops.first() {
+                Some(Operand::Reg(r)) => (slot(*r), None),
+                Some(Operand::Pair(a, b)) => (a.and_then(slot), b.and_then(slot)),
+                _ => (None, None),
+            };
+            let clobber = func.dsts(instr).iter().filter_map(|&r| slot(r)).filter(|s| Some(*s) != dst && Some(*s) != dst2).collect();
+            list.push(Prog {
+                op: IntOp::of(func, instr),
+                srcs: ops.iter().skip(1).map(|o| Src::of(func, o, &slot_of, env)).collect(),
+                dst,
+                dst2,
+                clobber,
+                guard: guard_src(instr),
+            });
+        }
+        progs.push(list);
+        let term = blk.terminator().and_then(|t| func.instr(t));
+        terms.push(match term.filter(|t| matches!(t.base(), "bra" | "brx" | "ret" | "exit" | "trap")) {
+            None => Term::Fall(blk.succs.first().copied()),
+            Some(t) => {
+                let guard = guard_src(t).map(|(g, neg)| (g, neg, t.ptx_line));
+                let fall = blk.succs.iter().copied().find(|&s| Some(s) != blk.target).or(blk.target);
+                match (t.base(), blk.target) {
+                    ("bra", Some(target)) => Term::Bra { target, fall: fall.filter(|_| guard.is_some()), guard },
+                    ("ret" | "exit" | "trap", _) => Term::Leave { fall: blk.succs.first().copied(), guard },
+                    _ => Term::Unsupported(format!("the branch at PTX line {} is indirect or has no resolved target", t.ptx_line)),
+                }
+            }
+        });
+    }
+    let loops_of: Vec<Vec<LoopId>> = (0..n).map(|b| func.loops_of(b as BlockId)).collect();
+    let diff = |a: &[LoopId], b: &[LoopId]| -> Vec<LoopId> { a.iter().copied().filter(|l| !b.contains(l)).collect() };
+    let edges = (0..n)
+        .map(|b| {
+            let from = &loops_of[b];
+            blk_nexts(func, b)
+                .into_iter()
+                .map(|to| {
+                    let to_loops: &[LoopId] = to.map_or(&[], |t| &loops_of[t as usize]);
+                    (to, diff(to_loops, from), diff(from, to_loops))
+                })
+                .collect()
+        })
+        .collect();
+    let mut header_of = vec![None; n];
+    for (l, lp) in func.loops.iter().enumerate() {
+        header_of[lp.header as usize] = Some(l as LoopId);
+    }
+    let n_loops = func.loops.len();
+    let mut sim = Sim {
+        progs,
+        terms,
+        ipdom: immediate_post_dominators(func),
+        edges,
+        header_of,
+        entry_loops: loops_of[0].clone(),
+        args: (0..func.params.len() as u32).map(|i| env.args.get(&i).copied()).collect(),
+        budget,
+        steps: 0,
+    };
+    let grid = env.grid.map(|g| u64::from(g.max(1)));
+    let block = env.block.map(|b| i64::from(b.max(1)));
+    let threads = block[0] * block[1] * block[2];
+    let tids: Vec<[i64; 3]> = (0..threads).map(|t| [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])]).collect();
+    let warps = tids.chunks(32).count() as u128;
+    let mut slots = vec![Slot::unknown(); n_slots as usize];
+    let mut trips = vec![[0u64; 32]; n_loops];
+    let mut c = Counts {
+        warp_execs: vec![0; n],
+        lane_execs: vec![0; n],
+        loop_entries: vec![0; n_loops],
+        loop_warp_entries: vec![0; n_loops],
+        loop_header_lanes: vec![0; n_loops],
+        loop_min: vec![u64::MAX; n_loops],
+        loop_max: vec![0; n_loops],
+    };
+    // Weighted totals.
+    let mut warp_tot = vec![0u128; n];
+    let mut lane_tot = vec![0u128; n];
+    let mut entries_tot = vec![0u128; n_loops];
+    let mut warp_entries_tot = vec![0u128; n_loops];
+    let mut header_tot = vec![0u128; n_loops];
+    let mut weight_tot = 0u128;
+    let mut simulated = 0u64;
+    // A block in the middle of the grid first, to see what one costs; then as many
+    // samples per dimension as the budget allows (at least the first, a middle and the
+    // last block of each).
+    for warp in tids.chunks(32) {
+        sim.run_warp(warp, grid.map(|g| (g / 2) as i64), &mut slots, &mut trips, &mut c)?;
+    }
+    let per_block = sim.steps.max(1);
+    let mut k = samples_per_dimension(grid);
+    let cost = |k: u64| grid.iter().map(|&g| g.min(k)).product::<u64>().saturating_mul(per_block);
+    while k > 3 && cost(k).saturating_mul(5) / 4 > budget.saturating_sub(sim.steps) {
+        k -= 1;
+    }
+    let (sx, sy, sz) = (samples(grid[0], k), samples(grid[1], k), samples(grid[2], k));
+    for &(z, wz) in &sz {
+        for &(y, wy) in &sy {
+            for &(x, wx) in &sx {
+                let ctaid = [x as i64, y as i64, z as i64];
+                for v in [&mut c.warp_execs, &mut c.lane_execs, &mut c.loop_entries, &mut c.loop_warp_entries, &mut c.loop_header_lanes] {
+                    v.iter_mut().for_each(|x| *x = 0);
+                }
+                for warp in tids.chunks(32) {
+                    sim.run_warp(warp, ctaid, &mut slots, &mut trips, &mut c)?;
+                }
+                let w = u128::from(wx) * u128::from(wy) * u128::from(wz);
+                for b in 0..n {
+                    warp_tot[b] += w * u128::from(c.warp_execs[b]);
+                    lane_tot[b] += w * u128::from(c.lane_execs[b]);
+                }
+                for l in 0..n_loops {
+                    entries_tot[l] += w * u128::from(c.loop_entries[l]);
+                    warp_entries_tot[l] += w * u128::from(c.loop_warp_entries[l]);
+                    header_tot[l] += w * u128::from(c.loop_header_lanes[l]);
+                }
+                weight_tot += w;
+                simulated += 1;
+            }
+        }
+    }
+    let ratio = |a: u128, b: u128| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let threads_u = threads as u128;
+    Ok(Simulated {
+        warp_executions: warp_tot.iter().map(|&v| ratio(v, weight_tot * warps)).collect(),
+        thread_executions: lane_tot.iter().map(|&v| ratio(v, weight_tot * threads_u)).collect(),
+        active_lane_fraction: warp_tot.iter().zip(&lane_tot).map(|(&w, &l)| (w > 0).then(|| ratio(l, w * 32))).collect(),
+        loops: (0..n_loops)
+            .map(|l| LoopTrips {
+                per_entry: (entries_tot[l] > 0).then(|| ratio(header_tot[l], entries_tot[l])),
+                entries_per_thread: ratio(entries_tot[l], weight_tot * threads_u),
+                warp_per_entry: (warp_entries_tot[l] > 0).then(|| ratio(warp_tot[func.loops[l].header as usize], warp_entries_tot[l])),
+                min: if c.loop_min[l] == u64::MAX { 0 } else { c.loop_min[l] },
+                max: c.loop_max[l],
+            })
+            .collect(),
+        blocks_simulated: simulated,
+        grid_blocks: grid.iter().product(),
+    })
+}
+
+/// The blocks control can go to from block `b` (`None`: out of the function).
+fn blk_nexts(func: &Function, b: usize) -> Vec<Option<BlockId>> {
+    let mut v: Vec<Option<BlockId>> = func.blocks[b].succs.iter().map(|&s| Some(s)).collect();
+    if exits(func, b) {
+        v.push(None);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::{DEFAULT_BUDGET, samples, simulate};
+    use crate::affine::Env;
+
+    /// `if (threadIdx.x < 16) { ... }` then `if (x < n) { ... }`, `n` the parameter, then
+    /// a branch on a loaded value.
+    const PTX: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<2>;
+    mov.u32 %r1, %tid.x;
+    setp.gt.u32 %p1, %r1, 15;
+    @%p1 bra $L__BB0_2;
+    add.s32 %r2, %r1, 1;
+$L__BB0_2:
+    ld.param.u32 %r3, [k_param_1];
+    setp.ge.s32 %p2, %r1, %r3;
+    @%p2 bra $L__BB0_4;
+    add.s32 %r4, %r1, 2;
+$L__BB0_4:
+    ret;
+}
+"#;
+
+    #[test]
+    fn warps_run_the_blocks_any_of_their_lanes_reach() {
+        let (module, errors) = ptx_ir::parse_and_lower(PTX);
+        assert!(errors.is_empty(), "{errors:?}");
+        let f = module.function("k").expect("kernel");
+        // 64 threads: warp 0 runs the first `if` with 16 of its lanes, warp 1 not at all;
+        // n = 40 puts lanes 0-31 and 32-39 in the second.
+        let args = HashMap::from([(1u32, 40i64)]);
+        let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &args };
+        let s = simulate(f, &env, DEFAULT_BUDGET).expect("simulated");
+        assert_eq!(s.warp_executions, vec![1.0, 0.5, 1.0, 1.0, 1.0]);
+        assert_eq!(s.thread_executions, vec![1.0, 0.25, 1.0, 40.0 / 64.0, 1.0]);
+        assert_eq!(s.active_lane_fraction, vec![Some(1.0), Some(0.5), Some(1.0), Some(40.0 / 64.0), Some(1.0)]);
+        // Without n the second branch cannot be decided: no simulation.
+        let none = HashMap::new();
+        let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &none };
+        let err = simulate(f, &env, DEFAULT_BUDGET).expect_err("n unknown");
+        assert!(err.contains("argument not supplied"), "{err}");
+        // Nor can a block too large to launch.
+        let env = Env { block: [2048, 1, 1], grid: [1, 1, 1], args: &args };
+        assert!(simulate(f, &env, DEFAULT_BUDGET).is_err());
+    }
+
+    #[test]
+    fn sampled_blocks_weigh_the_whole_grid() {
+        assert_eq!(samples(3, 16), vec![(0, 1), (1, 1), (2, 1)]);
+        // 100 blocks, 4 samples: the edges stand for one block each, the two interior
+        // samples (the middles of 1..50 and 50..99) for 49 each.
+        let s = samples(100, 4);
+        assert_eq!(s, vec![(0, 2), (25, 98), (74, 98), (99, 2)]);
+        let total: u64 = s.iter().map(|(_, w)| *w).sum();
+        assert_eq!(total, 2 * 100);
+        assert_eq!(s[0].1 as f64 / total as f64, 1.0 / 100.0);
+    }
+}
