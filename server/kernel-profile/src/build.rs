@@ -194,6 +194,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 source_file,
                 source_line,
                 same_address_lanes: None,
+                active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
                 address: None,
                 constant_operand: None,
             });
@@ -237,6 +238,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             source_file,
             source_line,
             same_address_lanes,
+            active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
             address: pattern,
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
         });

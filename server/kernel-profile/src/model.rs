@@ -222,6 +222,13 @@ pub struct MemoryAccess {
     /// atomic whose address depends on data (class `irregular`): unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_address_lanes: Option<u32>,
+    /// Mean fraction of a warp's lanes active when it executes the access (its block's
+    /// `active_lane_fraction`): a guard such as `if (threadIdx.x == 0)` leaves one lane of
+    /// 32, so an atomic there contends with 1/32 of what the warp's addresses suggest and
+    /// a load moves only the active lanes' sectors. Absent when all lanes are active or
+    /// the conditions on the way are unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_lane_fraction: Option<f64>,
     /// How the address moves across the grid (the array it touches and its affine
     /// coefficients), for footprint and reuse estimates; absent when the address is not
     /// affine (data-dependent or piecewise).

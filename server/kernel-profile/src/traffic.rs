@@ -35,7 +35,10 @@
 //! `notes`). Uniform accesses cost one sector per request and their distinct footprint
 //! from DRAM. Local memory (spills, stack arrays) is counted in L1 and assumed to stay
 //! there. Global atomics are performed in L2 (their own counters, not L1 or DRAM traffic);
-//! atomics on one address serialise, which `atomic_serialised_lanes` counts.
+//! atomics on one address serialise, which `atomic_serialised_lanes` counts. A guard that
+//! leaves lanes idle (`MemoryAccess::active_lane_fraction`: `if (threadIdx.x == 0)`, a
+//! partial last warp) scales a request's sectors and its same-address lanes by the share
+//! of active lanes, at least one of each.
 //!
 //! Everything here is an estimate from static information, and the notes say which rule
 //! produced each number.
@@ -279,13 +282,17 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let (mut unknown_atomics, mut local_sectors, mut folded_const) = (0usize, 0.0, 0usize);
     for a in &profile.memory_accesses {
         let requests = a.executions.max(0.0) * warps;
-        let sectors = if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) };
+        // Lanes a guard leaves idle request nothing: a warp's request touches the sectors
+        // (and contends on the address) of its active lanes only, at least one.
+        let active = a.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
+        let sectors = if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) };
+        let same_address = |n: Option<u32>| n.map(|n| (f64::from(n.max(1)) * active).max(1.0));
         match (a.space, a.kind) {
             (Space::Shared, kind) => {
                 t.shared_requests += requests;
                 let phases = (f64::from(a.bytes_per_thread.max(1)) * 32.0 / SHARED_WAVEFRONT_BYTES).ceil().max(1.0);
                 let ways = f64::from(a.bank_conflict_ways.unwrap_or(1).max(1));
-                let serial = if kind == AccessKind::Atomic { f64::from(a.same_address_lanes.unwrap_or(1).max(1)) } else { 1.0 };
+                let serial = if kind == AccessKind::Atomic { same_address(a.same_address_lanes).unwrap_or(1.0) } else { 1.0 };
                 t.shared_wavefronts += requests * phases * ways.max(serial);
             }
             (Space::Local, AccessKind::Load) => {
@@ -306,8 +313,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             }
             (_, AccessKind::Atomic) => {
                 t.atomic_requests += requests;
-                match a.same_address_lanes {
-                    Some(n) => t.atomic_serialised_lanes += requests * f64::from(n.max(1)),
+                match same_address(a.same_address_lanes) {
+                    Some(n) => t.atomic_serialised_lanes += requests * n,
                     None => {
                         unknown_atomics += 1;
                         t.atomic_serialised_lanes += requests;
@@ -344,7 +351,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // Accesses that never run (a loop no thread enters) move nothing.
     for a in profile.memory_accesses.iter().filter(|a| is_offchip(a) && a.kind != AccessKind::Atomic && a.executions > 0.0) {
         let requests = a.executions.max(0.0) * warps;
-        let sectors = if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) };
+        // Only the active lanes' sectors, as above.
+        let active = a.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
+        let sectors = if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) };
         match &a.address {
             Some(p) if !p.partial && a.class != AccessClass::Irregular => {
                 streams.entry((p.base.clone(), p.tid, p.ctaid, p.lane, a.kind == AccessKind::Store)).or_default().push(a);

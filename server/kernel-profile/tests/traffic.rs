@@ -165,6 +165,17 @@ fn atomics_on_one_address_serialise_the_warp() {
     let t = estimate(&p, &a100(8, 0));
     check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, 4.0 * 32768.0, 1e-9);
 
+    // reduce_warp: `if (warp == 0) { ... if (lane == 0) atomicAdd(out, sum); }`. The
+    // warp's 32 addresses are all `out`, but only lane 0 of warp 0 runs the atomic: one
+    // lane operation per block (1024), not 32 per request.
+    let p = profile("reduce_warp", "reduce_warp", [1024, 1, 1], [256, 1, 1], &[("param_2", 1 << 26)]);
+    let at: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Atomic).collect();
+    assert_eq!(at[0].same_address_lanes, Some(32));
+    assert_eq!(at[0].active_lane_fraction, Some(1.0 / 32.0));
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "atomic_requests", t.atomic_requests, 1024.0, 1e-9);
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, 1024.0, 1e-9);
+
     // histogram_global: bins[data[i]] is data-dependent: contention unknown, said so.
     let p = profile("histogram", "histogram_global", [64, 1, 1], [256, 1, 1], &[("param_2", 1 << 20)]);
     let at: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Atomic).collect();
@@ -181,12 +192,14 @@ fn block_stride_tile_loads_read_the_input_once() {
     // thread index. Neighbouring tiles overlap by the halo, so the input is read from DRAM
     // once: 2054² × 4 B = 16.9 MB (input and output, 33.7 MB, fit the 40 MiB L2), and the
     // output written once: 2048² × 4 B. Requests: 3.5 tile loads per warp (1.75 rows × 2
-    // column copies, see the fixture test), 4 sectors each.
+    // column copies, see the fixture test). The first copy of a row (columns 0-31) has
+    // all 32 lanes active, 128 B: 4 sectors; the second (columns 32-37) only 6 lanes,
+    // 24 B: 1 sector. 1.75 × (4 + 1) = 8.75 sectors per warp.
     let p = profile("tiled_load", "tile_box", [64, 256, 1], [32, 8, 1], &[("param_2", 2048)]);
     let t = estimate(&p, &a100(8, 14 * 38 * 4));
     check(&t, "dram_read_bytes", t.dram_read_bytes, 2054.0 * 2054.0 * 4.0, 0.02);
     check(&t, "dram_write_bytes", t.dram_write_bytes, 2048.0 * 2048.0 * 4.0, 1e-9);
     let w = warps(&p);
     check(&t, "global_load_requests", t.global_load_requests, 3.5 * w, 1e-9);
-    check(&t, "l1_load_sectors", t.l1_load_sectors, 3.5 * 4.0 * w, 1e-9);
+    check(&t, "l1_load_sectors", t.l1_load_sectors, 1.75 * (4.0 + 1.0) * w, 1e-9);
 }

@@ -29,6 +29,7 @@ fn access(space: Space, class: AccessClass, stride: Option<i64>, executions: f64
         source_file: None,
         source_line: None,
         same_address_lanes: None,
+        active_lane_fraction: None,
         address: None,
         constant_operand: None,
     }

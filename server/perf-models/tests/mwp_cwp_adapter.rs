@@ -36,6 +36,7 @@ fn access(
         source_file: None,
         source_line: None,
         same_address_lanes: None,
+        active_lane_fraction: None,
         address: None,
         constant_operand: None,
     }
