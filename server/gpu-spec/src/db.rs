@@ -71,10 +71,27 @@ pub struct UnknownGpu {
     pub query: String,
     /// The closest ids by edit distance, best first.
     pub suggestions: Vec<String>,
+    /// The ids whose id, aliases or marketing name contain the query (compared as
+    /// [`device_name_key`]s), at most [`MAX_CANDIDATES`]: two or more make the query
+    /// ambiguous (`rtx-30` names six GPUs), one is the likely meaning.
+    pub candidates: Vec<String>,
+}
+
+/// The most candidates an ambiguous name lists.
+pub const MAX_CANDIDATES: usize = 12;
+
+impl UnknownGpu {
+    /// The query is part of several GPUs' names, so it names none of them.
+    pub fn is_ambiguous(&self) -> bool {
+        self.candidates.len() > 1
+    }
 }
 
 impl fmt::Display for UnknownGpu {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_ambiguous() {
+            return write!(f, "GPU `{}` is ambiguous; it is part of: {}", self.query, self.candidates.join(", "));
+        }
         write!(f, "unknown GPU `{}`", self.query)?;
         if !self.suggestions.is_empty() {
             write!(f, "; closest: {}", self.suggestions.join(", "))?;
@@ -251,7 +268,10 @@ struct RawGpu {
     name: String,
     #[serde(default)]
     aliases: Vec<String>,
-    sm_arch: String,
+    /// The `[[arch]]` id; when left out, the architecture every other GPU of the same
+    /// compute capability has (an error when they do not agree).
+    #[serde(default)]
+    sm_arch: Option<String>,
     /// Chip when it differs from the architecture entry's (e.g. a cut-down die).
     #[serde(default)]
     chip: Option<String>,
@@ -446,15 +466,35 @@ impl Database {
             .map(|(_, raw)| raw.id.clone())
             .collect();
         raw_gpus.retain(|(file, raw)| user.contains(&file.as_str()) || !replaced.contains(&raw.id));
+        // The architectures of each compute capability, for entries without `sm_arch`.
+        let mut archs_of_cc: BTreeMap<ComputeCapability, BTreeSet<String>> = BTreeMap::new();
+        for (_, raw) in &raw_gpus {
+            if let (Some(arch), Ok(cc)) = (&raw.sm_arch, raw.cc.parse::<ComputeCapability>()) {
+                archs_of_cc.entry(cc).or_default().insert(arch.clone());
+            }
+        }
         let mut taken: BTreeSet<String> = BTreeSet::new();
         for (file, raw) in raw_gpus {
             let entry = format!("gpu {}", raw.id);
-            let Some(arch) = arch_map.get(&raw.sm_arch) else {
-                errors.push(LoadError { file, message: format!("{entry}: unknown sm_arch `{}`", raw.sm_arch) });
-                continue;
-            };
             let Ok(cc) = raw.cc.parse::<ComputeCapability>() else {
                 errors.push(LoadError { file, message: format!("{entry}: bad cc `{}`", raw.cc) });
+                continue;
+            };
+            let sm_arch = match (&raw.sm_arch, archs_of_cc.get(&cc).map(|a| a.iter().collect::<Vec<_>>())) {
+                (Some(a), _) => a.clone(),
+                (None, Some(a)) if a.len() == 1 => a[0].clone(),
+                (None, Some(a)) => {
+                    let names: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+                    errors.push(LoadError { file, message: format!("{entry}: sm_arch is needed: the GPUs of CC {cc} have several ({})", names.join(", ")) });
+                    continue;
+                }
+                (None, None) => {
+                    errors.push(LoadError { file, message: format!("{entry}: sm_arch is needed: no other GPU has CC {cc}") });
+                    continue;
+                }
+            };
+            let Some(arch) = arch_map.get(&sm_arch) else {
+                errors.push(LoadError { file, message: format!("{entry}: unknown sm_arch `{sm_arch}`") });
                 continue;
             };
             let Some(limits) = db.ccs.iter().find(|c| c.cc == cc).cloned() else {
@@ -553,8 +593,10 @@ impl Database {
     }
 
     /// Look a GPU up by id or alias. Matching ignores case, and treats spaces and
-    /// underscores as `-`; a leading `nvidia-` is ignored. An unknown name gets the
-    /// closest ids by edit distance.
+    /// underscores as `-`; a leading `nvidia-` is ignored; the marketing name and the
+    /// driver's device name ([`Database::find_by_device_name`]) match too. An unknown name
+    /// gets the closest ids by edit distance, and a name that is part of several GPUs'
+    /// names lists them ([`UnknownGpu::candidates`]): only an exact match resolves.
     pub fn gpu(&self, id_or_alias: &str) -> Result<&Gpu, UnknownGpu> {
         let q = normalize(id_or_alias);
         let q = q.strip_prefix("nvidia-").unwrap_or(&q).to_string();
@@ -564,7 +606,35 @@ impl Database {
         if let Some(g) = self.gpus.iter().find(|g| normalize(&g.name).trim_start_matches("nvidia-") == q) {
             return Ok(g);
         }
-        Err(UnknownGpu { query: id_or_alias.to_string(), suggestions: self.closest(&q, 5) })
+        // The driver's spelling, exactly ("rtx 3060 laptop", "Tesla V100-PCIE-16GB").
+        if let Some(g) = self.find_by_device_name(id_or_alias) {
+            return Ok(g);
+        }
+        let candidates = self.candidates(id_or_alias);
+        let mut suggestions = self.closest(&q, 5);
+        // A single GPU containing the query is the best guess, whatever the edit distance.
+        if let [only] = candidates.as_slice() {
+            suggestions.retain(|s| s != only);
+            suggestions.insert(0, only.clone());
+            suggestions.truncate(5);
+        }
+        Err(UnknownGpu { query: id_or_alias.to_string(), suggestions, candidates })
+    }
+
+    /// The ids of the GPUs whose id, an alias or the marketing name contains `query`,
+    /// compared as [`device_name_key`]s (`rtx-30` → every RTX 30 GPU), in database order,
+    /// at most [`MAX_CANDIDATES`]. A query of fewer than two key characters matches none.
+    pub fn candidates(&self, query: &str) -> Vec<String> {
+        let key = device_name_key(query);
+        if key.len() < 2 {
+            return Vec::new();
+        }
+        self.gpus
+            .iter()
+            .filter(|g| std::iter::once(&g.id).chain(&g.aliases).chain(std::iter::once(&g.name)).any(|n| device_name_key(n).contains(&key)))
+            .map(|g| g.id.clone())
+            .take(MAX_CANDIDATES)
+            .collect()
     }
 
     /// Look a GPU up by the device name the CUDA driver reports (`cudaDeviceProp::name`,
@@ -583,6 +653,25 @@ impl Database {
         self.gpus.iter().find(|g| {
             std::iter::once(&g.id).chain(&g.aliases).chain(std::iter::once(&g.name)).any(|n| device_name_key(n) == key)
         })
+    }
+
+    /// The database entry of a GPU the driver reports (NVML's device name and compute
+    /// capability, `warpsight gpus --detect`): the entry of that device name
+    /// ([`Database::find_by_device_name`]) when its compute capability agrees; otherwise
+    /// what is wrong, with the closest ids to name instead.
+    pub fn match_device(&self, device_name: &str, cc: ComputeCapability) -> DeviceMatch<'_> {
+        match self.find_by_device_name(device_name) {
+            Some(g) if g.cc == cc => DeviceMatch::Found(g),
+            Some(g) => DeviceMatch::CcDiffers(g),
+            None => {
+                let candidates = self.candidates(device_name);
+                let mut ids: Vec<String> = candidates.into_iter().filter(|id| self.gpu(id).is_ok_and(|g| g.cc == cc)).collect();
+                if ids.is_empty() {
+                    ids = self.closest(&device_name_key(device_name), 3);
+                }
+                DeviceMatch::NotFound { closest: ids }
+            }
+        }
     }
 
     /// The `n` ids (or aliases) closest to `query` by edit distance.
@@ -604,6 +693,19 @@ impl Database {
         scored.sort();
         scored.into_iter().take(n).map(|(_, id)| id).collect()
     }
+}
+
+/// What [`Database::match_device`] found for a device the driver reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceMatch<'a> {
+    /// The entry of that device name, with the same compute capability.
+    Found(&'a Gpu),
+    /// An entry of that name whose compute capability is not the device's: the data or
+    /// the name is wrong, so the entry is not used.
+    CcDiffers(&'a Gpu),
+    /// No entry has that name: the ids of the same compute capability whose names
+    /// contain the device's, or else the closest ids by edit distance.
+    NotFound { closest: Vec<String> },
 }
 
 /// The file of the seed papers' own GPU descriptions.

@@ -24,7 +24,7 @@ pub mod paper;
 pub mod throughput;
 
 pub use cc::{CcLimits, ComputeCapability};
-pub use db::{Database, LoadError, Reference, UnknownGpu};
+pub use db::{Database, DeviceMatch, LoadError, Reference, UnknownGpu};
 pub use gpu::{Gpu, SmUnits};
 pub use occupancy::{Limiters, Occupancy, OccupancyError};
 pub use paper::PaperGpu;

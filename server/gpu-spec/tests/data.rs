@@ -328,3 +328,19 @@ fn every_cc_from_1_0_to_12_x_is_present() {
         assert!(db().cc(cc).is_some(), "missing CC {cc}");
     }
 }
+
+/// The loader may derive `sm_arch` from the CC for a user's file; the built-in entries
+/// name it, so that the derivation always has a unanimous answer to give.
+#[test]
+fn every_builtin_gpu_names_its_architecture() {
+    for (name, text) in gpu_spec::db::BUILTIN_FILES.iter().filter(|(n, _)| n.starts_with("gpus/")) {
+        let doc: toml::Value = toml::from_str(text).unwrap();
+        for g in doc["gpu"].as_array().unwrap() {
+            assert!(g.get("sm_arch").is_some(), "{name}: {} has no sm_arch", g["id"]);
+            for (k, v) in g.as_table().unwrap() {
+                // Every number but the year is an inline table with its source.
+                assert!(k == "year" || !(v.is_integer() || v.is_float()), "{name}: {}.{k} has no source", g["id"]);
+            }
+        }
+    }
+}

@@ -83,3 +83,64 @@ fn carveout_limits() {
     let k20 = db.gpu("tesla-k20").unwrap();
     assert_eq!(&k20.with_smem_carveout(9).unwrap(), k20);
 }
+
+#[test]
+fn short_names_resolve_and_ambiguous_ones_list_their_candidates() {
+    let db = Database::builtin();
+    // Short names are aliases, resolved exactly as before.
+    assert_eq!(db.gpu("v100").unwrap().id, "tesla-v100-sxm2-16gb");
+    assert_eq!(db.gpu("a100").unwrap().id, "a100-sxm4-80gb");
+    assert_eq!(db.gpu("h100").unwrap().id, "h100-sxm");
+    // The driver's spelling resolves too (exact key only).
+    assert_eq!(db.gpu("rtx 3060 laptop").unwrap().id, "rtx-3060-laptop");
+    assert_eq!(db.gpu("Tesla V100-PCIE-16GB").unwrap().id, "tesla-v100-pcie-16gb");
+    // A name that is part of several GPUs' names is ambiguous and lists them.
+    let e = db.gpu("rtx-30").unwrap_err();
+    assert!(e.is_ambiguous(), "{e:?}");
+    for id in ["rtx-3060", "rtx-3060-ti", "rtx-3070", "rtx-3080", "rtx-3090", "rtx-3060-laptop"] {
+        assert!(e.candidates.iter().any(|c| c == id), "{id} not in {:?}", e.candidates);
+    }
+    assert!(e.to_string().contains("ambiguous") && e.to_string().contains("rtx-3060-ti"), "{e}");
+    // A typo is unknown, with the closest ids.
+    let e = db.gpu("h100-sxn").unwrap_err();
+    assert!(!e.is_ambiguous());
+    assert_eq!(e.suggestions.first().map(String::as_str), Some("h100-sxm"), "{e:?}");
+    assert!(e.to_string().starts_with("unknown GPU `h100-sxn`; closest: h100-sxm"), "{e}");
+    // A query contained in exactly one GPU's name is suggested first.
+    let e = db.gpu("3060-lapto").unwrap_err();
+    assert_eq!(e.suggestions.first().map(String::as_str), Some("rtx-3060-laptop"), "{e:?}");
+    // Nothing matches nonsense, and a one-character query has no candidates.
+    assert!(db.gpu("zzzz-9999").unwrap_err().candidates.is_empty());
+    assert!(db.candidates("x").is_empty());
+}
+
+#[test]
+fn detected_devices_map_to_their_entries_by_name_and_compute_capability() {
+    use gpu_spec::{ComputeCapability, DeviceMatch};
+    let db = Database::builtin();
+    let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
+    let found = |name: &str, c: &str| match db.match_device(name, cc(c)) {
+        DeviceMatch::Found(g) => Some(g.id.clone()),
+        _ => None,
+    };
+    // NVML's nvmlDeviceGetName spellings.
+    assert_eq!(found("NVIDIA H100 80GB HBM3", "9.0"), None, "not a database name: not guessed");
+    assert_eq!(found("NVIDIA A100-SXM4-80GB", "8.0").as_deref(), Some("a100-sxm4-80gb"));
+    assert_eq!(found("NVIDIA GeForce RTX 3060 Laptop GPU", "8.6").as_deref(), Some("rtx-3060-laptop"));
+    assert_eq!(found("Tesla T4", "7.5").as_deref(), Some("tesla-t4"));
+    assert_eq!(found("NVIDIA TITAN RTX", "7.5").as_deref(), Some("titan-rtx"));
+    assert_eq!(found("NVIDIA RTX A4000", "8.6").as_deref(), Some("rtx-a4000"));
+    // The right name with another compute capability is not taken.
+    assert!(matches!(db.match_device("NVIDIA A100-SXM4-80GB", cc("8.6")), DeviceMatch::CcDiffers(g) if g.id == "a100-sxm4-80gb"));
+    // An unknown device gets same-CC GPUs whose names contain it, or the closest ids.
+    match db.match_device("NVIDIA GeForce RTX 30", cc("8.6")) {
+        DeviceMatch::NotFound { closest } => {
+            assert!(!closest.is_empty() && closest.iter().all(|id| db.gpu(id).unwrap().cc == cc("8.6")), "{closest:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match db.match_device("NVIDIA Imaginary 9000", cc("8.6")) {
+        DeviceMatch::NotFound { closest } => assert_eq!(closest.len(), 3),
+        other => panic!("{other:?}"),
+    }
+}

@@ -58,3 +58,41 @@ fn an_alias_collision_with_another_gpu_is_an_error() {
     let errors = Database::with_user_files(&[("dup.toml", &text)]).expect_err("aliases collide");
     assert!(errors.iter().any(|e| e.message.contains("used twice")), "{errors:?}");
 }
+
+/// The minimal file of docs/gpus.md § Your own GPUs, as the page shows it.
+fn docs_minimal_file() -> String {
+    let page = include_str!("../../../docs/gpus.md");
+    let start = page.find("<!-- minimal-gpu-file").expect("marker in docs/gpus.md");
+    let rest = &page[start..];
+    let body = &rest[rest.find("```toml\n").expect("toml block") + 8..];
+    body[..body.find("```").expect("end of block")].to_string()
+}
+
+#[test]
+fn the_documented_minimal_file_loads_and_derives_the_rest_from_the_cc() {
+    let text = docs_minimal_file();
+    assert!(!text.contains("sm_arch"), "the minimal example leaves the architecture out");
+    let gpus = Database::user_gpus(&[("my-gpu.toml", &text)]).expect("the documented example loads");
+    assert_eq!(gpus.len(), 1);
+    let g = &gpus[0];
+    let twin = Database::builtin().gpu("rtx-3060").unwrap();
+    // The architecture and everything per SM and per CC come from CC 8.6.
+    assert_eq!(g.sm_arch, "ga10x");
+    assert_eq!(g.limits, twin.limits);
+    assert_eq!(g.units, twin.units);
+    assert_eq!(g.throughput, twin.throughput);
+    assert_eq!(g.boost_clock_mhz, 1867.0);
+    assert_eq!(g.occupancy(256, 32, 0, 0).unwrap(), twin.occupancy(256, 32, 0, 0).unwrap());
+}
+
+#[test]
+fn a_missing_architecture_that_the_cc_does_not_decide_is_an_error() {
+    let text = docs_minimal_file();
+    // No built-in GPU has CC 1.1, so nothing says which architecture it would be.
+    let unknown_cc = text.replacen("cc = \"8.6\"", "cc = \"1.1\"", 1);
+    let errors = Database::with_user_files(&[("u.toml", &unknown_cc)]).expect_err("no GPU of CC 1.1");
+    assert!(errors.iter().any(|e| e.file == "u.toml" && e.message.contains("sm_arch is needed")), "{errors:?}");
+    // Naming it works for any CC.
+    let named = unknown_cc.replacen("cc = \"1.1\"", "cc = \"1.1\"\nsm_arch = \"g80\"", 1);
+    assert!(Database::with_user_files(&[("u.toml", &named)]).is_ok());
+}

@@ -40,6 +40,11 @@ pub struct Config {
     /// (docs/security.md).
     pub trust_compile_commands: bool,
     pub inlay: InlayParts,
+    /// The `gpuFiles` setting in force.
+    pub gpu_files: Vec<String>,
+    /// The workspace's own GPU files, `.warpsight/gpus/*.toml` under the workspace root
+    /// ([`Config::set_workspace`]), loaded with `gpuFiles`.
+    pub workspace_gpu_files: Vec<String>,
 }
 
 impl Default for Config {
@@ -51,8 +56,38 @@ impl Default for Config {
             compile_timeout: Duration::from_secs(20),
             trust_compile_commands: false,
             inlay: InlayParts::default(),
+            gpu_files: Vec::new(),
+            workspace_gpu_files: Vec::new(),
         }
     }
+}
+
+/// Where a workspace keeps its own GPU files, relative to its root.
+pub const WORKSPACE_GPU_DIR: &str = ".warpsight/gpus";
+
+/// The `*.toml` files of a workspace's [`WORKSPACE_GPU_DIR`], sorted: none when the folder
+/// does not exist; an error when it cannot be read or holds more than
+/// [`limits::MAX_GPU_FILES`] of them. Only the folder's own entries are listed (no
+/// recursion), and a file is data: read with the bounded reader, never run.
+pub fn workspace_gpu_files(root: &std::path::Path) -> Result<Vec<String>, String> {
+    let dir = root.join(WORKSPACE_GPU_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{} could not be read: {e}", dir.display())),
+    };
+    let mut files = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "toml") && entry.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) {
+            files.push(path.display().to_string());
+            if files.len() > limits::MAX_GPU_FILES {
+                return Err(format!("{} holds more than {} GPU files", dir.display(), limits::MAX_GPU_FILES));
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// The GPUs of the user's GPU files (`gpuFiles`; the format of `gpu-data/gpus/*.toml`,
@@ -163,6 +198,29 @@ fn show(v: &Value) -> String {
 }
 
 impl Config {
+    /// Loads the workspace's GPU files (`.warpsight/gpus/*.toml` under `root`) together
+    /// with the `gpuFiles` setting. Returns the problem, naming the file, when they are
+    /// refused; the GPUs in force before stay in force.
+    pub fn set_workspace(&mut self, root: &std::path::Path) -> Option<String> {
+        let files = match workspace_gpu_files(root) {
+            Ok(f) => f,
+            Err(why) => return Some(format!("`{WORKSPACE_GPU_DIR}`: {why}")),
+        };
+        if files.is_empty() && self.workspace_gpu_files.is_empty() {
+            return None;
+        }
+        let all: Vec<&str> = files.iter().chain(&self.gpu_files).map(String::as_str).collect();
+        match user_gpus(&all) {
+            Ok(gpus) => {
+                self.analysis.user_gpus = gpus;
+                self.workspace_gpu_files = files;
+                None
+            }
+            // The message quotes the workspace's files: shown without control characters.
+            Err(why) => Some(format!("`{WORKSPACE_GPU_DIR}` {}", cuda_frontend::safety::strip_controls(&why))),
+        }
+    }
+
     /// Applies the settings the JSON holds. Returns one message per value refused (out
     /// of range, wrong type); a refused value leaves the previous one in place (an
     /// argument of the wrong type is left out).
@@ -260,10 +318,16 @@ impl Config {
                 Some(p) if p.len() > limits::MAX_GPU_FILES => {
                     refuse("gpuFiles", v, &format!("has {} paths, more than the limit of {}", p.len(), limits::MAX_GPU_FILES))
                 }
-                Some(p) => match user_gpus(&p) {
-                    Ok(gpus) => self.analysis.user_gpus = gpus,
-                    Err(why) => refuse("gpuFiles", v, &why),
-                },
+                Some(p) => {
+                    let all: Vec<&str> = self.workspace_gpu_files.iter().map(String::as_str).chain(p.iter().copied()).collect();
+                    match user_gpus(&all) {
+                        Ok(gpus) => {
+                            self.analysis.user_gpus = gpus;
+                            self.gpu_files = p.iter().map(|s| s.to_string()).collect();
+                        }
+                        Err(why) => refuse("gpuFiles", v, &why),
+                    }
+                }
             }
         }
         if let Some(v) = json.get("trustCompileCommands") {
@@ -398,5 +462,26 @@ mod tests {
         assert_eq!(c.analysis.user_gpus.len(), 1, "the previous files stay in force");
         let problems = c.update(&json!({ "gpuFiles": ["/nonexistent/gpu.toml"] }));
         assert!(problems[0].contains("could not be read"), "{problems:?}");
+    }
+
+    /// `.warpsight/gpus/`: no folder is no files; only `*.toml` entries count, sorted; more
+    /// than the limit is refused with the folder's name.
+    #[test]
+    fn workspace_gpu_files_are_listed_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(workspace_gpu_files(dir.path()), Ok(Vec::new()));
+        let gpus = dir.path().join(WORKSPACE_GPU_DIR);
+        std::fs::create_dir_all(gpus.join("nested.toml")).unwrap();
+        for name in ["b.toml", "a.toml", "readme.md"] {
+            std::fs::write(gpus.join(name), "").unwrap();
+        }
+        let files = workspace_gpu_files(dir.path()).unwrap();
+        let names: Vec<String> = files.iter().map(|f| f.rsplit('/').next().unwrap().to_string()).collect();
+        assert_eq!(names, ["a.toml", "b.toml"]);
+        for i in 0..limits::MAX_GPU_FILES {
+            std::fs::write(gpus.join(format!("g{i}.toml")), "").unwrap();
+        }
+        let e = workspace_gpu_files(dir.path()).unwrap_err();
+        assert!(e.contains(".warpsight/gpus") && e.contains("more than 16"), "{e}");
     }
 }

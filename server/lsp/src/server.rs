@@ -66,6 +66,17 @@ fn negotiate_encoding(params: &InitializeParams) -> PositionEncoding {
     }
 }
 
+/// The workspace root as a local path: the first workspace folder, else the (deprecated)
+/// `rootUri`, else `rootPath`. `None` for a client without a workspace or a non-file URI.
+#[allow(deprecated)]
+fn workspace_root(params: &InitializeParams) -> Option<std::path::PathBuf> {
+    let uri = params.workspace_folders.as_ref().and_then(|f| f.first()).map(|f| &f.uri).or(params.root_uri.as_ref());
+    match uri {
+        Some(u) => u.to_file_path().map(|p| p.into_owned()),
+        None => params.root_path.as_ref().filter(|p| !p.is_empty()).map(std::path::PathBuf::from),
+    }
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let encoding = negotiate_encoding(&params);
@@ -81,6 +92,7 @@ impl LanguageServer for Backend {
         let watch = ws.and_then(|w| w.did_change_watched_files.as_ref()).and_then(|d| d.dynamic_registration).unwrap_or(false);
         self.watch_files.store(watch, std::sync::atomic::Ordering::Relaxed);
         self.send(Msg::Initialize {
+            root: workspace_root(&params),
             caps,
             encoding,
             options: params.initialization_options.clone().unwrap_or(Value::Null),
@@ -123,7 +135,7 @@ impl LanguageServer for Backend {
         }
         // Watch the files whose change can change an analysis (dynamic registration;
         // clients without it simply refuse, which is fine).
-        let watchers = ["**/*.cu", "**/*.cuh", "**/*.ptx", "**/compile_commands.json"]
+        let watchers = ["**/*.cu", "**/*.cuh", "**/*.ptx", "**/compile_commands.json", "**/.warpsight/gpus/*.toml"]
             .into_iter()
             .map(|g| FileSystemWatcher { glob_pattern: GlobPattern::String(g.into()), kind: None })
             .collect();

@@ -84,7 +84,9 @@ pub(crate) struct ClientCaps {
 
 #[derive(Debug)]
 pub(crate) enum Msg {
-    Initialize { encoding: PositionEncoding, options: Value, caps: ClientCaps },
+    /// `root`: the first workspace folder (or the root URI) as a path, whose
+    /// `.warpsight/gpus/*.toml` are loaded.
+    Initialize { encoding: PositionEncoding, options: Value, caps: ClientCaps, root: Option<PathBuf> },
     Configuration { settings: Value },
     Open { uri: Uri, text: String, version: i32, language_id: String },
     Change { uri: Uri, version: i32, changes: Vec<Change> },
@@ -142,6 +144,10 @@ struct State {
     docs: HashMap<Uri, DocState>,
     /// `window/showMessage` about a missing compiler is sent once per session.
     told_no_compiler: bool,
+    /// The unknown GPU ids of the `gpus` setting already shown (once per id).
+    told_unknown_gpus: std::collections::HashSet<String>,
+    /// The workspace root, whose `.warpsight/gpus/` holds GPU files.
+    root: Option<PathBuf>,
     caps: ClientCaps,
     progress_token: u32,
     /// Bumped whenever the settings or the files on disk change; an analysis started
@@ -163,6 +169,8 @@ pub(crate) fn spawn(client: Client) -> mpsc::UnboundedSender<Msg> {
         config: Config::default(),
         docs: HashMap::new(),
         told_no_compiler: false,
+        told_unknown_gpus: Default::default(),
+        root: None,
         caps: ClientCaps::default(),
         progress_token: 0,
         generation: 0,
@@ -186,18 +194,25 @@ fn is_cuda(uri: &Uri, language_id: &str) -> bool {
 impl State {
     async fn handle(&mut self, msg: Msg) {
         match msg {
-            Msg::Initialize { encoding, options, caps } => {
+            Msg::Initialize { encoding, options, caps, root } => {
                 self.encoding = encoding;
                 self.caps = caps;
                 let problems = self.config.update(&options);
                 self.tell_settings_problems(problems).await;
+                self.root = root;
+                self.load_workspace_gpus().await;
+                self.tell_unknown_gpus().await;
             }
             Msg::Configuration { settings } => {
                 let problems = self.config.update(&settings);
                 self.tell_settings_problems(problems).await;
+                self.tell_unknown_gpus().await;
                 self.reanalyze_all();
             }
-            Msg::FilesChanged => self.reanalyze_all(),
+            Msg::FilesChanged => {
+                self.load_workspace_gpus().await;
+                self.reanalyze_all();
+            }
             Msg::Open { uri, text, version, language_id } => {
                 let doc = Document::new(&text, version, language_id);
                 let state = DocState { doc, analysis: None, memo: Arc::default(), cancel: Default::default(), in_flight: None, pending: Vec::new() };
@@ -313,6 +328,35 @@ impl State {
         }
         let message = format!("warpsight: settings refused, the previous values are kept (docs/lsp-extensions.md § Configuration): {}", problems.join("; "));
         self.client.show_message(lsp::MessageType::WARNING, message).await;
+    }
+
+    /// (Re)loads the workspace's `.warpsight/gpus/*.toml` with the `gpuFiles` setting; a
+    /// refused file is shown to the user and the GPUs loaded before stay in force.
+    async fn load_workspace_gpus(&mut self) {
+        let Some(root) = self.root.clone() else { return };
+        if let Some(why) = self.config.set_workspace(&root) {
+            tracing::warn!("{why}");
+            let message = format!("warpsight: workspace GPU files refused, the previous GPUs are kept (docs/gpus.md § Your own GPUs): {why}");
+            self.client.show_message(lsp::MessageType::WARNING, message).await;
+        }
+    }
+
+    /// A GPU the `gpus` setting names that neither the database nor the user's GPU files
+    /// have is a configuration warning, shown once per id: the analysis goes on without it
+    /// (the report's `unknown_gpus` lists it too).
+    async fn tell_unknown_gpus(&mut self) {
+        let mut messages = Vec::new();
+        for id in &self.config.analysis.gpus {
+            if let Err(e) = self.config.analysis.resolve_gpu(id)
+                && self.told_unknown_gpus.insert(id.clone())
+            {
+                messages.push(format!("warpsight: setting `gpus`: {e}; it is left out of the analysis (`warpsight gpus` lists the ids, docs/gpus.md)"));
+            }
+        }
+        for m in messages {
+            tracing::warn!("{m}");
+            self.client.show_message(lsp::MessageType::WARNING, m).await;
+        }
     }
 
     /// Settings or files on disk changed: every document's analysis is out of date even

@@ -84,6 +84,13 @@ impl LaunchArgs {
             s.gpus = lsp::check_gpu_ids(self.gpus.iter().map(String::as_str)).map_err(|why| anyhow::anyhow!("--gpu: {why}"))?;
         }
         s.user_gpus = load_gpu_files(&self.gpu_files)?;
+        // A GPU the user named and the database does not have is a usage error (exit 2),
+        // not an analysis without that GPU.
+        for id in &s.gpus {
+            if let Err(e) = s.resolve_gpu(id) {
+                bail!("--gpu: {e} (`warpsight gpus` lists them; `--gpu-file` adds your own)");
+            }
+        }
         let dims = |v: &Option<String>, what: &str| -> anyhow::Result<Option<[u32; 3]>> {
             match v {
                 None => Ok(None),

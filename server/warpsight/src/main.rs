@@ -9,6 +9,7 @@
 
 mod cmd;
 mod input;
+mod nvml;
 mod validate;
 
 use std::process::ExitCode;

@@ -3,6 +3,7 @@
 
 mod features;
 mod fuzz;
+mod gpus;
 mod limits;
 #[path = "../common/ptxgen.rs"]
 mod ptxgen;

@@ -31,12 +31,17 @@ impl TestServer {
     /// Starts the server and completes `initialize`/`initialized` with the given
     /// initialization options and client capabilities.
     pub async fn start_with(capabilities: Value, options: Value) -> (TestServer, Value) {
+        Self::start_in(Value::Null, capabilities, options).await
+    }
+
+    /// [`TestServer::start_with`] in a workspace: `root_uri` is the `rootUri` sent.
+    pub async fn start_in(root_uri: Value, capabilities: Value, options: Value) -> (TestServer, Value) {
         let (client_w, server_r) = tokio::io::duplex(1 << 20);
         let (server_w, client_r) = tokio::io::duplex(1 << 20);
         let server = tokio::spawn(lsp::serve(server_r, server_w));
         let mut ts = TestServer { writer: client_w, reader: BufReader::new(client_r), next_id: 1, inbox: VecDeque::new(), server: Some(server) };
         let init = ts
-            .request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": capabilities, "initializationOptions": options }))
+            .request("initialize", json!({ "processId": null, "rootUri": root_uri, "capabilities": capabilities, "initializationOptions": options }))
             .await;
         ts.notify("initialized", json!({})).await;
         (ts, init)

@@ -35,6 +35,9 @@ pub enum Format {
 /// of the largest input instead of holding every kernel's results and the whole JSON
 /// document (15 and 38 times a 100 MB input before).
 pub fn run(args: Args) -> anyhow::Result<Exit> {
+    // Flags are checked once, before anything is printed: a bad flag (an unknown `--gpu`
+    // among them) is one error line and exit 2, never an empty report.
+    args.launch.settings()?;
     let files = input::collect_files(&args.paths);
     let exit = Cell::new(Exit::Success);
     let stdout = std::io::stdout();

@@ -1,4 +1,5 @@
-//! `warpsight gpus`: list the GPUs of the built-in database with their key facts.
+//! `warpsight gpus`: list the GPUs of the built-in database with their key facts, or
+//! (`--detect`) the GPUs of this machine and their database entries.
 //!
 //! The table is for people; `--json` prints every field of every GPU (including the
 //! source of each number) for tools and the editor extensions.
@@ -12,6 +13,22 @@ pub struct Args {
     /// Print JSON (every field, with sources) instead of a table.
     #[arg(long)]
     json: bool,
+    /// List this machine's NVIDIA GPUs (through the driver's NVML, when there is one) and
+    /// the database entry of each.
+    #[arg(long)]
+    detect: bool,
+}
+
+/// One local GPU in `--detect --json`.
+#[derive(Serialize)]
+struct DetectedJson<'a> {
+    #[serde(flatten)]
+    device: &'a crate::nvml::LocalGpu,
+    /// The database id, when the name and compute capability match an entry.
+    id: Option<&'a str>,
+    /// Why there is no id, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
 }
 
 /// One GPU in the JSON output: the full record plus derived peaks.
@@ -28,6 +45,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let db = gpu_spec::Database::builtin();
     for e in db.errors() {
         tracing::warn!("{e}");
+    }
+    if args.detect {
+        return detect(db, args.json);
     }
     if args.json {
         let out: Vec<GpuJson> = db
@@ -62,6 +82,53 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         );
     }
     println!("{} GPUs. Aliases and sources: `warpsight gpus --json`.", db.gpus().len());
+    Ok(Exit::Success)
+}
+
+/// `--detect`: the driver's GPUs, each with its database entry or why it has none. No
+/// driver is an answer (one line, exit 0), not an error.
+fn detect(db: &gpu_spec::Database, json: bool) -> anyhow::Result<Exit> {
+    let devices = match crate::nvml::detect(crate::nvml::NVML_LIBRARY) {
+        Ok(d) => d,
+        Err(why) => {
+            if json {
+                println!("{}", serde_json::json!({ "driver": false, "message": why.to_string(), "gpus": [] }));
+            } else {
+                println!("{why}; no local GPUs to list (warpsight needs no GPU: name one with --gpu).");
+            }
+            return Ok(Exit::Success);
+        }
+    };
+    let rows: Vec<DetectedJson> = devices
+        .iter()
+        .map(|d| {
+            let (id, problem) = match db.match_device(&d.name, d.cc) {
+                gpu_spec::DeviceMatch::Found(g) => (Some(g.id.as_str()), None),
+                gpu_spec::DeviceMatch::CcDiffers(g) => {
+                    (None, Some(format!("the database's `{}` has compute capability {}, the driver reports {}", g.id, g.cc, d.cc)))
+                }
+                gpu_spec::DeviceMatch::NotFound { closest } => (
+                    None,
+                    Some(format!("not in the database (closest: {}); describe it in a GPU file (docs/gpus.md)", closest.join(", "))),
+                ),
+            };
+            DetectedJson { device: d, id, problem }
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "driver": true, "gpus": rows }))?);
+        return Ok(Exit::Success);
+    }
+    if rows.is_empty() {
+        println!("The NVIDIA driver reports no GPUs.");
+    }
+    for r in &rows {
+        match (r.id, &r.problem) {
+            (Some(id), _) => println!("{}: {} (CC {}) -> {id}", r.device.index, r.device.name, r.device.cc),
+            (None, Some(why)) => println!("{}: {} (CC {}): {why}", r.device.index, r.device.name, r.device.cc),
+            (None, None) => println!("{}: {} (CC {})", r.device.index, r.device.name, r.device.cc),
+        }
+    }
     Ok(Exit::Success)
 }
 
