@@ -55,25 +55,24 @@ fn fusible(instr: &ptx_ir::Instr) -> bool {
     instr.guard.is_none() && !instr.modifiers().any(|m| ROUNDING.contains(&m) || m == "sat")
 }
 
-/// How many times each register is read (`srcs` lists every appearance, the guard too).
-fn read_counts(func: &Function) -> HashMap<RegId, u32> {
-    let mut uses: HashMap<RegId, u32> = HashMap::new();
-    for instr in &func.instrs {
+/// The instructions reading each register, in order, once per read (`srcs` lists every
+/// appearance, the guard too): one pass over the function, so that the analysis stays
+/// linear in its size (a search of every instruction per register was quadratic: seconds
+/// on a kernel of 42k instructions).
+fn readers(func: &Function) -> HashMap<RegId, Vec<InstrId>> {
+    let mut uses: HashMap<RegId, Vec<InstrId>> = HashMap::new();
+    for (id, instr) in func.instrs.iter().enumerate() {
         for r in func.srcs(instr) {
-            *uses.entry(*r).or_insert(0) += 1;
+            uses.entry(*r).or_default().push(id as InstrId);
         }
     }
     uses
 }
 
 /// The single instruction reading `reg`, when there is exactly one read.
-fn single_reader(func: &Function, reg: RegId, reads: &HashMap<RegId, u32>) -> Option<InstrId> {
-    if reads.get(&reg).copied() != Some(1) {
-        return None;
-    }
-    let users = func.uses_of(reg);
-    match users.as_slice() {
-        [one] => Some(*one),
+fn single_reader(reg: RegId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<InstrId> {
+    match readers.get(&reg).map(Vec::as_slice) {
+        Some([one]) => Some(*one),
         _ => None,
     }
 }
@@ -81,7 +80,7 @@ fn single_reader(func: &Function, reg: RegId, reads: &HashMap<RegId, u32>) -> Op
 /// Finds the contractions and constant-operand loads of one function.
 pub fn analyse(func: &Function) -> Folding {
     let mut res = Folding::default();
-    let reads = read_counts(func);
+    let readers = readers(func);
     for (id, instr) in func.instrs.iter().enumerate() {
         let id = id as InstrId;
         // 1. mul + add/sub → FMA.
@@ -90,7 +89,7 @@ pub fn analyse(func: &Function) -> Folding {
             if func.defs_of(*dst).len() != 1 {
                 continue;
             }
-            let Some(user) = single_reader(func, *dst, &reads) else { continue };
+            let Some(user) = single_reader(*dst, &readers) else { continue };
             let Some(u) = func.instr(user) else { continue };
             let same_ftz = u.has_modifier("ftz") == instr.has_modifier("ftz");
             if matches!(u.base(), "add" | "sub")
@@ -117,7 +116,7 @@ pub fn analyse(func: &Function) -> Folding {
             let only_arith = !dsts.is_empty()
                 && dsts.iter().all(|d| {
                     func.defs_of(*d).len() == 1
-                        && func.uses_of(*d).iter().all(|u| {
+                        && readers.get(d).map_or(&[][..], Vec::as_slice).iter().all(|u| {
                             func.instr(*u).is_some_and(|ui| {
                                 matches!(ui.class, InstrClass::Fp32 | InstrClass::Fp64 | InstrClass::Fp16 | InstrClass::IntAlu | InstrClass::Sfu | InstrClass::Conversion)
                                     && ui.guard.is_none_or(|g| g.reg != *d)
