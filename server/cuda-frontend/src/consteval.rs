@@ -675,6 +675,21 @@ impl<'a> Env<'a> {
 /// An empty map of extra values.
 static NO_EXTRA: std::sync::LazyLock<HashMap<String, i64>> = std::sync::LazyLock::new(HashMap::new);
 
+/// When token `k` names `func` in a call (`func(` or `func<...>(`), the index of the `(`.
+fn call_open(toks: &[Tok<'_>], k: usize, func: &str) -> Option<usize> {
+    if !toks[k].is(func) {
+        return None;
+    }
+    match toks.get(k + 1)?.text {
+        "(" => Some(k + 1),
+        "<" => {
+            let gt = template_close(toks, k + 1)?;
+            toks.get(gt + 1).is_some_and(|t| t.is("(")).then_some(gt + 1)
+        }
+        _ => None,
+    }
+}
+
 /// The `>` closing the template argument list that opens at `open` (a `<`), when the
 /// tokens between look like template arguments (no operators that would make it a
 /// comparison).
@@ -1081,9 +1096,15 @@ impl<'a> Cx<'_, 'a, '_> {
         let at = self.at_tok;
         let mut res = Applies::Yes;
         for c in &self.env.constructs {
-            if c.incr.as_ref().is_some_and(|r| r.contains(&a)) && c.body.contains(&at) {
-                // The increment of a loop around the point: the first iteration has not run it.
-                return Applies::No;
+            if c.incr.as_ref().is_some_and(|r| r.contains(&a)) {
+                if c.body.contains(&at) {
+                    // The increment of a loop around the point: the first iteration has not
+                    // run it.
+                    return Applies::No;
+                }
+                // After the loop: it ran as many times as the loop did.
+                res = Applies::Maybe(format!("in the loop at line {}", c.line));
+                continue;
             }
             if !c.body.contains(&a) || c.body.contains(&at) {
                 continue;
@@ -1132,7 +1153,12 @@ impl<'a> Cx<'_, 'a, '_> {
                     Applies::No => continue,
                     Applies::Maybe(why) => {
                         self.trace.reason(&format!("`{name}` is assigned {why}"));
-                        a.rhs = Rhs::Unknown("assigned conditionally");
+                        // A `dim3` member assigned conditionally makes that component
+                        // unknown, not the whole variable (a later assignment can fix it).
+                        a.rhs = match a.rhs {
+                            Rhs::Member(c, r) => Rhs::Member(c, r.start..r.start),
+                            _ => Rhs::Unknown("assigned conditionally"),
+                        };
                     }
                 }
                 res.push(a);
@@ -1224,7 +1250,8 @@ impl<'a> Cx<'_, 'a, '_> {
                 let mut sub = self.sub(at_tok);
                 sub.eval_dim3_tokens(&toks)?
             }
-            Rhs::Param { .. } | Rhs::Unknown(_) | Rhs::Member(..) | Rhs::Compound(..) | Rhs::Step(_) => return None,
+            Rhs::Param { func, index } => self.param_dim3(&func, index, name)?,
+            Rhs::Unknown(_) | Rhs::Member(..) | Rhs::Compound(..) | Rhs::Step(_) => return None,
         };
         for m in &list[base_idx + 1..] {
             if let Rhs::Member(c, r) = &m.rhs {
@@ -1247,9 +1274,9 @@ impl<'a> Cx<'_, 'a, '_> {
         let mut value: Option<i64> = None;
         let mut lines = Vec::new();
         for k in 0..toks.len().saturating_sub(1) {
-            if !(toks[k].is(func) && toks[k + 1].is("(")) {
+            let Some(open) = call_open(toks, k, func) else {
                 continue;
-            }
+            };
             // A call, not the definition or a declaration: the previous token is not a
             // type word and the call is inside a body.
             let prev = if k > 0 { toks[k - 1] } else { continue };
@@ -1261,10 +1288,10 @@ impl<'a> Cx<'_, 'a, '_> {
             {
                 continue;
             }
-            let Some(close) = matching(toks, k + 1) else {
+            let Some(close) = matching(toks, open) else {
                 continue;
             };
-            let args = split_commas(toks, k + 2, close);
+            let args = split_commas(toks, open + 1, close);
             let Some(r) = args.get(index) else { continue };
             lines.push(toks[k].line);
             let arg: Vec<Tok<'a>> = toks[r.clone()].to_vec();
@@ -1288,8 +1315,72 @@ impl<'a> Cx<'_, 'a, '_> {
         value
     }
 
+    /// A `dim3` parameter of host function `func`, when every call passes the same value.
+    fn param_dim3(&mut self, func: &str, index: usize, pname: &str) -> Option<[Option<i64>; 3]> {
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let toks = &self.env.toks;
+        let mut value = None;
+        for k in 0..toks.len().saturating_sub(1) {
+            let Some(open) = call_open(toks, k, func) else { continue };
+            if k == 0 || self.env.region_at(k).is_none() {
+                continue;
+            }
+            let prev = toks[k - 1];
+            if prev.is_ident() && !is_keyword(prev.text) || prev.is("*") || prev.is("&") || prev.is("::") {
+                continue;
+            }
+            let Some(close) = matching(toks, open) else { continue };
+            let Some(r) = split_commas(toks, open + 1, close).get(index).cloned() else { continue };
+            let arg: Vec<Tok<'a>> = toks[r].to_vec();
+            let mut sub = self.sub(k);
+            let v = sub.eval_dim3_tokens(&arg)?;
+            if value.is_some_and(|p| p != v) {
+                self.trace.reason(&format!("`{pname}` is a parameter of `{func}`, whose calls pass different values"));
+                return None;
+            }
+            value = Some(v);
+        }
+        value
+    }
+
+    /// `ceil(a / (double)b)`, `ceil(n / 256.0)`, `ceilf(float(a) / b)`: the ceiling of an
+    /// integer division written in floating point, a common idiom for the grid size.
+    fn ceil_of_division(&mut self, arg: &[Tok<'a>]) -> Option<i64> {
+        let mut depth = 0i32;
+        let mut slash = None;
+        for (k, t) in arg.iter().enumerate() {
+            match t.text {
+                "(" | "[" => depth += 1,
+                ")" | "]" => depth -= 1,
+                "/" if depth == 0 => {
+                    if slash.is_some() {
+                        return None;
+                    }
+                    slash = Some(k);
+                }
+                "+" | "-" | "*" | "%" | "<<" | ">>" if depth == 0 => return None,
+                _ => {}
+            }
+        }
+        let k = slash?;
+        let a = self.eval_tokens(strip_float_cast(&arg[..k]))?;
+        let b = self.eval_tokens(strip_float_cast(&arg[k + 1..]))?;
+        if b == 0 {
+            return None;
+        }
+        let q = a / b;
+        Some(if a % b != 0 && (a < 0) == (b < 0) { q + 1 } else { q })
+    }
+
     fn ident_value(&mut self, name: &str) -> Option<i64> {
         if let Some(v) = self.user_value(name) {
+            return Some(v);
+        }
+        if name == "argc"
+            && let Some(v) = self.argc_from_user_argv()
+        {
             return Some(v);
         }
         match name {
@@ -1313,8 +1404,13 @@ impl<'a> Cx<'_, 'a, '_> {
             if v.is_some() {
                 return v;
             }
-            if let Some(v) = self.env.outer_consts.get(name).copied().filter(|_| self.visible_is_empty(name)) {
-                return Some(v);
+            if self.visible_is_empty(name) {
+                if let Some(v) = self.env.outer_consts.get(name).copied() {
+                    return Some(v);
+                }
+                if let Some(v) = self.global_set_elsewhere(name) {
+                    return Some(v);
+                }
             }
             self.note(name);
             return None;
@@ -1322,8 +1418,91 @@ impl<'a> Cx<'_, 'a, '_> {
         if let Some(v) = self.env.outer_consts.get(name) {
             return Some(*v);
         }
+        if let Some(v) = self.template_param_value(name) {
+            return Some(v);
+        }
         self.note(name);
         None
+    }
+
+    /// A template parameter of the host function the point is in (`template <int B> void
+    /// run(...) { k<B><<<n / B, B>>>(...); }`), when every call names the same constant
+    /// (`run<256>(...)`).
+    fn template_param_value(&mut self, name: &str) -> Option<i64> {
+        let region = self.region?;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let toks = &self.env.toks;
+        let (func, _) = self.env.signature(region)?;
+        // The declaration starts after the previous `;`, `}` or `{` before the body.
+        let mut start = region;
+        while start > 0 && !matches!(toks[start - 1].text, ";" | "}" | "{") {
+            start -= 1;
+        }
+        let t = (start..region).find(|&k| toks[k].is("template") && toks.get(k + 1).is_some_and(|x| x.is("<")))?;
+        let close = template_close(toks, t + 1)?;
+        let index = split_commas(toks, t + 2, close).into_iter().position(|r| param_name(&toks[r]) == Some(name))?;
+        let mut value = None;
+        for k in 0..toks.len().saturating_sub(1) {
+            if !(toks[k].is(func) && toks[k + 1].is("<")) || self.env.region_at(k).is_none() || k == region {
+                continue;
+            }
+            let Some(gt) = template_close(toks, k + 1) else { continue };
+            if !toks.get(gt + 1).is_some_and(|x| x.is("(")) {
+                continue;
+            }
+            let Some(r) = split_commas(toks, k + 2, gt).get(index).cloned() else { continue };
+            let arg: Vec<Tok<'a>> = toks[r].to_vec();
+            let mut sub = self.sub(k);
+            let v = sub.eval_tokens(&arg)?;
+            if value.is_some_and(|p| p != v) {
+                self.trace.reason(&format!("`{name}` is a template parameter of `{func}`, whose calls name different values"));
+                return None;
+            }
+            value = Some(v);
+        }
+        value
+    }
+
+    /// `argc` when the user gave `argv[K]` values and no `argc`: the program was run with
+    /// the arguments up to the highest `K` given, so `argc` is that `K + 1`.
+    fn argc_from_user_argv(&mut self) -> Option<i64> {
+        let highest = self
+            .env
+            .user
+            .keys()
+            .filter_map(|k| k.strip_prefix("argv[")?.strip_suffix(']')?.parse::<i64>().ok())
+            .max()?;
+        let env = self.env;
+        for k in env.user.keys().filter(|k| k.starts_with("argv[")) {
+            self.trace.used(k);
+        }
+        Some(highest + 1)
+    }
+
+    /// A variable declared at namespace scope and assigned only inside one function (the
+    /// Rodinia style: `int Size;` set in `main` or an `init(argc, argv)`, read by the host
+    /// function that launches): its value at the end of that function.
+    fn global_set_elsewhere(&mut self, name: &str) -> Option<i64> {
+        let toks = &self.env.toks;
+        let declared_globally = toks
+            .iter()
+            .enumerate()
+            .any(|(k, t)| t.is(name) && self.env.region_at(k).is_none() && k > 0 && (toks[k - 1].is_ident() || toks[k - 1].is(",")));
+        if !declared_globally || self.depth > MAX_DEPTH {
+            return None;
+        }
+        let list = self.env.vars.get(name)?;
+        let region = list.first()?.region?;
+        if list.iter().any(|a| a.region != Some(region)) {
+            return None;
+        }
+        let end = matching(toks, region)?;
+        let func = self.env.signature(region).map_or("another function", |(f, _)| f);
+        self.trace.reason(&format!("`{name}` is a global variable set in `{func}`: its value at the end of `{func}` is used"));
+        let mut sub = self.sub(end);
+        sub.int_var(name)
     }
 
     /// `true` when no assignment of `name` in the file is visible here (a header's
@@ -1338,12 +1517,12 @@ impl<'a> Cx<'_, 'a, '_> {
     fn ternary(&mut self, p: &mut Parser<'_, 'a>) -> Option<i64> {
         let c = self.binary(p, 0)?;
         if p.eat("?") {
-            let a = self.ternary(p)?;
-            if !p.eat(":") {
-                return None;
-            }
-            let b = self.ternary(p)?;
-            return Some(if c != 0 { a } else { b });
+            // Only the branch taken is folded: `argc > 1 ? atoi(argv[1]) : 1024` is 1024
+            // for a run without arguments, whatever `argv[1]` would be.
+            let colon = ternary_colon(p.toks, p.pos)?;
+            let (a, b) = (&p.toks[p.pos..colon], &p.toks[colon + 1..]);
+            p.pos = p.toks.len();
+            return if c != 0 { self.eval_tokens(a) } else { self.eval_tokens(b) };
         }
         Some(c)
     }
@@ -1483,7 +1662,13 @@ impl<'a> Cx<'_, 'a, '_> {
                 Some("x") => 0,
                 Some("y") => 1,
                 Some("z") => 2,
-                _ => return None,
+                _ => {
+                    // A struct member (`prop.multiProcessorCount`): not followed.
+                    let member = format!("{name}.{}", comp.unwrap_or(""));
+                    self.note(&member);
+                    self.trace.reason(&format!("`{member}` is a struct member, which the folder does not follow"));
+                    return None;
+                }
             };
             p.pos += 2;
             self.depth += 1;
@@ -1565,6 +1750,13 @@ impl<'a> Cx<'_, 'a, '_> {
             sub.locals = locals;
             return sub.eval_tokens(&toks);
         }
+        if matches!(name, "ceil" | "ceilf") && args.len() == 1 {
+            let v = self.ceil_of_division(&args[0]);
+            if v.is_none() {
+                self.note("ceil(...)");
+            }
+            return v;
+        }
         let vals: Option<Vec<i64>> = args.iter().map(|a| self.eval_tokens(a)).collect();
         let vals = vals?;
         match (name, vals.as_slice()) {
@@ -1588,6 +1780,51 @@ impl<'a> Cx<'_, 'a, '_> {
             }
         }
     }
+}
+
+/// The `:` of the conditional expression whose `?` is just before `from`, skipping nested
+/// conditionals and brackets.
+fn ternary_colon(toks: &[Tok<'_>], from: usize) -> Option<usize> {
+    let mut nested = 0i32;
+    let mut depth = 0i32;
+    for (k, t) in toks.iter().enumerate().skip(from) {
+        match t.text {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "?" if depth == 0 => nested += 1,
+            ":" if depth == 0 => {
+                if nested == 0 {
+                    return Some(k);
+                }
+                nested -= 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The operand of a floating-point division without its cast: `(double)n`, `(float)(n)`,
+/// `double(n)`, `static_cast<double>(n)` give `n`.
+fn strip_float_cast<'t, 'a>(toks: &'t [Tok<'a>]) -> &'t [Tok<'a>] {
+    let is_float = |t: &Tok<'_>| matches!(t.text, "double" | "float");
+    if toks.len() > 3 && toks[0].is("(") && is_float(&toks[1]) && toks[2].is(")") {
+        return &toks[3..];
+    }
+    if toks.len() > 3 && is_float(&toks[0]) && toks[1].is("(") && toks.last().is_some_and(|t| t.is(")")) {
+        return &toks[2..toks.len() - 1];
+    }
+    if toks.len() > 6
+        && toks[0].is("static_cast")
+        && toks[1].is("<")
+        && is_float(&toks[2])
+        && toks[3].is(">")
+        && toks[4].is("(")
+        && toks.last().is_some_and(|t| t.is(")"))
+    {
+        return &toks[5..toks.len() - 1];
+    }
+    toks
 }
 
 /// One C++ binary integer operator; overflow, division by zero and shifts out of range
