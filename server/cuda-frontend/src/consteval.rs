@@ -295,7 +295,11 @@ impl<'a> Env<'a> {
     /// A definition in the file wins over a header's, and a `-D` wins over a definition
     /// that is guarded by `#ifndef NAME` (the usual "default unless the build sets it"),
     /// which is what the preprocessor does.
-    pub fn add_defines(&mut self, from_headers: Vec<Define<'a>>, from_command_line: Vec<Define<'a>>) {
+    pub fn add_defines(
+        &mut self,
+        from_headers: Vec<Define<'a>>,
+        from_command_line: Vec<Define<'a>>,
+    ) {
         for d in from_headers {
             if self.defines.get(d.name).is_none_or(|x| x.guarded) {
                 self.defines.insert(d.name, d);
@@ -494,9 +498,21 @@ impl<'a> Env<'a> {
                         && i >= 2
                         && (self.toks[i - 2].is("(") || self.toks[i - 2].is(","))
                     {
-                        self.push(t.text, t.offset, region, Rhs::Unknown("its address is passed to a call"));
-                    } else if prev.is_some_and(|p| p.is(">>")) && self.statement_mentions(i, &["cin"]) {
-                        self.push(t.text, t.offset, region, Rhs::Unknown("it is read from the input"));
+                        self.push(
+                            t.text,
+                            t.offset,
+                            region,
+                            Rhs::Unknown("its address is passed to a call"),
+                        );
+                    } else if prev.is_some_and(|p| p.is(">>"))
+                        && self.statement_mentions(i, &["cin"])
+                    {
+                        self.push(
+                            t.text,
+                            t.offset,
+                            region,
+                            Rhs::Unknown("it is read from the input"),
+                        );
                     }
                     // Member assignment `g.x = expr`.
                     if next.is(".")
@@ -564,7 +580,12 @@ impl<'a> Env<'a> {
             } else {
                 // An implicit enumerator (previous + 1) is recorded as unknown: sizes are
                 // nearly always given explicitly, and a wrong value is worse than none.
-                self.push(t.text, t.offset, region, Rhs::Unknown("an enumerator without a value"));
+                self.push(
+                    t.text,
+                    t.offset,
+                    region,
+                    Rhs::Unknown("an enumerator without a value"),
+                );
                 k += 1;
             }
             while k < close && !self.toks[k].is(",") {
@@ -684,7 +705,9 @@ fn call_open(toks: &[Tok<'_>], k: usize, func: &str) -> Option<usize> {
         "(" => Some(k + 1),
         "<" => {
             let gt = template_close(toks, k + 1)?;
-            toks.get(gt + 1).is_some_and(|t| t.is("(")).then_some(gt + 1)
+            toks.get(gt + 1)
+                .is_some_and(|t| t.is("("))
+                .then_some(gt + 1)
         }
         _ => None,
     }
@@ -891,12 +914,19 @@ fn compute_constructs(toks: &[Tok<'_>]) -> Vec<Construct> {
                     continue;
                 };
                 // `do { ... } while (c);`: the tail of a `do`, not a loop of its own.
-                if t.is("while") && toks.get(close + 1).is_some_and(|x| x.is(";")) && i > 0 && toks[i - 1].is("}") {
+                if t.is("while")
+                    && toks.get(close + 1).is_some_and(|x| x.is(";"))
+                    && i > 0
+                    && toks[i - 1].is("}")
+                {
                     continue;
                 }
                 let body = close + 1..statement_end(toks, close + 1, 0);
                 let kind = match t.text {
-                    "if" => ConstructKind::If { cond: i + 2..close, negate: false },
+                    "if" => ConstructKind::If {
+                        cond: i + 2..close,
+                        negate: false,
+                    },
                     "switch" => ConstructKind::Switch,
                     _ => ConstructKind::Loop,
                 };
@@ -909,17 +939,30 @@ fn compute_constructs(toks: &[Tok<'_>]) -> Vec<Construct> {
                 if t.is("if") && toks.get(body.end).is_some_and(|x| x.is("else")) {
                     let else_body = body.end + 1..statement_end(toks, body.end + 1, 0);
                     out.push(Construct {
-                        kind: ConstructKind::If { cond: i + 2..close, negate: true },
+                        kind: ConstructKind::If {
+                            cond: i + 2..close,
+                            negate: true,
+                        },
                         line: toks[body.end].line,
                         body: else_body,
                         incr: None,
                     });
                 }
-                out.push(Construct { kind, line: t.line, body, incr });
+                out.push(Construct {
+                    kind,
+                    line: t.line,
+                    body,
+                    incr,
+                });
             }
             "do" => {
                 let body = i + 1..statement_end(toks, i + 1, 0);
-                out.push(Construct { kind: ConstructKind::Loop, line: t.line, body, incr: None });
+                out.push(Construct {
+                    kind: ConstructKind::Loop,
+                    line: t.line,
+                    body,
+                    incr: None,
+                });
             }
             _ => {}
         }
@@ -939,7 +982,9 @@ fn statement_end(toks: &[Tok<'_>], from: usize, depth: u32) -> usize {
     if first.is("{") {
         return matching(toks, from).map_or(n, |c| c + 1);
     }
-    if matches!(first.text, "if" | "for" | "while" | "switch") && toks.get(from + 1).is_some_and(|x| x.is("(")) {
+    if matches!(first.text, "if" | "for" | "while" | "switch")
+        && toks.get(from + 1).is_some_and(|x| x.is("("))
+    {
         let Some(close) = matching(toks, from + 1) else {
             return n;
         };
@@ -991,8 +1036,8 @@ fn split_at_semicolons(toks: &[Tok<'_>], from: usize, to: usize) -> Vec<Range<us
 
 /// The conversion functions of `argv` strings to integers.
 const ARGV_CONVERSIONS: &[&str] = &[
-    "atoi", "atol", "atoll", "strtol", "strtoul", "strtoll", "strtoull", "stoi", "stol", "stoll", "stoul",
-    "stoull",
+    "atoi", "atol", "atoll", "strtol", "strtoul", "strtoll", "strtoull", "stoi", "stol", "stoll",
+    "stoul", "stoull",
 ];
 
 /// One evaluation: the environment, the point of view, and what could not be folded.
@@ -1021,9 +1066,23 @@ enum Applies {
 }
 
 impl<'e, 'a, 'u> Cx<'e, 'a, 'u> {
-    fn new(env: &'e Env<'a>, at: usize, extra: &'e HashMap<String, i64>, trace: &'u mut Trace) -> Self {
+    fn new(
+        env: &'e Env<'a>,
+        at: usize,
+        extra: &'e HashMap<String, i64>,
+        trace: &'u mut Trace,
+    ) -> Self {
         let at_offset = env.toks.get(at).map_or(usize::MAX, |t| t.offset);
-        Cx { env, at_tok: at, at_offset, region: env.region_at(at), extra, locals: HashMap::new(), depth: 0, trace }
+        Cx {
+            env,
+            at_tok: at,
+            at_offset,
+            region: env.region_at(at),
+            extra,
+            locals: HashMap::new(),
+            depth: 0,
+            trace,
+        }
     }
 }
 
@@ -1125,13 +1184,21 @@ impl<'a> Cx<'_, 'a, '_> {
                         Some(v) if (v != 0) != *negate => {}
                         Some(_) => return Applies::No,
                         None => {
-                            let what = if *negate { "in the `else` of the condition" } else { "under the condition" };
+                            let what = if *negate {
+                                "in the `else` of the condition"
+                            } else {
+                                "under the condition"
+                            };
                             res = Applies::Maybe(format!("{what} at line {}", c.line));
                         }
                     }
                 }
-                ConstructKind::Loop => res = Applies::Maybe(format!("in the loop at line {}", c.line)),
-                ConstructKind::Switch => res = Applies::Maybe(format!("in the `switch` at line {}", c.line)),
+                ConstructKind::Loop => {
+                    res = Applies::Maybe(format!("in the loop at line {}", c.line))
+                }
+                ConstructKind::Switch => {
+                    res = Applies::Maybe(format!("in the `switch` at line {}", c.line))
+                }
             }
         }
         res
@@ -1141,9 +1208,16 @@ impl<'a> Cx<'_, 'a, '_> {
     /// cannot have run dropped and those that may not have run turned unknown.
     fn visible(&mut self, name: &str) -> Option<Vec<Assignment>> {
         let list = self.env.vars.get(name)?;
-        let before: Vec<Assignment> = list.iter().filter(|a| a.offset < self.at_offset).cloned().collect();
-        let local: Vec<Assignment> =
-            before.iter().filter(|a| a.region.is_some() && a.region == self.region).cloned().collect();
+        let before: Vec<Assignment> = list
+            .iter()
+            .filter(|a| a.offset < self.at_offset)
+            .cloned()
+            .collect();
+        let local: Vec<Assignment> = before
+            .iter()
+            .filter(|a| a.region.is_some() && a.region == self.region)
+            .cloned()
+            .collect();
         if !local.is_empty() {
             let mut res = Vec::new();
             for mut a in local {
@@ -1167,13 +1241,21 @@ impl<'a> Cx<'_, 'a, '_> {
                 return Some(res);
             }
         }
-        let global: Vec<Assignment> = before.iter().filter(|a| a.region.is_none()).cloned().collect();
+        let global: Vec<Assignment> = before
+            .iter()
+            .filter(|a| a.region.is_none())
+            .cloned()
+            .collect();
         if !global.is_empty() {
             return Some(global);
         }
         // Class-scope constants (`static constexpr int kBlock = 256;` in a struct), usable
         // only when there is exactly one definition.
-        let class_scope: Vec<Assignment> = list.iter().filter(|a| matches!(a.rhs, Rhs::Expr(_))).cloned().collect();
+        let class_scope: Vec<Assignment> = list
+            .iter()
+            .filter(|a| matches!(a.rhs, Rhs::Expr(_)))
+            .cloned()
+            .collect();
         if class_scope.len() == 1 && self.region.is_none_or(|r| class_scope[0].region != Some(r)) {
             return Some(class_scope);
         }
@@ -1181,7 +1263,11 @@ impl<'a> Cx<'_, 'a, '_> {
     }
 
     fn sub(&mut self, at_tok: usize) -> Cx<'_, 'a, '_> {
-        let at_offset = self.env.toks.get(at_tok).map_or(self.at_offset, |t| t.offset);
+        let at_offset = self
+            .env
+            .toks
+            .get(at_tok)
+            .map_or(self.at_offset, |t| t.offset);
         Cx {
             env: self.env,
             at_tok,
@@ -1224,7 +1310,10 @@ impl<'a> Cx<'_, 'a, '_> {
             }
             Rhs::Unknown(why) => {
                 if why != "assigned conditionally" {
-                    self.trace.reason(&format!("`{name}` is unknown: {why} (line {})", self.env.toks[at_tok.min(self.env.toks.len() - 1)].line));
+                    self.trace.reason(&format!(
+                        "`{name}` is unknown: {why} (line {})",
+                        self.env.toks[at_tok.min(self.env.toks.len() - 1)].line
+                    ));
                 }
                 None
             }
@@ -1235,7 +1324,9 @@ impl<'a> Cx<'_, 'a, '_> {
     fn dim3_var(&mut self, name: &str) -> Option<[Option<i64>; 3]> {
         let list = self.visible(name)?;
         // The last whole assignment, then member assignments after it.
-        let base_idx = list.iter().rposition(|a| !matches!(a.rhs, Rhs::Member(..)))?;
+        let base_idx = list
+            .iter()
+            .rposition(|a| !matches!(a.rhs, Rhs::Member(..)))?;
         let base = list[base_idx].clone();
         let at_tok = self.tok_index_of_offset(base.offset);
         let mut val = match base.rhs {
@@ -1310,7 +1401,9 @@ impl<'a> Cx<'_, 'a, '_> {
             }
         }
         if lines.is_empty() {
-            self.trace.reason(&format!("`{pname}` is a parameter of `{func}`, which is not called in the file"));
+            self.trace.reason(&format!(
+                "`{pname}` is a parameter of `{func}`, which is not called in the file"
+            ));
         }
         value
     }
@@ -1323,21 +1416,33 @@ impl<'a> Cx<'_, 'a, '_> {
         let toks = &self.env.toks;
         let mut value = None;
         for k in 0..toks.len().saturating_sub(1) {
-            let Some(open) = call_open(toks, k, func) else { continue };
+            let Some(open) = call_open(toks, k, func) else {
+                continue;
+            };
             if k == 0 || self.env.region_at(k).is_none() {
                 continue;
             }
             let prev = toks[k - 1];
-            if prev.is_ident() && !is_keyword(prev.text) || prev.is("*") || prev.is("&") || prev.is("::") {
+            if prev.is_ident() && !is_keyword(prev.text)
+                || prev.is("*")
+                || prev.is("&")
+                || prev.is("::")
+            {
                 continue;
             }
-            let Some(close) = matching(toks, open) else { continue };
-            let Some(r) = split_commas(toks, open + 1, close).get(index).cloned() else { continue };
+            let Some(close) = matching(toks, open) else {
+                continue;
+            };
+            let Some(r) = split_commas(toks, open + 1, close).get(index).cloned() else {
+                continue;
+            };
             let arg: Vec<Tok<'a>> = toks[r].to_vec();
             let mut sub = self.sub(k);
             let v = sub.eval_dim3_tokens(&arg)?;
             if value.is_some_and(|p| p != v) {
-                self.trace.reason(&format!("`{pname}` is a parameter of `{func}`, whose calls pass different values"));
+                self.trace.reason(&format!(
+                    "`{pname}` is a parameter of `{func}`, whose calls pass different values"
+                ));
                 return None;
             }
             value = Some(v);
@@ -1371,7 +1476,11 @@ impl<'a> Cx<'_, 'a, '_> {
             return None;
         }
         let q = a / b;
-        Some(if a % b != 0 && (a < 0) == (b < 0) { q + 1 } else { q })
+        Some(if a % b != 0 && (a < 0) == (b < 0) {
+            q + 1
+        } else {
+            q
+        })
     }
 
     fn ident_value(&mut self, name: &str) -> Option<i64> {
@@ -1440,19 +1549,29 @@ impl<'a> Cx<'_, 'a, '_> {
         while start > 0 && !matches!(toks[start - 1].text, ";" | "}" | "{") {
             start -= 1;
         }
-        let t = (start..region).find(|&k| toks[k].is("template") && toks.get(k + 1).is_some_and(|x| x.is("<")))?;
+        let t = (start..region)
+            .find(|&k| toks[k].is("template") && toks.get(k + 1).is_some_and(|x| x.is("<")))?;
         let close = template_close(toks, t + 1)?;
-        let index = split_commas(toks, t + 2, close).into_iter().position(|r| param_name(&toks[r]) == Some(name))?;
+        let index = split_commas(toks, t + 2, close)
+            .into_iter()
+            .position(|r| param_name(&toks[r]) == Some(name))?;
         let mut value = None;
         for k in 0..toks.len().saturating_sub(1) {
-            if !(toks[k].is(func) && toks[k + 1].is("<")) || self.env.region_at(k).is_none() || k == region {
+            if !(toks[k].is(func) && toks[k + 1].is("<"))
+                || self.env.region_at(k).is_none()
+                || k == region
+            {
                 continue;
             }
-            let Some(gt) = template_close(toks, k + 1) else { continue };
+            let Some(gt) = template_close(toks, k + 1) else {
+                continue;
+            };
             if !toks.get(gt + 1).is_some_and(|x| x.is("(")) {
                 continue;
             }
-            let Some(r) = split_commas(toks, k + 2, gt).get(index).cloned() else { continue };
+            let Some(r) = split_commas(toks, k + 2, gt).get(index).cloned() else {
+                continue;
+            };
             let arg: Vec<Tok<'a>> = toks[r].to_vec();
             let mut sub = self.sub(k);
             let v = sub.eval_tokens(&arg)?;
@@ -1472,7 +1591,12 @@ impl<'a> Cx<'_, 'a, '_> {
             .env
             .user
             .keys()
-            .filter_map(|k| k.strip_prefix("argv[")?.strip_suffix(']')?.parse::<i64>().ok())
+            .filter_map(|k| {
+                k.strip_prefix("argv[")?
+                    .strip_suffix(']')?
+                    .parse::<i64>()
+                    .ok()
+            })
             .max()?;
         let env = self.env;
         for k in env.user.keys().filter(|k| k.starts_with("argv[")) {
@@ -1486,10 +1610,12 @@ impl<'a> Cx<'_, 'a, '_> {
     /// function that launches): its value at the end of that function.
     fn global_set_elsewhere(&mut self, name: &str) -> Option<i64> {
         let toks = &self.env.toks;
-        let declared_globally = toks
-            .iter()
-            .enumerate()
-            .any(|(k, t)| t.is(name) && self.env.region_at(k).is_none() && k > 0 && (toks[k - 1].is_ident() || toks[k - 1].is(",")));
+        let declared_globally = toks.iter().enumerate().any(|(k, t)| {
+            t.is(name)
+                && self.env.region_at(k).is_none()
+                && k > 0
+                && (toks[k - 1].is_ident() || toks[k - 1].is(","))
+        });
         if !declared_globally || self.depth > MAX_DEPTH {
             return None;
         }
@@ -1499,7 +1625,10 @@ impl<'a> Cx<'_, 'a, '_> {
             return None;
         }
         let end = matching(toks, region)?;
-        let func = self.env.signature(region).map_or("another function", |(f, _)| f);
+        let func = self
+            .env
+            .signature(region)
+            .map_or("another function", |(f, _)| f);
         self.trace.reason(&format!("`{name}` is a global variable set in `{func}`: its value at the end of `{func}` is used"));
         let mut sub = self.sub(end);
         sub.int_var(name)
@@ -1509,7 +1638,9 @@ impl<'a> Cx<'_, 'a, '_> {
     /// constant of the same name then applies).
     fn visible_is_empty(&self, name: &str) -> bool {
         self.env.vars.get(name).is_none_or(|list| {
-            !list.iter().any(|a| a.offset < self.at_offset && (a.region.is_none() || a.region == self.region))
+            !list.iter().any(|a| {
+                a.offset < self.at_offset && (a.region.is_none() || a.region == self.region)
+            })
         })
     }
 
@@ -1522,7 +1653,11 @@ impl<'a> Cx<'_, 'a, '_> {
             let colon = ternary_colon(p.toks, p.pos)?;
             let (a, b) = (&p.toks[p.pos..colon], &p.toks[colon + 1..]);
             p.pos = p.toks.len();
-            return if c != 0 { self.eval_tokens(a) } else { self.eval_tokens(b) };
+            return if c != 0 {
+                self.eval_tokens(a)
+            } else {
+                self.eval_tokens(b)
+            };
         }
         Some(c)
     }
@@ -1666,7 +1801,9 @@ impl<'a> Cx<'_, 'a, '_> {
                     // A struct member (`prop.multiProcessorCount`): not followed.
                     let member = format!("{name}.{}", comp.unwrap_or(""));
                     self.note(&member);
-                    self.trace.reason(&format!("`{member}` is a struct member, which the folder does not follow"));
+                    self.trace.reason(&format!(
+                        "`{member}` is a struct member, which the folder does not follow"
+                    ));
                     return None;
                 }
             };
@@ -1811,7 +1948,11 @@ fn strip_float_cast<'t, 'a>(toks: &'t [Tok<'a>]) -> &'t [Tok<'a>] {
     if toks.len() > 3 && toks[0].is("(") && is_float(&toks[1]) && toks[2].is(")") {
         return &toks[3..];
     }
-    if toks.len() > 3 && is_float(&toks[0]) && toks[1].is("(") && toks.last().is_some_and(|t| t.is(")")) {
+    if toks.len() > 3
+        && is_float(&toks[0])
+        && toks[1].is("(")
+        && toks.last().is_some_and(|t| t.is(")"))
+    {
         return &toks[2..toks.len() - 1];
     }
     if toks.len() > 6

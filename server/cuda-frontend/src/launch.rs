@@ -134,7 +134,11 @@ impl LaunchSite {
             grid: self.grid,
             block: self.block,
             dynamic_smem: self.dynamic_smem,
-            args: self.args.iter().filter_map(|(n, v, _)| v.map(|v| (n.clone(), v))).collect(),
+            args: self
+                .args
+                .iter()
+                .filter_map(|(n, v, _)| v.map(|v| (n.clone(), v)))
+                .collect(),
         }
     }
     /// Why this site is not fully folded, in one sentence (empty when it is): the names
@@ -227,7 +231,13 @@ struct RawLaunch {
 /// Scans a `.cu` file's text. `user_args` are values given by the user (`--arg NAME=VALUE`);
 /// they override the source for variable and parameter names.
 pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
-    scan_source_with(src, &ScanInput { user_args, ..ScanInput::default() })
+    scan_source_with(
+        src,
+        &ScanInput {
+            user_args,
+            ..ScanInput::default()
+        },
+    )
 }
 
 /// Parses `NAME=VALUE` for `--arg` with the shared grammar ([`launch_spec::parse_arg_with`]);
@@ -238,7 +248,8 @@ pub fn parse_arg(s: &str) -> Result<(String, i64), String> {
     let env = Env::new(&lx, &[]);
     let mut eval = |expr: &str| -> Result<i64, String> {
         let mut t = Trace::default();
-        env.eval_text(expr, &mut t).ok_or_else(|| format!("`{expr}` is not an integer constant expression"))
+        env.eval_text(expr, &mut t)
+            .ok_or_else(|| format!("`{expr}` is not an integer constant expression"))
     };
     launch_spec::parse_arg_with(s, &mut eval)
 }
@@ -265,7 +276,10 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
     let cli_text = command_line_defines(input.defines, input.undefines);
     let cli = lex(&cli_text);
     let headers: Vec<Lexed<'_>> = input.headers.iter().map(|(_, t)| lex(t)).collect();
-    let header_defines: Vec<_> = headers.iter().flat_map(|h| h.defines.iter().cloned()).collect();
+    let header_defines: Vec<_> = headers
+        .iter()
+        .flat_map(|h| h.defines.iter().cloned())
+        .collect();
     let lexed = lex(src);
     let mut env = Env::new(&lexed, input.user_args);
     env.add_defines(header_defines.clone(), cli.defines.clone());
@@ -276,7 +290,10 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
         henv.add_defines(header_defines.clone(), cli.defines.clone());
         env.add_outer_consts(henv.namespace_consts());
         let (ks, _) = find_kernels(text, &henv);
-        header_kernels.extend(ks.into_iter().map(|k| KernelDecl { file: Some(path.display().to_string()), ..k.decl }));
+        header_kernels.extend(ks.into_iter().map(|k| KernelDecl {
+            file: Some(path.display().to_string()),
+            ..k.decl
+        }));
     }
     let toks = &env.toks;
     let user: HashMap<String, i64> = input.user_args.iter().cloned().collect();
@@ -333,7 +350,12 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
             .map(|k| &k.decl)
             .filter(|k| k.name == name)
             .max_by_key(|k| k.is_definition)
-            .or_else(|| header_kernels.iter().filter(|k| k.name == name).max_by_key(|k| k.is_definition))
+            .or_else(|| {
+                header_kernels
+                    .iter()
+                    .filter(|k| k.name == name)
+                    .max_by_key(|k| k.is_definition)
+            })
     };
 
     let mut sites = Vec::new();
@@ -348,11 +370,19 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
         let mut unresolved = Vec::new();
         let mut reasons = Vec::new();
         let mut cfg = Trace::default();
-        let grid = l.config.first().and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg));
-        let block = l.config.get(1).and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg));
+        let grid = l
+            .config
+            .first()
+            .and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg));
+        let block = l
+            .config
+            .get(1)
+            .and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg));
         let dynamic_smem = match l.config.get(2) {
             None => Some(0),
-            Some(r) => env.eval_range(r.clone(), at, &extra, &mut cfg).and_then(|v| u32::try_from(v).ok()),
+            Some(r) => env
+                .eval_range(r.clone(), at, &extra, &mut cfg)
+                .and_then(|v| u32::try_from(v).ok()),
         };
         for u in &cfg.used {
             used.used(u);
@@ -431,15 +461,22 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
         }
         // Only report configuration names that still matter; when nothing names the
         // cause (a call, a cast the folder does not know), report the argument text.
-        let cfg_missing = site.grid.is_none() || site.block.is_none() || site.dynamic_smem.is_none();
+        let cfg_missing =
+            site.grid.is_none() || site.block.is_none() || site.dynamic_smem.is_none();
         if cfg_missing && cfg.unresolved.is_empty() {
-            for (k, (label, missing)) in
-                [("grid", site.grid.is_none()), ("block", site.block.is_none()), ("smem", site.dynamic_smem.is_none())]
-                    .into_iter()
-                    .enumerate()
+            for (k, (label, missing)) in [
+                ("grid", site.grid.is_none()),
+                ("block", site.block.is_none()),
+                ("smem", site.dynamic_smem.is_none()),
+            ]
+            .into_iter()
+            .enumerate()
             {
                 if missing {
-                    let text = l.config.get(k).map_or(String::new(), |r| range_text(src, toks, r.clone()));
+                    let text = l
+                        .config
+                        .get(k)
+                        .map_or(String::new(), |r| range_text(src, toks, r.clone()));
                     unresolved.push(format!("{label} `{text}`"));
                 }
             }
@@ -755,7 +792,12 @@ fn parse_annotation(
         v.ok_or_else(|| format!("`{expr}` is not a constant"))
     };
     let (launch, errors) = launch_spec::parse_items(text, &mut eval);
-    Annotation { line, target, launch, errors }
+    Annotation {
+        line,
+        target,
+        launch,
+        errors,
+    }
 }
 
 #[cfg(test)]

@@ -254,7 +254,11 @@ fn directive<'a>(cur: &mut Cursor<'a>, out: &mut Lexed<'a>, guard: &mut Option<&
             d.guarded = guarded_name == Some(d.name);
         }
     } else if let Some(rest) = after_hash.strip_prefix("include") {
-        if let Some(name) = rest.trim_start().strip_prefix('"').and_then(|r| r.split('"').next()) {
+        if let Some(name) = rest
+            .trim_start()
+            .strip_prefix('"')
+            .and_then(|r| r.split('"').next())
+        {
             out.includes.push(name);
         }
     } else {
@@ -343,7 +347,10 @@ fn ifndef_name(after_hash: &str) -> Option<&str> {
         let rest = rest.trim_start();
         return ident(rest).map(|n| &rest[..n]);
     }
-    let rest = after_hash.strip_prefix("if")?.trim_start().strip_prefix('!')?;
+    let rest = after_hash
+        .strip_prefix("if")?
+        .trim_start()
+        .strip_prefix('!')?;
     let rest = rest.trim_start().strip_prefix("defined")?.trim_start();
     let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
     ident(rest).map(|n| &rest[..n])

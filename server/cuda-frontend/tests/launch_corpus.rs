@@ -75,8 +75,19 @@ fn scan(p: &Program) -> Vec<LaunchSite> {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let headers = cuda_frontend::files::local_headers(&text, &corpus_dir(), &[]);
     let user: Vec<(String, i64)> = p.args.iter().map(|(k, v)| (k.clone(), *v)).collect();
-    let scan = scan_source_with(&text, &ScanInput { user_args: &user, defines: &p.defines, headers: &headers, ..ScanInput::default() });
-    scan.launch_sites.into_iter().filter(|s| s.origin == SiteOrigin::Launch).collect()
+    let scan = scan_source_with(
+        &text,
+        &ScanInput {
+            user_args: &user,
+            defines: &p.defines,
+            headers: &headers,
+            ..ScanInput::default()
+        },
+    );
+    scan.launch_sites
+        .into_iter()
+        .filter(|s| s.origin == SiteOrigin::Launch)
+        .collect()
 }
 
 /// How one launch compares with its expectation.
@@ -93,15 +104,24 @@ fn judge(site: &LaunchSite, want: &Expected) -> Outcome {
     if let Some(t) = &want.template_args
         && *t != site.template_args
     {
-        return Outcome::Wrong(format!("template arguments {:?}, expected {t:?}", site.template_args));
+        return Outcome::Wrong(format!(
+            "template arguments {:?}, expected {t:?}",
+            site.template_args
+        ));
     }
     if let Some(name) = &want.unresolved {
         if site.grid.is_some() && site.block.is_some() && site.dynamic_smem.is_some() {
-            return Outcome::Wrong(format!("folded to grid {:?} block {:?}, but it depends on `{name}`", site.grid, site.block));
+            return Outcome::Wrong(format!(
+                "folded to grid {:?} block {:?}, but it depends on `{name}`",
+                site.grid, site.block
+            ));
         }
         let why = format!("{} {}", site.unresolved.join(" "), site.reasons.join(" "));
         if !why.contains(name.as_str()) {
-            return Outcome::Wrong(format!("unresolved, but the reason does not name `{name}`: {}", site.unresolved_sentence()));
+            return Outcome::Wrong(format!(
+                "unresolved, but the reason does not name `{name}`: {}",
+                site.unresolved_sentence()
+            ));
         }
         return Outcome::Missed(site.unresolved_sentence());
     }
@@ -120,14 +140,29 @@ fn judge(site: &LaunchSite, want: &Expected) -> Outcome {
     let expect_dims = |d: Option<[u32; 3]>| format!("{:?}", d.unwrap_or([0, 0, 0]));
     let mut checks = vec![
         ("grid".to_string(), fmt(site.grid), expect_dims(want.grid)),
-        ("block".to_string(), fmt(site.block), expect_dims(want.block)),
-        ("smem".to_string(), site.dynamic_smem.map(|v| v.to_string()), want.smem.to_string()),
+        (
+            "block".to_string(),
+            fmt(site.block),
+            expect_dims(want.block),
+        ),
+        (
+            "smem".to_string(),
+            site.dynamic_smem.map(|v| v.to_string()),
+            want.smem.to_string(),
+        ),
     ];
     for (name, v) in &want.args {
         if !site.args.iter().any(|(p, _, _)| p == name) {
-            return Outcome::Wrong(format!("no argument for parameter `{name}`: {:?}", site.args));
+            return Outcome::Wrong(format!(
+                "no argument for parameter `{name}`: {:?}",
+                site.args
+            ));
         }
-        checks.push((format!("argument `{name}`"), site.arg(name).map(|x| x.to_string()), v.to_string()));
+        checks.push((
+            format!("argument `{name}`"),
+            site.arg(name).map(|x| x.to_string()),
+            v.to_string(),
+        ));
     }
     for (what, got, w) in checks {
         if let Some(wrong) = check(&what, got, w) {
@@ -137,7 +172,11 @@ fn judge(site: &LaunchSite, want: &Expected) -> Outcome {
     if missing.is_empty() {
         Outcome::Resolved
     } else {
-        Outcome::Missed(format!("{} unknown; {}", missing.join(", "), site.unresolved_sentence()))
+        Outcome::Missed(format!(
+            "{} unknown; {}",
+            missing.join(", "),
+            site.unresolved_sentence()
+        ))
     }
 }
 
@@ -145,7 +184,11 @@ fn judge(site: &LaunchSite, want: &Expected) -> Outcome {
 #[allow(clippy::print_stdout)]
 fn the_corpus_resolves_at_least_ninety_percent_and_nothing_wrong() {
     let m = manifest();
-    assert!(m.program.len() >= 25, "the corpus has {} programs; at least 25 are wanted", m.program.len());
+    assert!(
+        m.program.len() >= 25,
+        "the corpus has {} programs; at least 25 are wanted",
+        m.program.len()
+    );
     let (mut total, mut resolved) = (0usize, 0usize);
     let mut wrong = Vec::new();
     let mut misses = Vec::new();
@@ -154,7 +197,11 @@ fn the_corpus_resolves_at_least_ninety_percent_and_nothing_wrong() {
         let sites = scan(p);
         let found: Vec<&str> = sites.iter().map(|s| s.kernel.as_str()).collect();
         let listed: Vec<&str> = p.launch.iter().map(|l| l.kernel.as_str()).collect();
-        assert_eq!(found, listed, "{}: the launches in the file and in the manifest differ", p.file);
+        assert_eq!(
+            found, listed,
+            "{}: the launches in the file and in the manifest differ",
+            p.file
+        );
         for (site, want) in sites.iter().zip(&p.launch) {
             total += 1;
             let tally = styles.entry(p.style.as_str()).or_default();
@@ -164,7 +211,10 @@ fn the_corpus_resolves_at_least_ninety_percent_and_nothing_wrong() {
                 Outcome::Resolved => {
                     resolved += 1;
                     tally.1 += 1;
-                    println!("ok    {place}: grid {:?} block {:?} smem {:?}", site.grid, site.block, site.dynamic_smem);
+                    println!(
+                        "ok    {place}: grid {:?} block {:?} smem {:?}",
+                        site.grid, site.block, site.dynamic_smem
+                    );
                 }
                 Outcome::Missed(why) => {
                     println!("miss  {place}: {why}");
@@ -178,7 +228,11 @@ fn the_corpus_resolves_at_least_ninety_percent_and_nothing_wrong() {
         }
     }
     let share = resolved as f64 / total as f64;
-    println!("\nresolved {resolved} of {total} launches ({:.1} %) in {} programs", 100.0 * share, m.program.len());
+    println!(
+        "\nresolved {resolved} of {total} launches ({:.1} %) in {} programs",
+        100.0 * share,
+        m.program.len()
+    );
     for (style, (n, ok)) in &styles {
         println!("  {style:<14} {ok}/{n}");
     }
@@ -186,12 +240,20 @@ fn the_corpus_resolves_at_least_ninety_percent_and_nothing_wrong() {
         println!("  miss: {miss}");
     }
     assert!(wrong.is_empty(), "wrong launches:\n{}", wrong.join("\n"));
-    assert!(share >= TARGET_SHARE, "resolved {:.1} % < {:.0} %; misses:\n{}", 100.0 * share, 100.0 * TARGET_SHARE, misses.join("\n"));
+    assert!(
+        share >= TARGET_SHARE,
+        "resolved {:.1} % < {:.0} %; misses:\n{}",
+        100.0 * share,
+        100.0 * TARGET_SHARE,
+        misses.join("\n")
+    );
 }
 
 #[test]
 fn every_program_compiles_with_nvcc_and_the_front_end_folds_the_same() {
-    let Some(root) = common::cuda_root("launch corpus") else { return };
+    let Some(root) = common::cuda_root("launch corpus") else {
+        return;
+    };
     let cache = common::scratch("launch-corpus-cache");
     let m = manifest();
     for p in &m.program {
@@ -211,7 +273,11 @@ fn every_program_compiles_with_nvcc_and_the_front_end_folds_the_same() {
             .filter(|d| d.severity == cuda_frontend::Severity::Error)
             .map(|d| format!("{:?}:{:?}: {}", d.file, d.line, d.message))
             .collect();
-        assert!(errors.is_empty() && !prepared.ptx.is_empty(), "{}: {errors:#?}", p.file);
+        assert!(
+            errors.is_empty() && !prepared.ptx.is_empty(),
+            "{}: {errors:#?}",
+            p.file
+        );
         for want in &p.launch {
             assert!(
                 prepared.kernels.iter().any(|k| k.base_name == want.kernel),
@@ -220,8 +286,16 @@ fn every_program_compiles_with_nvcc_and_the_front_end_folds_the_same() {
                 want.kernel
             );
         }
-        let through_prepare: Vec<LaunchSite> =
-            prepared.launch_sites.into_iter().filter(|s| s.origin == SiteOrigin::Launch).collect();
-        assert_eq!(through_prepare, scan(p), "{}: prepare() folds differently", p.file);
+        let through_prepare: Vec<LaunchSite> = prepared
+            .launch_sites
+            .into_iter()
+            .filter(|s| s.origin == SiteOrigin::Launch)
+            .collect();
+        assert_eq!(
+            through_prepare,
+            scan(p),
+            "{}: prepare() folds differently",
+            p.file
+        );
     }
 }

@@ -44,7 +44,10 @@ pub struct PartialLaunch {
 
 impl PartialLaunch {
     pub fn is_empty(&self) -> bool {
-        self.grid.is_none() && self.block.is_none() && self.dynamic_smem.is_none() && self.args.is_empty()
+        self.grid.is_none()
+            && self.block.is_none()
+            && self.dynamic_smem.is_none()
+            && self.args.is_empty()
     }
 }
 
@@ -68,7 +71,9 @@ pub fn parse_dims_with(s: &str, eval: &mut Eval<'_>) -> Result<[u32; 3], String>
     } else {
         let by_x: Vec<&str> = s.split(['x', 'X']).collect();
         let plain = by_x.len() > 1
-            && by_x.iter().all(|p| !p.trim().is_empty() && p.trim().bytes().all(|b| b.is_ascii_digit()))
+            && by_x
+                .iter()
+                .all(|p| !p.trim().is_empty() && p.trim().bytes().all(|b| b.is_ascii_digit()))
             && by_x[0].trim() != "0";
         if plain { by_x } else { vec![s] }
     };
@@ -87,7 +92,10 @@ pub fn parse_dims_with(s: &str, eval: &mut Eval<'_>) -> Result<[u32; 3], String>
 /// a positive 32-bit integer; missing ones are 1.
 pub fn dims_from_parts(parts: &[i64]) -> Result<[u32; 3], String> {
     if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("expected one to three dimensions, got {}", parts.len()));
+        return Err(format!(
+            "expected one to three dimensions, got {}",
+            parts.len()
+        ));
     }
     let mut d = [1u32; 3];
     for (i, v) in parts.iter().enumerate() {
@@ -107,7 +115,10 @@ pub fn valid_arg_name(name: &str) -> bool {
             && !s.starts_with(|c: char| c.is_ascii_digit())
     };
     if let Some((base, rest)) = name.split_once('[') {
-        return ident(base) && rest.strip_suffix(']').is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
+        return ident(base)
+            && rest
+                .strip_suffix(']')
+                .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
     }
     // A bare index (`--arg 0=5`, the PTX parameter position) is accepted too.
     ident(name) || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
@@ -125,7 +136,9 @@ pub fn parse_arg_with(s: &str, eval: &mut Eval<'_>) -> Result<(String, i64), Str
     };
     let name = name.trim();
     if !valid_arg_name(name) {
-        return Err(format!("`{s}`: `{name}` is not a name (an identifier, or argv[K])"));
+        return Err(format!(
+            "`{s}`: `{name}` is not a name (an identifier, or argv[K])"
+        ));
     }
     let v = eval(value.trim()).map_err(|e| format!("`{s}`: {e}"))?;
     Ok((name.to_string(), v))
@@ -170,9 +183,12 @@ pub fn parse_items(text: &str, eval: &mut Eval<'_>) -> (PartialLaunch, Vec<Strin
                 Ok(d) => launch.block = Some(d),
                 Err(e) => errors.push(format!("{key} {e}")),
             },
-            Key::Smem => match eval(value).map_err(|e| format!("`{value}`: {e}")).and_then(|v| {
-                u32::try_from(v).map_err(|_| format!("`{value}` is not a byte count (0 to 4294967295)"))
-            }) {
+            Key::Smem => match eval(value)
+                .map_err(|e| format!("`{value}`: {e}"))
+                .and_then(|v| {
+                    u32::try_from(v)
+                        .map_err(|_| format!("`{value}` is not a byte count (0 to 4294967295)"))
+                }) {
                 Ok(v) => launch.dynamic_smem = Some(v),
                 Err(e) => errors.push(format!("{key} {e}")),
             },
@@ -207,7 +223,10 @@ pub fn eval_const(s: &str) -> Result<i64, String> {
     if toks.is_empty() {
         return Err("expected an integer, got nothing".to_string());
     }
-    let mut p = Parser { toks: &toks, pos: 0 };
+    let mut p = Parser {
+        toks: &toks,
+        pos: 0,
+    };
     let v = p.ternary(0)?;
     if p.pos != toks.len() {
         return Err(format!("`{s}` is not an integer constant expression"));
@@ -223,8 +242,8 @@ enum T<'s> {
 }
 
 const OPS: &[&str] = &[
-    "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!", "<", ">", "(",
-    ")", "?", ":",
+    "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "&", "|", "^", "~",
+    "!", "<", ">", "(", ")", "?", ":",
 ];
 
 fn tokenize(s: &str) -> Result<Vec<T<'_>>, String> {
@@ -235,7 +254,8 @@ fn tokenize(s: &str) -> Result<Vec<T<'_>>, String> {
         let c = b[i];
         if c.is_ascii_whitespace() {
             i += 1;
-        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
             let start = i;
             while i < b.len() {
                 let d = b[i];
@@ -250,7 +270,9 @@ fn tokenize(s: &str) -> Result<Vec<T<'_>>, String> {
                 }
             }
             let lit = &s[start..i];
-            out.push(T::Num(parse_int(lit).ok_or_else(|| format!("`{lit}` is not an integer"))?));
+            out.push(T::Num(
+                parse_int(lit).ok_or_else(|| format!("`{lit}` is not an integer"))?,
+            ));
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
@@ -260,7 +282,10 @@ fn tokenize(s: &str) -> Result<Vec<T<'_>>, String> {
         } else {
             let rest = &s[i..];
             let Some(op) = OPS.iter().find(|o| rest.starts_with(**o)) else {
-                return Err(format!("unexpected `{}` in `{s}`", rest.chars().next().unwrap_or(' ')));
+                return Err(format!(
+                    "unexpected `{}` in `{s}`",
+                    rest.chars().next().unwrap_or(' ')
+                ));
             };
             out.push(T::Op(op));
             i += op.len();
@@ -282,9 +307,17 @@ pub fn parse_int(text: &str) -> Option<i64> {
         let d = lower.trim_end_matches(['u', 'l', 'z']);
         if d.contains(['.', 'e']) {
             let f: f64 = d.trim_end_matches('f').parse().ok()?;
-            return if f.fract() == 0.0 && f.abs() < 9.0e18 { Some(f as i64) } else { None };
+            return if f.fract() == 0.0 && f.abs() < 9.0e18 {
+                Some(f as i64)
+            } else {
+                None
+            };
         }
-        if d.len() > 1 && d.starts_with('0') { (&d[1..], 8) } else { (d, 10) }
+        if d.len() > 1 && d.starts_with('0') {
+            (&d[1..], 8)
+        } else {
+            (d, 10)
+        }
     };
     if digits.is_empty() {
         return None;
@@ -345,7 +378,8 @@ impl Parser<'_, '_> {
             let op = op.to_string();
             self.pos += 1;
             let rhs = self.binary(prec + 1, depth)?;
-            lhs = binary_op(&op, lhs, rhs).ok_or_else(|| format!("{lhs} {op} {rhs} overflows or divides by zero"))?;
+            lhs = binary_op(&op, lhs, rhs)
+                .ok_or_else(|| format!("{lhs} {op} {rhs} overflows or divides by zero"))?;
         }
         Ok(lhs)
     }
@@ -354,12 +388,21 @@ impl Parser<'_, '_> {
         if depth > 64 {
             return Err("expression nested too deeply".to_string());
         }
-        let t = self.toks.get(self.pos).cloned().ok_or_else(|| "expression ends early".to_string())?;
+        let t = self
+            .toks
+            .get(self.pos)
+            .cloned()
+            .ok_or_else(|| "expression ends early".to_string())?;
         self.pos += 1;
         match t {
             T::Num(v) => Ok(v),
-            T::Name(n) => Err(format!("`{n}` is not a number (names are known only in a `.cu` annotation)")),
-            T::Op("-") => self.unary(depth + 1)?.checked_neg().ok_or_else(|| "overflow".to_string()),
+            T::Name(n) => Err(format!(
+                "`{n}` is not a number (names are known only in a `.cu` annotation)"
+            )),
+            T::Op("-") => self
+                .unary(depth + 1)?
+                .checked_neg()
+                .ok_or_else(|| "overflow".to_string()),
             T::Op("+") => self.unary(depth + 1),
             T::Op("!") => Ok(i64::from(self.unary(depth + 1)? == 0)),
             T::Op("~") => Ok(!self.unary(depth + 1)?),
@@ -419,7 +462,17 @@ mod tests {
         ] {
             assert_eq!(parse_dims(s), Ok(d), "{s}");
         }
-        for bad in ["", "0", "16x0", "1,2,3,4", "abc", "-4", "4294967296", "16x", "x16"] {
+        for bad in [
+            "",
+            "0",
+            "16x0",
+            "1,2,3,4",
+            "abc",
+            "-4",
+            "4294967296",
+            "16x",
+            "x16",
+        ] {
             assert!(parse_dims(bad).is_err(), "{bad}");
         }
         assert_eq!(dims_from_parts(&[16, 16]), Ok([16, 16, 1]));
@@ -447,7 +500,10 @@ mod tests {
 
     #[test]
     fn annotation_items() {
-        let (l, errors) = parse_items("grid=64x64 block=16,16 smem=1024 N=1<<10 m=0x10", &mut eval_const);
+        let (l, errors) = parse_items(
+            "grid=64x64 block=16,16 smem=1024 N=1<<10 m=0x10",
+            &mut eval_const,
+        );
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
             l,
