@@ -11,7 +11,8 @@
 //! The grammar:
 //! - **dimensions**: `X`, `X,Y`, `X,Y,Z` (each part a value), or `XxY`, `XxYxZ` (parts
 //!   that are plain integers, `x` or `X`); missing dimensions are 1; every dimension is a
-//!   positive 32-bit integer. A lone `0x..` is a hexadecimal number, not a dimension list.
+//!   positive 32-bit integer. `0x40` is 0 by 40 (an error); hexadecimal is written in
+//!   parentheses, `(0x40)`.
 //! - **values**: C++ integer constant expressions: literals (decimal, `0x`, `0b`, octal,
 //!   `'` or `_` separators, `u`/`l` suffixes, integral floating literals such as `1e6`),
 //!   `+ - * / % << >> & | ^ ~ !`, comparisons, `? :` and parentheses. Names are known only
@@ -70,11 +71,13 @@ pub fn parse_dims_with(s: &str, eval: &mut Eval<'_>) -> Result<[u32; 3], String>
         s.split(',').collect()
     } else {
         let by_x: Vec<&str> = s.split(['x', 'X']).collect();
+        // `16x16` and also `0x40`: between plain integers an `x` separates dimensions
+        // (so `0x40` is 0 by 40, an error, as it always was for `--grid`); hexadecimal
+        // is written in parentheses, `(0x40)`.
         let plain = by_x.len() > 1
             && by_x
                 .iter()
-                .all(|p| !p.trim().is_empty() && p.trim().bytes().all(|b| b.is_ascii_digit()))
-            && by_x[0].trim() != "0";
+                .all(|p| !p.trim().is_empty() && p.trim().bytes().all(|b| b.is_ascii_digit()));
         if plain { by_x } else { vec![s] }
     };
     if parts.len() > 3 {
@@ -456,7 +459,8 @@ mod tests {
             ("16,16", [16, 16, 1]),
             ("16, 16, 2", [16, 16, 2]),
             ("1<<10", [1024, 1, 1]),
-            ("0x40", [64, 1, 1]),
+            ("(0x40)", [64, 1, 1]),
+            ("0x40,2", [64, 2, 1]),
             ("(1024+15)/16,4", [64, 4, 1]),
             ("16*16", [256, 1, 1]),
         ] {
