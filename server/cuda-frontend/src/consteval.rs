@@ -305,8 +305,12 @@ impl<'a> Env<'a> {
                 self.defines.insert(d.name, d);
             }
         }
+        // A later `-D` of the same name replaces an earlier one, as on the compiler's
+        // command line.
+        let mut from_cli: Vec<&str> = Vec::new();
         for d in from_command_line {
-            if self.defines.get(d.name).is_none_or(|x| x.guarded) {
+            if from_cli.contains(&d.name) || self.defines.get(d.name).is_none_or(|x| x.guarded) {
+                from_cli.push(d.name);
                 self.defines.insert(d.name, d);
             }
         }
