@@ -3,18 +3,26 @@
 //! Launch configurations are usually written with named constants, not literals:
 //! `#define N (1<<20)`, `constexpr int kBlock = 256;`, `dim3 grid((n + b - 1) / b);`,
 //! `const int n = 1 << 21;` in `main` passed on to a `launch(int n)` helper. This module
-//! builds an environment of every such definition in a file (macros, `const`/`constexpr`
-//! and plain variables with their assignments in source order, enumerators, `dim3`
-//! variables with their components) and folds expressions against it.
+//! builds an environment of every such definition in a file (macros, also those of the
+//! build's `-D` and of the included local headers; `const`/`constexpr` and plain variables
+//! with their assignments in source order; enumerators; `dim3` variables with their
+//! components; helper functions whose body is one `return expr;`) and folds expressions
+//! against it.
 //!
-//! The model is deliberately simple and flow-insensitive within a function body: the value
-//! of a variable at a point is its last assignment before that point in the same function
-//! (or at namespace scope); an assignment the folder cannot evaluate (`n = atoi(argv[1])`,
-//! `n *= 2`, `scanf("%d", &n)`) makes the variable unknown from there on, so a stale
-//! constant is never used. A host function's parameter is resolved through the call sites
-//! of that function in the same file when they all pass the same constant. Values the user
-//! supplies (`--arg NAME=VALUE`) win over everything. Anything unresolved is reported by
-//! name so the caller can ask the user for it.
+//! The model is straight-line code, made aware of control flow only where it matters: the
+//! value of a variable at a point is its last assignment before that point in the same
+//! function (or at namespace scope) that surely ran. Compound assignments and `++` fold on
+//! the value before them. An assignment under an `if` counts when the condition folds to
+//! true and is skipped when it folds to false; under a condition that does not fold, in a
+//! `switch`, or in a loop the point is not in, it makes the variable unknown, with the
+//! reason. A point inside a loop sees the loop's first iteration (the `for` increment has
+//! not run). An assignment the folder cannot evaluate (`scanf("%d", &n)`) makes the
+//! variable unknown from there on, so a stale constant is never used. A host function's
+//! parameters (integers, `dim3`, template parameters) resolve through the calls of that
+//! function in the same file when they all pass the same constant. Values the user
+//! supplies (`--arg NAME=VALUE`, also `argv[K]` for `atoi(argv[K])`) win over everything.
+//! Anything unresolved is reported by name, with a reason where one is known
+//! ([`Trace`]), so the caller can ask the user for it.
 
 use std::collections::HashMap;
 use std::ops::Range;

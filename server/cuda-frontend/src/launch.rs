@@ -4,14 +4,17 @@
 //! and often a trip count (`n`). In a `.cu` file these are in the host code:
 //! `saxpy<<<(n + 255) / 256, 256>>>(n, a, x, y)`. This module finds every launch with the
 //! light tokenizer in [`crate::lex`], folds its configuration and arguments with
-//! [`crate::consteval`], and maps each call argument to the kernel's parameter name (from
-//! the `__global__` declaration in the same file) so that a symbolic trip count such as the
-//! kernel's `n` resolves to a number. A kernel launched from several places gets one
-//! [`LaunchSite`] per launch, each with its line.
+//! [`crate::consteval`] (with the build's defines and the included local headers,
+//! [`ScanInput`]), and maps each call argument to the kernel's parameter name (from the
+//! `__global__` declaration in the file or in a local header) so that a symbolic trip
+//! count such as the kernel's `n` resolves to a number. A kernel launched from several
+//! places gets one [`LaunchSite`] per launch, each with its line; what stops a fold is
+//! named in the site ([`LaunchSite::unresolved_sentence`]).
 //!
 //! Annotation rule (docs/cuda.md): a comment `// warpsight: grid=4096 block=256 smem=0
 //! n=1048576` (or the same inside `/* */`) attaches to the first kernel definition
-//! (`__global__`) or launch (`<<<`) that starts after the comment. On a launch it overrides
+//! (`__global__`) or launch (`<<<`) that starts after the comment; its items are those of
+//! the one launch grammar ([`launch_spec`]). On a launch it overrides
 //! what the source gives; on a kernel definition it yields its own [`LaunchSite`] (origin
 //! [`SiteOrigin::Annotation`]) and fills the gaps of that kernel's launches.
 
