@@ -3,9 +3,9 @@
 //! `// warpsight:` annotation, then a launch site found in the CUDA source, then defaults.
 //!
 //! Annotation syntax (one line comment, in a `.cu` or `.ptx` file, before the kernel it
-//! describes): `// warpsight: grid=4096 block=256 smem=0 n=1048576`. `grid` and `block`
-//! take `X`, `XxY`, `XxYxZ` or `X,Y,Z`; `smem` is dynamic shared memory in bytes; every
-//! other `name=value` is a kernel argument value.
+//! describes): `// warpsight: grid=4096 block=256 smem=0 n=1048576`. The grammar and the
+//! type ([`PartialLaunch`]) are those of the `launch-spec` crate, shared with the CLI
+//! flags, the editor settings and the CUDA front end (docs/cuda.md § Stating a launch).
 
 use std::collections::BTreeMap;
 
@@ -17,20 +17,7 @@ use kernel_profile::{LaunchConfig, LaunchSource};
 pub const DEFAULT_BLOCK: [u32; 3] = [256, 1, 1];
 pub const DEFAULT_GRID: [u32; 3] = [1024, 1, 1];
 
-/// A partially known launch: what one source says.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PartialLaunch {
-    pub grid: Option<[u32; 3]>,
-    pub block: Option<[u32; 3]>,
-    pub dynamic_smem: Option<u32>,
-    pub args: BTreeMap<String, i64>,
-}
-
-impl PartialLaunch {
-    pub fn is_empty(&self) -> bool {
-        self.grid.is_none() && self.block.is_none() && self.dynamic_smem.is_none() && self.args.is_empty()
-    }
-}
+pub use launch_spec::{PartialLaunch, dims_from_parts, eval_const, parse_arg, parse_dims, parse_items};
 
 /// An annotation comment found in a text, with the byte offset of its line.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,31 +28,8 @@ pub struct Annotation {
     pub errors: Vec<String>,
 }
 
-/// Parses `X`, `XxY`, `XxYxZ`, `X,Y,Z` into three dimensions (missing ones are 1).
-pub fn parse_dims(s: &str) -> Option<[u32; 3]> {
-    let mut d = [1u32; 3];
-    let parts: Vec<&str> = s.split(['x', 'X', ',', '*']).collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return None;
-    }
-    for (i, p) in parts.iter().enumerate() {
-        d[i] = p.trim().parse::<u32>().ok().filter(|v| *v > 0)?;
-    }
-    Some(d)
-}
-
-fn parse_int(s: &str) -> Option<i64> {
-    let s = s.trim().replace('_', "");
-    if let Some(hex) = s.strip_prefix("0x") {
-        return i64::from_str_radix(hex, 16).ok();
-    }
-    if let Some((base, exp)) = s.split_once("<<") {
-        return base.trim().parse::<i64>().ok()?.checked_shl(exp.trim().parse().ok()?);
-    }
-    s.parse().ok()
-}
-
-/// Every `// warpsight:` annotation of a text.
+/// Every `// warpsight:` annotation of a text (the grammar of [`launch_spec`]; in PTX
+/// there are no names to fold, so values are integer constant expressions).
 pub fn annotations(text: &str) -> Vec<Annotation> {
     let mut res = Vec::new();
     let mut offset = 0;
@@ -77,35 +41,8 @@ pub fn annotations(text: &str) -> Vec<Annotation> {
         if !before.ends_with("//") && !before.ends_with("/*") && !before.ends_with('*') {
             continue;
         }
-        let body = line[pos + "warpsight:".len()..].trim().trim_end_matches("*/");
-        let mut launch = PartialLaunch::default();
-        let mut errors = Vec::new();
-        for item in body.split_whitespace() {
-            let Some((k, v)) = item.split_once('=') else {
-                errors.push(format!("`{item}` is not NAME=VALUE"));
-                continue;
-            };
-            match k {
-                "grid" => match parse_dims(v) {
-                    Some(d) => launch.grid = Some(d),
-                    None => errors.push(format!("grid `{v}`: expected X, XxY or XxYxZ")),
-                },
-                "block" => match parse_dims(v) {
-                    Some(d) => launch.block = Some(d),
-                    None => errors.push(format!("block `{v}`: expected X, XxY or XxYxZ")),
-                },
-                "smem" | "dynamic_smem" => match parse_int(v).and_then(|n| u32::try_from(n).ok()) {
-                    Some(n) => launch.dynamic_smem = Some(n),
-                    None => errors.push(format!("smem `{v}`: expected bytes")),
-                },
-                _ => match parse_int(v) {
-                    Some(n) => {
-                        launch.args.insert(k.to_string(), n);
-                    }
-                    None => errors.push(format!("argument `{k}={v}`: expected an integer")),
-                },
-            }
-        }
+        let Some(body) = launch_spec::annotation_body(&line[pos..]) else { continue };
+        let (launch, errors) = parse_items(body, &mut eval_const);
         res.push(Annotation { offset: start, launch, errors });
     }
     res

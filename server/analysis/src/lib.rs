@@ -109,6 +109,9 @@ pub struct KernelContext {
     pub resources: Option<Resources>,
     /// Where the kernel is defined in the CUDA source: (file as in `.file`, 1-based line).
     pub source: Option<(String, u32)>,
+    /// Why the kernel's launch site could not be folded, when it could not (a sentence
+    /// naming what stopped it: "the launch at line 42 was not folded: `TW` unknown").
+    pub call_site_note: Option<String>,
 }
 
 /// Extra knowledge about the module from outside the PTX text.
@@ -116,6 +119,9 @@ pub struct KernelContext {
 pub struct Context {
     /// Keyed by the `.entry` name.
     pub kernels: HashMap<String, KernelContext>,
+    /// The user's argument names (`--arg`) that the CUDA front end used to fold launch
+    /// sites: they are not "ignored" even when no kernel has such a parameter.
+    pub used_args: std::collections::BTreeSet<String>,
 }
 
 /// One kernel analysed for one GPU.
@@ -383,7 +389,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
             let ptx_annotation = annotations.of(func.span.start);
             let cx = context.kernels.get(&func.name).cloned().unwrap_or_default();
             let Some(memo) = memo.as_deref_mut() else {
-                return analyze_kernel(&module, func, ptx_annotation, &cx, settings, &gpus);
+                return analyze_kernel(&module, func, ptx_annotation, &cx, &context.used_args, settings, &gpus);
             };
             let body = text.get(func.span.start as usize..func.span.end as usize).unwrap_or("");
             let callees: Vec<&str> = func
@@ -393,7 +399,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
                 .map(|f| text.get(f.span.start as usize..f.span.end as usize).unwrap_or(""))
                 .collect();
             let callees = callees.join("\n");
-            let cx_key = format!("{cx:?}");
+            let cx_key = format!("{cx:?}|{:?}", context.used_args);
             let ann_key = format!("{:?}", ptx_annotation.map(|a| &a.launch));
             let key = hash_of(&[body, &outside, &callees, &settings_key, &cx_key, &ann_key]);
             if let Some(e) = memo.entries.get_mut(&key) {
@@ -403,7 +409,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
                 return k;
             }
             memo.kernel_runs += 1;
-            let k = analyze_kernel(&module, func, ptx_annotation, &cx, settings, &gpus);
+            let k = analyze_kernel(&module, func, ptx_annotation, &cx, &context.used_args, settings, &gpus);
             memo.entries.insert(key, MemoEntry { kernel: k.clone(), start: func.span.start, line: func.ptx_line, used: generation });
             k
         })
@@ -496,7 +502,7 @@ impl KernelStream {
         let func = &self.module.functions[index];
         let ptx_annotation = self.annotations.of(func.span.start);
         let cx = self.context.kernels.get(&func.name).cloned().unwrap_or_default();
-        let kernel = analyze_kernel(&self.module, func, ptx_annotation, &cx, &self.settings, &self.gpus);
+        let kernel = analyze_kernel(&self.module, func, ptx_annotation, &cx, &self.context.used_args, &self.settings, &self.gpus);
         if let Some(stub) = stub {
             self.module.functions[index] = stub;
         }
@@ -516,15 +522,25 @@ fn analyze_kernel(
     func: &ptx_ir::Function,
     ptx_annotation: Option<&launch::Annotation>,
     cx: &KernelContext,
+    used_args: &std::collections::BTreeSet<String>,
     settings: &Settings,
     gpus: &[gpu_spec::Gpu],
 ) -> KernelAnalysis {
     let empty = PartialLaunch::default();
     let annotation = cx.annotation.as_ref().or(ptx_annotation.map(|a| &a.launch)).unwrap_or(&empty);
     let call_site = cx.call_site.as_ref().unwrap_or(&empty);
+    // A user value the front end used for a host variable (`--arg Width=1024` feeding
+    // `dim3 grid(Width / 16)`) is not a kernel argument: leave it out here, so it is not
+    // reported as matching no parameter; one that is also a parameter name stays.
+    let is_param = |k: &str| {
+        cx.param_names.iter().any(|p| p == k)
+            || func.params.iter().enumerate().any(|(i, p)| p.name == k || k == format!("param_{i}") || k == i.to_string())
+    };
+    let user_args: BTreeMap<String, i64> =
+        settings.args.iter().filter(|(k, _)| !used_args.contains(*k) || is_param(k)).map(|(k, v)| (k.clone(), *v)).collect();
     let launch = launch::resolve(
         &[(LaunchSource::Setting, &settings.launch), (LaunchSource::Annotation, annotation), (LaunchSource::CallSite, call_site)],
-        &settings.args,
+        &user_args,
     );
     let mut static_mix = func.class_counts();
     // Each callee's counts once, however often it is called.
@@ -552,7 +568,14 @@ fn analyze_kernel(
                 demangled: demangled.clone(),
                 options: &settings.profile,
             };
-            let profile = kernel_profile::build(&input)?;
+            let mut profile = kernel_profile::build(&input)?;
+            // Why the launch site did not fold, unless the settings or an annotation gave
+            // the whole launch anyway.
+            let stated = |f: fn(&PartialLaunch) -> bool| f(&settings.launch) || f(annotation);
+            let fully_stated = stated(|p| p.grid.is_some()) && stated(|p| p.block.is_some());
+            if let Some(note) = cx.call_site_note.as_ref().filter(|_| !fully_stated) {
+                profile.assumptions.push(note.clone());
+            }
             let threads = u32::try_from(launch.threads_per_block()).unwrap_or(u32::MAX);
             let occupancy = gpu
                 .occupancy(threads, profile.resources.registers_per_thread, profile.resources.static_smem_bytes, launch.dynamic_smem)

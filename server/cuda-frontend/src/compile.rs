@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{Cache, CacheEntry, KeyParts, local_includes};
 use crate::diagnostics::{CompilerDiagnostic, Severity, parse_diagnostics};
-use crate::launch::{Annotation, KernelDecl, LaunchBounds, LaunchSite, scan_source};
+use crate::launch::{Annotation, KernelDecl, LaunchBounds, LaunchSite, ScanInput, scan_source_with};
 use crate::mapping::{KernelMapping, map_kernels};
 use crate::process::{CancelToken, Deadline, RunError, run};
 use crate::ptxas::{KernelResources, parse_ptxas_verbose};
@@ -126,17 +126,10 @@ impl Default for Options {
     }
 }
 
-/// Parses `NAME=VALUE` for `--arg` (the value may be a constant expression: `n=1<<20`).
+/// Parses `NAME=VALUE` for `--arg` (the value may be a constant expression: `n=1<<20`);
+/// see [`crate::launch::parse_arg`] for the error.
 pub fn parse_arg(s: &str) -> Option<(String, i64)> {
-    let (name, value) = s.split_once('=')?;
-    let name = name.trim();
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return None;
-    }
-    let lx = crate::lex::lex("");
-    let env = crate::consteval::Env::new(&lx, &[]);
-    let mut u = Vec::new();
-    env.eval_text(value, &mut u).map(|v| (name.to_string(), v))
+    crate::launch::parse_arg(s).ok()
 }
 
 /// Where the PTX came from.
@@ -195,6 +188,9 @@ pub struct Prepared {
     pub launch_sites: Vec<LaunchSite>,
     pub annotations: Vec<Annotation>,
     pub launch_bounds: Vec<LaunchBounds>,
+    /// The `--arg` names the launch folding read (used even when no kernel parameter
+    /// has that name).
+    pub used_args: Vec<String>,
     /// `true` when a newer request cancelled this one (the result is incomplete).
     pub cancelled: bool,
     /// Wall time of `prepare`.
@@ -431,6 +427,7 @@ fn prepare_unchecked(
         launch_sites: Vec::new(),
         annotations: Vec::new(),
         launch_bounds: Vec::new(),
+        used_args: Vec::new(),
         cancelled: false,
         elapsed: Duration::ZERO,
     };
@@ -446,12 +443,6 @@ fn prepare_unchecked(
             }
         },
     };
-    let scan = scan_source(&text, &opts.args);
-    p.kernel_decls = scan.kernels;
-    p.launch_sites = scan.launch_sites;
-    p.annotations = scan.annotations;
-    p.launch_bounds = scan.launch_bounds;
-
     // Flags: compile_commands.json, then the options; then everything that could reach
     // nvcc's shell is checked.
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -487,6 +478,17 @@ fn prepare_unchecked(
     if !refused.is_empty() {
         p.notes.push(dropped_for_shell_note(&refused));
     }
+    // Launch sites fold with what the compiler sees: the same defines and local headers.
+    let headers = crate::files::local_headers(&text, &dir, &cf.include_dirs);
+    let scan = scan_source_with(
+        &text,
+        &ScanInput { user_args: &opts.args, defines: &cf.defines, undefines: &cf.undefines, headers: &headers },
+    );
+    p.kernel_decls = scan.kernels;
+    p.launch_sites = scan.launch_sites;
+    p.annotations = scan.annotations;
+    p.launch_bounds = scan.launch_bounds;
+    p.used_args = scan.used_args;
     let flags = cf.key_flags();
 
     let requested = match opts.arch.as_deref() {

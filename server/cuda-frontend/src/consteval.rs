@@ -3,18 +3,26 @@
 //! Launch configurations are usually written with named constants, not literals:
 //! `#define N (1<<20)`, `constexpr int kBlock = 256;`, `dim3 grid((n + b - 1) / b);`,
 //! `const int n = 1 << 21;` in `main` passed on to a `launch(int n)` helper. This module
-//! builds an environment of every such definition in a file (macros, `const`/`constexpr`
-//! and plain variables with their assignments in source order, enumerators, `dim3`
-//! variables with their components) and folds expressions against it.
+//! builds an environment of every such definition in a file (macros, also those of the
+//! build's `-D` and of the included local headers; `const`/`constexpr` and plain variables
+//! with their assignments in source order; enumerators; `dim3` variables with their
+//! components; helper functions whose body is one `return expr;`) and folds expressions
+//! against it.
 //!
-//! The model is deliberately simple and flow-insensitive within a function body: the value
-//! of a variable at a point is its last assignment before that point in the same function
-//! (or at namespace scope); an assignment the folder cannot evaluate (`n = atoi(argv[1])`,
-//! `n *= 2`, `scanf("%d", &n)`) makes the variable unknown from there on, so a stale
-//! constant is never used. A host function's parameter is resolved through the call sites
-//! of that function in the same file when they all pass the same constant. Values the user
-//! supplies (`--arg NAME=VALUE`) win over everything. Anything unresolved is reported by
-//! name so the caller can ask the user for it.
+//! The model is straight-line code, made aware of control flow only where it matters: the
+//! value of a variable at a point is its last assignment before that point in the same
+//! function (or at namespace scope) that surely ran. Compound assignments and `++` fold on
+//! the value before them. An assignment under an `if` counts when the condition folds to
+//! true and is skipped when it folds to false; under a condition that does not fold, in a
+//! `switch`, or in a loop the point is not in, it makes the variable unknown, with the
+//! reason. A point inside a loop sees the loop's first iteration (the `for` increment has
+//! not run). An assignment the folder cannot evaluate (`scanf("%d", &n)`) makes the
+//! variable unknown from there on, so a stale constant is never used. A host function's
+//! parameters (integers, `dim3`, template parameters) resolve through the calls of that
+//! function in the same file when they all pass the same constant. Values the user
+//! supplies (`--arg NAME=VALUE`, also `argv[K]` for `atoi(argv[K])`) win over everything.
+//! Anything unresolved is reported by name, with a reason where one is known
+//! ([`Trace`]), so the caller can ask the user for it.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -23,6 +31,76 @@ use crate::lex::{Define, Lexed, Tok, TokKind};
 
 /// Maximum recursion (macro expansion, variable chains, call-site propagation).
 const MAX_DEPTH: u32 = 24;
+
+/// What one evaluation could not fold, and which user values it read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// Names (or expressions such as `argv[1]`, `f(...)`) that stopped the folding; the
+    /// user can supply a name with `--arg NAME=VALUE`.
+    pub unresolved: Vec<String>,
+    /// Why, in words, for the names that have a reason beyond "unknown": "`n` is assigned
+    /// under the condition at line 12".
+    pub reasons: Vec<String>,
+    /// The user values (`--arg`) the folding read.
+    pub used: Vec<String>,
+}
+
+impl Trace {
+    fn push_unique(v: &mut Vec<String>, s: &str) {
+        if !v.iter().any(|x| x == s) {
+            v.push(s.to_string());
+        }
+    }
+    /// Records a name that could not be folded.
+    pub fn note(&mut self, name: &str) {
+        Self::push_unique(&mut self.unresolved, name);
+    }
+    /// Records a reason sentence.
+    pub fn reason(&mut self, why: &str) {
+        Self::push_unique(&mut self.reasons, why);
+    }
+    /// Records a user value read.
+    pub fn used(&mut self, name: &str) {
+        Self::push_unique(&mut self.used, name);
+    }
+    /// Moves everything from `other` into `self`.
+    pub fn absorb(&mut self, other: Trace) {
+        for u in other.unresolved {
+            self.note(&u);
+        }
+        for r in other.reasons {
+            self.reason(&r);
+        }
+        for u in other.used {
+            self.used(&u);
+        }
+    }
+}
+
+/// A control-flow construct around a statement: an assignment inside one that does not
+/// also contain the point of evaluation may or may not have run.
+#[derive(Debug, Clone)]
+struct Construct {
+    kind: ConstructKind,
+    /// 1-based line of the keyword.
+    line: u32,
+    /// Token range of the body (the statement or `{...}` block it governs).
+    body: Range<usize>,
+    /// For a `for`: the token range of the increment clause, which runs after each
+    /// iteration (so it is not "before" a point of the body in the first iteration).
+    incr: Option<Range<usize>>,
+}
+
+#[derive(Debug, Clone)]
+enum ConstructKind {
+    /// `if (cond)` (`negate: false`) or its `else` (`negate: true`): the token range of
+    /// the condition, folded when possible.
+    If { cond: Range<usize>, negate: bool },
+    /// `for`, `while`, `do`.
+    Loop,
+    /// `switch`.
+    Switch,
+}
 
 /// How a variable got its value at one point in the file.
 #[derive(Debug, Clone)]
@@ -37,8 +115,13 @@ enum Rhs {
     Dim3Default,
     /// Parameter `index` of host function `func` (resolved through its call sites).
     Param { func: String, index: usize },
-    /// Assigned something the folder does not follow (`n++`, `&n` passed to a call).
-    Unknown,
+    /// `n op= expr` (`op` is the binary operator, `+` for `n += e`); `n++` is `+= 1`.
+    Compound(&'static str, Range<usize>),
+    /// `n++`, `--n`: add this.
+    Step(i64),
+    /// Assigned something the folder does not follow (`&n` passed to a call, `cin >> n`):
+    /// the words say what.
+    Unknown(&'static str),
 }
 
 #[derive(Debug, Clone)]
@@ -66,6 +149,13 @@ pub struct Env<'a> {
     region: Vec<Option<usize>>,
     /// User-supplied values (`--arg NAME=VALUE`); they override the source.
     user: HashMap<String, i64>,
+    /// Host functions whose body is one `return expr;` (`divUp`, `ceil_div<T>`): the
+    /// parameter names and the token range of the expression.
+    functions: HashMap<&'a str, (Vec<&'a str>, Range<usize>)>,
+    /// Every `if`/`else`/`for`/`while`/`do`/`switch` body, in source order.
+    constructs: Vec<Construct>,
+    /// Namespace-scope constants of the included local headers (folded there).
+    outer_consts: HashMap<String, i64>,
 }
 
 const KEYWORDS: &[&str] = &[
@@ -192,15 +282,130 @@ impl<'a> Env<'a> {
             defines.insert(d.name, d.clone());
         }
         let region = compute_regions(&toks);
+        let constructs = compute_constructs(&toks);
         let mut env = Env {
             toks,
             defines,
             vars: HashMap::new(),
             region,
             user: user.iter().cloned().collect(),
+            functions: HashMap::new(),
+            constructs,
+            outer_consts: HashMap::new(),
         };
         env.collect_assignments();
+        env.collect_functions();
         env
+    }
+
+    /// Adds `#define`s that the file sees from outside its text: those of the included
+    /// local headers (`from_headers`), then the command line's `-D` (`from_command_line`).
+    /// A definition in the file wins over a header's, and a `-D` wins over a definition
+    /// that is guarded by `#ifndef NAME` (the usual "default unless the build sets it"),
+    /// which is what the preprocessor does.
+    pub fn add_defines(
+        &mut self,
+        from_headers: Vec<Define<'a>>,
+        from_command_line: Vec<Define<'a>>,
+    ) {
+        for d in from_headers {
+            if self.defines.get(d.name).is_none_or(|x| x.guarded) {
+                self.defines.insert(d.name, d);
+            }
+        }
+        // A later `-D` of the same name replaces an earlier one, as on the compiler's
+        // command line.
+        let mut from_cli: Vec<&str> = Vec::new();
+        for d in from_command_line {
+            if from_cli.contains(&d.name) || self.defines.get(d.name).is_none_or(|x| x.guarded) {
+                from_cli.push(d.name);
+                self.defines.insert(d.name, d);
+            }
+        }
+    }
+
+    /// Adds the namespace-scope constants of an included header (already folded there);
+    /// the file's own names win.
+    pub fn add_outer_consts(&mut self, consts: impl IntoIterator<Item = (String, i64)>) {
+        for (k, v) in consts {
+            self.outer_consts.entry(k).or_insert(v);
+        }
+    }
+
+    /// The namespace-scope integer constants of this file that fold (for a header: what
+    /// the including file sees).
+    pub fn namespace_consts(&self) -> Vec<(String, i64)> {
+        let mut out = Vec::new();
+        for (name, list) in &self.vars {
+            if list.iter().any(|a| a.region.is_some()) || list.len() != 1 {
+                continue;
+            }
+            let mut trace = Trace::default();
+            let mut cx = Cx::new(self, usize::MAX, &NO_EXTRA, &mut trace);
+            if let Some(v) = cx.int_var(name) {
+                out.push((name.to_string(), v));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Records host functions whose body is a single `return expr;`.
+    fn collect_functions(&mut self) {
+        let n = self.toks.len();
+        for brace in 0..n {
+            if !(self.toks[brace].is("{") && self.region[brace] == Some(brace)) {
+                continue;
+            }
+            let Some(close) = matching(&self.toks, brace) else {
+                continue;
+            };
+            if !(self.toks.get(brace + 1).is_some_and(|t| t.is("return"))
+                && close >= brace + 3
+                && self.toks[close - 1].is(";"))
+            {
+                continue;
+            }
+            let expr = brace + 2..close - 1;
+            if self.toks[expr.clone()].iter().any(|t| t.is(";")) {
+                continue;
+            }
+            let Some((func, params)) = self.signature(brace) else {
+                continue;
+            };
+            self.functions.insert(func, (params, expr));
+        }
+    }
+
+    /// The name and parameter names of the function whose body opens at `brace`.
+    fn signature(&self, brace: usize) -> Option<(&'a str, Vec<&'a str>)> {
+        let mut j = brace;
+        while j > 0 {
+            j -= 1;
+            let t = self.toks[j];
+            if t.is(")") {
+                break;
+            }
+            if !(t.is_ident() || t.is("&") || t.is("&&") || t.is("->") || t.is("::")) {
+                return None;
+            }
+        }
+        if !self.toks[j].is(")") {
+            return None;
+        }
+        let open = matching_back(&self.toks, j)?;
+        if open == 0 || !self.toks[open - 1].is_ident() {
+            return None;
+        }
+        let func = self.toks[open - 1].text;
+        if is_keyword(func) {
+            return None;
+        }
+        let params = split_commas(&self.toks, open + 1, j)
+            .into_iter()
+            .filter_map(|r| param_name(&self.toks[r]))
+            .collect();
+        Some((func, params))
     }
 
     pub fn region_at(&self, tok_idx: usize) -> Option<usize> {
@@ -278,17 +483,48 @@ impl<'a> Env<'a> {
                         i = end;
                         continue;
                     }
-                    if [
-                        "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "++", "--",
-                    ]
-                    .contains(&next.text)
-                        || prev.is_some_and(|p| p.is("++") || p.is("--"))
-                        || (prev.is_some_and(|p| p.is("&"))
-                            && i >= 2
-                            && (self.toks[i - 2].is("(") || self.toks[i - 2].is(",")))
-                        || prev.is_some_and(|p| p.is(">>")) && self.statement_mentions(i, &["cin"])
+                    let compound = match next.text {
+                        "+=" => Some("+"),
+                        "-=" => Some("-"),
+                        "*=" => Some("*"),
+                        "/=" => Some("/"),
+                        "%=" => Some("%"),
+                        "<<=" => Some("<<"),
+                        ">>=" => Some(">>"),
+                        "&=" => Some("&"),
+                        "|=" => Some("|"),
+                        "^=" => Some("^"),
+                        _ => None,
+                    };
+                    if let Some(op) = compound {
+                        let end = expr_end(&self.toks, i + 2);
+                        self.push(t.text, t.offset, region, Rhs::Compound(op, i + 2..end));
+                        i = end;
+                        continue;
+                    }
+                    if next.is("++") || prev.is_some_and(|p| p.is("++")) {
+                        self.push(t.text, t.offset, region, Rhs::Step(1));
+                    } else if next.is("--") || prev.is_some_and(|p| p.is("--")) {
+                        self.push(t.text, t.offset, region, Rhs::Step(-1));
+                    } else if prev.is_some_and(|p| p.is("&"))
+                        && i >= 2
+                        && (self.toks[i - 2].is("(") || self.toks[i - 2].is(","))
                     {
-                        self.push(t.text, t.offset, region, Rhs::Unknown);
+                        self.push(
+                            t.text,
+                            t.offset,
+                            region,
+                            Rhs::Unknown("its address is passed to a call"),
+                        );
+                    } else if prev.is_some_and(|p| p.is(">>"))
+                        && self.statement_mentions(i, &["cin"])
+                    {
+                        self.push(
+                            t.text,
+                            t.offset,
+                            region,
+                            Rhs::Unknown("it is read from the input"),
+                        );
                     }
                     // Member assignment `g.x = expr`.
                     if next.is(".")
@@ -356,7 +592,12 @@ impl<'a> Env<'a> {
             } else {
                 // An implicit enumerator (previous + 1) is recorded as unknown: sizes are
                 // nearly always given explicitly, and a wrong value is worse than none.
-                self.push(t.text, t.offset, region, Rhs::Unknown);
+                self.push(
+                    t.text,
+                    t.offset,
+                    region,
+                    Rhs::Unknown("an enumerator without a value"),
+                );
                 k += 1;
             }
             while k < close && !self.toks[k].is(",") {
@@ -420,17 +661,10 @@ impl<'a> Env<'a> {
         range: Range<usize>,
         at: usize,
         extra: &HashMap<String, i64>,
-        unresolved: &mut Vec<String>,
+        trace: &mut Trace,
     ) -> Option<i64> {
         let toks: Vec<Tok<'a>> = self.toks.get(range)?.to_vec();
-        let mut cx = Cx {
-            env: self,
-            at_offset: self.toks.get(at).map_or(usize::MAX, |t| t.offset),
-            region: self.region_at(at),
-            extra,
-            depth: 0,
-            unresolved,
-        };
+        let mut cx = Cx::new(self, at, extra, trace);
         cx.eval_tokens(&toks)
     }
 
@@ -441,17 +675,10 @@ impl<'a> Env<'a> {
         range: Range<usize>,
         at: usize,
         extra: &HashMap<String, i64>,
-        unresolved: &mut Vec<String>,
+        trace: &mut Trace,
     ) -> Option<[u32; 3]> {
         let toks: Vec<Tok<'a>> = self.toks.get(range)?.to_vec();
-        let mut cx = Cx {
-            env: self,
-            at_offset: self.toks.get(at).map_or(usize::MAX, |t| t.offset),
-            region: self.region_at(at),
-            extra,
-            depth: 0,
-            unresolved,
-        };
+        let mut cx = Cx::new(self, at, extra, trace);
         let v = cx.eval_dim3_tokens(&toks)?;
         let mut out = [1u32; 3];
         for (o, c) in out.iter_mut().zip(v) {
@@ -462,19 +689,61 @@ impl<'a> Env<'a> {
 
     /// Folds a free-standing expression text (annotation values); names resolve at
     /// namespace scope.
-    pub fn eval_text(&self, text: &str, unresolved: &mut Vec<String>) -> Option<i64> {
+    pub fn eval_text(&self, text: &str, trace: &mut Trace) -> Option<i64> {
         let lx = crate::lex::lex(text);
-        let extra = HashMap::new();
-        let mut cx = Cx {
-            env: self,
-            at_offset: usize::MAX,
-            region: None,
-            extra: &extra,
-            depth: 0,
-            unresolved,
-        };
+        let mut cx = Cx::new(self, usize::MAX, &NO_EXTRA, trace);
         cx.eval_tokens(&lx.tokens)
     }
+
+    /// The innermost loop around token `at`: its line.
+    pub fn loop_around(&self, at: usize) -> Option<u32> {
+        self.constructs
+            .iter()
+            .filter(|c| matches!(c.kind, ConstructKind::Loop) && c.body.contains(&at))
+            .max_by_key(|c| c.body.start)
+            .map(|c| c.line)
+    }
+}
+
+/// An empty map of extra values.
+static NO_EXTRA: std::sync::LazyLock<HashMap<String, i64>> = std::sync::LazyLock::new(HashMap::new);
+
+/// When token `k` names `func` in a call (`func(` or `func<...>(`), the index of the `(`.
+fn call_open(toks: &[Tok<'_>], k: usize, func: &str) -> Option<usize> {
+    if !toks[k].is(func) {
+        return None;
+    }
+    match toks.get(k + 1)?.text {
+        "(" => Some(k + 1),
+        "<" => {
+            let gt = template_close(toks, k + 1)?;
+            toks.get(gt + 1)
+                .is_some_and(|t| t.is("("))
+                .then_some(gt + 1)
+        }
+        _ => None,
+    }
+}
+
+/// The `>` closing the template argument list that opens at `open` (a `<`), when the
+/// tokens between look like template arguments (no operators that would make it a
+/// comparison).
+fn template_close(toks: &[Tok<'_>], open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        match t.text {
+            "<" => depth += 1,
+            ">" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            "(" | ")" | ";" | "{" | "}" | "&&" | "||" | "?" => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Index of the bracket matching the opening one at `open` (`(`, `[`, `{`).
@@ -645,21 +914,205 @@ fn compute_regions(toks: &[Tok<'_>]) -> Vec<Option<usize>> {
     out
 }
 
-/// One evaluation: the environment, the point of view, and the names left unresolved.
+/// The control-flow constructs of a token stream: the body of every `if`, `else`, `for`,
+/// `while`, `do` and `switch`, braced or a single statement.
+fn compute_constructs(toks: &[Tok<'_>]) -> Vec<Construct> {
+    let mut out = Vec::new();
+    for i in 0..toks.len() {
+        let t = toks[i];
+        match t.text {
+            "if" | "for" | "while" | "switch" if toks.get(i + 1).is_some_and(|x| x.is("(")) => {
+                let Some(close) = matching(toks, i + 1) else {
+                    continue;
+                };
+                // `do { ... } while (c);`: the tail of a `do`, not a loop of its own.
+                if t.is("while")
+                    && toks.get(close + 1).is_some_and(|x| x.is(";"))
+                    && i > 0
+                    && toks[i - 1].is("}")
+                {
+                    continue;
+                }
+                let body = close + 1..statement_end(toks, close + 1, 0);
+                let kind = match t.text {
+                    "if" => ConstructKind::If {
+                        cond: i + 2..close,
+                        negate: false,
+                    },
+                    "switch" => ConstructKind::Switch,
+                    _ => ConstructKind::Loop,
+                };
+                let incr = if t.is("for") {
+                    let parts = split_at_semicolons(toks, i + 2, close);
+                    parts.get(2).cloned()
+                } else {
+                    None
+                };
+                if t.is("if") && toks.get(body.end).is_some_and(|x| x.is("else")) {
+                    let else_body = body.end + 1..statement_end(toks, body.end + 1, 0);
+                    out.push(Construct {
+                        kind: ConstructKind::If {
+                            cond: i + 2..close,
+                            negate: true,
+                        },
+                        line: toks[body.end].line,
+                        body: else_body,
+                        incr: None,
+                    });
+                }
+                out.push(Construct {
+                    kind,
+                    line: t.line,
+                    body,
+                    incr,
+                });
+            }
+            "do" => {
+                let body = i + 1..statement_end(toks, i + 1, 0);
+                out.push(Construct {
+                    kind: ConstructKind::Loop,
+                    line: t.line,
+                    body,
+                    incr: None,
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The end (exclusive) of the statement starting at `from`.
+fn statement_end(toks: &[Tok<'_>], from: usize, depth: u32) -> usize {
+    let n = toks.len();
+    let Some(first) = toks.get(from) else {
+        return n;
+    };
+    if depth > MAX_DEPTH {
+        return n;
+    }
+    if first.is("{") {
+        return matching(toks, from).map_or(n, |c| c + 1);
+    }
+    if matches!(first.text, "if" | "for" | "while" | "switch")
+        && toks.get(from + 1).is_some_and(|x| x.is("("))
+    {
+        let Some(close) = matching(toks, from + 1) else {
+            return n;
+        };
+        let end = statement_end(toks, close + 1, depth + 1);
+        if first.is("if") && toks.get(end).is_some_and(|x| x.is("else")) {
+            return statement_end(toks, end + 1, depth + 1);
+        }
+        return end;
+    }
+    if first.is("do") {
+        let body_end = statement_end(toks, from + 1, depth + 1);
+        return statement_end(toks, body_end, depth + 1);
+    }
+    let mut k = from;
+    while k < n {
+        match toks[k].text {
+            "(" | "[" | "{" => match matching(toks, k) {
+                Some(c) => k = c,
+                None => return n,
+            },
+            ";" => return k + 1,
+            "}" => return k,
+            _ => {}
+        }
+        k += 1;
+    }
+    n
+}
+
+/// Splits `toks[from..to]` at `;` at bracket depth zero (a `for` header's clauses).
+fn split_at_semicolons(toks: &[Tok<'_>], from: usize, to: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = from;
+    for (k, t) in toks.iter().enumerate().take(to).skip(from) {
+        match t.text {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            ";" if depth == 0 => {
+                out.push(start..k);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(start..to);
+    out
+}
+
+/// The conversion functions of `argv` strings to integers.
+const ARGV_CONVERSIONS: &[&str] = &[
+    "atoi", "atol", "atoll", "strtol", "strtoul", "strtoll", "strtoull", "stoi", "stol", "stoll",
+    "stoul", "stoull",
+];
+
+/// One evaluation: the environment, the point of view, and what could not be folded.
 struct Cx<'e, 'a, 'u> {
     env: &'e Env<'a>,
+    /// The token at which the expression is evaluated (`usize::MAX`: after the file, at
+    /// namespace scope).
+    at_tok: usize,
     at_offset: usize,
     region: Option<usize>,
     extra: &'e HashMap<String, i64>,
+    /// Parameters bound while evaluating a helper function's `return` expression.
+    locals: HashMap<&'a str, i64>,
     depth: u32,
-    unresolved: &'u mut Vec<String>,
+    trace: &'u mut Trace,
+}
+
+/// Whether an assignment applies at the point of evaluation.
+enum Applies {
+    Yes,
+    /// It cannot have run before the point (a `for` increment in the first iteration,
+    /// an `if` whose condition folds to false).
+    No,
+    /// It may or may not have run: the words say why.
+    Maybe(String),
+}
+
+impl<'e, 'a, 'u> Cx<'e, 'a, 'u> {
+    fn new(
+        env: &'e Env<'a>,
+        at: usize,
+        extra: &'e HashMap<String, i64>,
+        trace: &'u mut Trace,
+    ) -> Self {
+        let at_offset = env.toks.get(at).map_or(usize::MAX, |t| t.offset);
+        Cx {
+            env,
+            at_tok: at,
+            at_offset,
+            region: env.region_at(at),
+            extra,
+            locals: HashMap::new(),
+            depth: 0,
+            trace,
+        }
+    }
 }
 
 impl<'a> Cx<'_, 'a, '_> {
     fn note(&mut self, name: &str) {
-        if !self.unresolved.iter().any(|u| u == name) {
-            self.unresolved.push(name.to_string());
+        self.trace.note(name);
+    }
+
+    fn user_value(&mut self, name: &str) -> Option<i64> {
+        if let Some(v) = self.locals.get(name) {
+            return Some(*v);
         }
+        if let Some(v) = self.extra.get(name) {
+            return Some(*v);
+        }
+        let v = self.env.user.get(name).copied()?;
+        self.trace.used(name);
+        Some(v)
     }
 
     fn eval_tokens(&mut self, toks: &[Tok<'a>]) -> Option<i64> {
@@ -689,12 +1142,8 @@ impl<'a> Cx<'_, 'a, '_> {
         }
         // A single identifier naming a dim3 variable.
         if toks.len() == 1 && toks[0].is_ident() {
-            if let Some(v) = self
-                .extra
-                .get(toks[0].text)
-                .or_else(|| self.env.user.get(toks[0].text))
-            {
-                return Some([Some(*v), Some(1), Some(1)]);
+            if let Some(v) = self.user_value(toks[0].text) {
+                return Some([Some(v), Some(1), Some(1)]);
             }
             if let Some(d) = self.dim3_var(toks[0].text) {
                 return Some(d);
@@ -712,25 +1161,105 @@ impl<'a> Cx<'_, 'a, '_> {
         out
     }
 
-    /// The assignments of `name` visible from here, innermost scope first.
-    fn visible(&self, name: &str) -> Option<(&'a str, Vec<Assignment>)> {
-        let (key, list) = self.env.vars.get_key_value(name)?;
-        let before: Vec<&Assignment> = list.iter().filter(|a| a.offset < self.at_offset).collect();
+    /// Whether the assignment at token `a` has run when control reaches the point of
+    /// evaluation, judged by the constructs around the two.
+    fn applies(&mut self, a: usize) -> Applies {
+        let at = self.at_tok;
+        let mut res = Applies::Yes;
+        for c in &self.env.constructs {
+            if c.incr.as_ref().is_some_and(|r| r.contains(&a)) {
+                if c.body.contains(&at) {
+                    // The increment of a loop around the point: the first iteration has not
+                    // run it.
+                    return Applies::No;
+                }
+                // After the loop: it ran as many times as the loop did.
+                res = Applies::Maybe(format!("in the loop at line {}", c.line));
+                continue;
+            }
+            if !c.body.contains(&a) || c.body.contains(&at) {
+                continue;
+            }
+            match &c.kind {
+                ConstructKind::If { cond, negate } => {
+                    let toks: Vec<Tok<'a>> = self.env.toks[cond.clone()].to_vec();
+                    let mut trace = Trace::default();
+                    let v = {
+                        let mut sub = Cx::new(self.env, cond.start, self.extra, &mut trace);
+                        sub.depth = self.depth + 1;
+                        sub.eval_tokens(&toks)
+                    };
+                    for u in &trace.used {
+                        self.trace.used(u);
+                    }
+                    match v {
+                        Some(v) if (v != 0) != *negate => {}
+                        Some(_) => return Applies::No,
+                        None => {
+                            let what = if *negate {
+                                "in the `else` of the condition"
+                            } else {
+                                "under the condition"
+                            };
+                            res = Applies::Maybe(format!("{what} at line {}", c.line));
+                        }
+                    }
+                }
+                ConstructKind::Loop => {
+                    res = Applies::Maybe(format!("in the loop at line {}", c.line))
+                }
+                ConstructKind::Switch => {
+                    res = Applies::Maybe(format!("in the `switch` at line {}", c.line))
+                }
+            }
+        }
+        res
+    }
+
+    /// The assignments of `name` visible from here, innermost scope first, with those that
+    /// cannot have run dropped and those that may not have run turned unknown.
+    fn visible(&mut self, name: &str) -> Option<Vec<Assignment>> {
+        let list = self.env.vars.get(name)?;
+        let before: Vec<Assignment> = list
+            .iter()
+            .filter(|a| a.offset < self.at_offset)
+            .cloned()
+            .collect();
         let local: Vec<Assignment> = before
             .iter()
             .filter(|a| a.region.is_some() && a.region == self.region)
-            .map(|a| (*a).clone())
+            .cloned()
             .collect();
         if !local.is_empty() {
-            return Some((key, local));
+            let mut res = Vec::new();
+            for mut a in local {
+                let idx = self.tok_index_of_offset(a.offset);
+                match self.applies(idx) {
+                    Applies::Yes => {}
+                    Applies::No => continue,
+                    Applies::Maybe(why) => {
+                        self.trace.reason(&format!("`{name}` is assigned {why}"));
+                        // A `dim3` member assigned conditionally makes that component
+                        // unknown, not the whole variable (a later assignment can fix it).
+                        a.rhs = match a.rhs {
+                            Rhs::Member(c, r) => Rhs::Member(c, r.start..r.start),
+                            _ => Rhs::Unknown("assigned conditionally"),
+                        };
+                    }
+                }
+                res.push(a);
+            }
+            if !res.is_empty() {
+                return Some(res);
+            }
         }
         let global: Vec<Assignment> = before
             .iter()
             .filter(|a| a.region.is_none())
-            .map(|a| (*a).clone())
+            .cloned()
             .collect();
         if !global.is_empty() {
-            return Some((key, global));
+            return Some(global);
         }
         // Class-scope constants (`static constexpr int kBlock = 256;` in a struct), usable
         // only when there is exactly one definition.
@@ -740,7 +1269,7 @@ impl<'a> Cx<'_, 'a, '_> {
             .cloned()
             .collect();
         if class_scope.len() == 1 && self.region.is_none_or(|r| class_scope[0].region != Some(r)) {
-            return Some((key, class_scope));
+            return Some(class_scope);
         }
         None
     }
@@ -753,11 +1282,13 @@ impl<'a> Cx<'_, 'a, '_> {
             .map_or(self.at_offset, |t| t.offset);
         Cx {
             env: self.env,
+            at_tok,
             at_offset,
             region: self.env.region_at(at_tok),
             extra: self.extra,
+            locals: HashMap::new(),
             depth: self.depth + 1,
-            unresolved: self.unresolved,
+            trace: self.trace,
         }
     }
 
@@ -765,8 +1296,9 @@ impl<'a> Cx<'_, 'a, '_> {
         self.env.toks.partition_point(|t| t.offset < offset)
     }
 
+    /// The value of an integer variable at the point of evaluation.
     fn int_var(&mut self, name: &str) -> Option<i64> {
-        let (_, list) = self.visible(name)?;
+        let list = self.visible(name)?;
         let last = list.last()?.clone();
         let at_tok = self.tok_index_of_offset(last.offset);
         match last.rhs {
@@ -775,13 +1307,34 @@ impl<'a> Cx<'_, 'a, '_> {
                 let mut sub = self.sub(at_tok);
                 sub.eval_tokens(&toks)
             }
-            Rhs::Param { func, index } => self.param_value(&func, index),
-            Rhs::Dim3Ctor(_) | Rhs::Member(..) | Rhs::Dim3Default | Rhs::Unknown => None,
+            Rhs::Param { func, index } => self.param_value(&func, index, name),
+            Rhs::Compound(op, r) => {
+                // The value before this assignment, then the operation.
+                let toks: Vec<Tok<'a>> = self.env.toks[r].to_vec();
+                let mut sub = self.sub(at_tok);
+                let before = sub.int_var(name)?;
+                let rhs = sub.eval_tokens(&toks)?;
+                apply_binary(op, before, rhs)
+            }
+            Rhs::Step(d) => {
+                let mut sub = self.sub(at_tok);
+                sub.int_var(name)?.checked_add(d)
+            }
+            Rhs::Unknown(why) => {
+                if why != "assigned conditionally" {
+                    self.trace.reason(&format!(
+                        "`{name}` is unknown: {why} (line {})",
+                        self.env.toks[at_tok.min(self.env.toks.len() - 1)].line
+                    ));
+                }
+                None
+            }
+            Rhs::Dim3Ctor(_) | Rhs::Member(..) | Rhs::Dim3Default => None,
         }
     }
 
     fn dim3_var(&mut self, name: &str) -> Option<[Option<i64>; 3]> {
-        let (_, list) = self.visible(name)?;
+        let list = self.visible(name)?;
         // The last whole assignment, then member assignments after it.
         let base_idx = list
             .iter()
@@ -800,7 +1353,8 @@ impl<'a> Cx<'_, 'a, '_> {
                 let mut sub = self.sub(at_tok);
                 sub.eval_dim3_tokens(&toks)?
             }
-            Rhs::Param { .. } | Rhs::Unknown | Rhs::Member(..) => return None,
+            Rhs::Param { func, index } => self.param_dim3(&func, index, name)?,
+            Rhs::Unknown(_) | Rhs::Member(..) | Rhs::Compound(..) | Rhs::Step(_) => return None,
         };
         for m in &list[base_idx + 1..] {
             if let Rhs::Member(c, r) = &m.rhs {
@@ -815,17 +1369,17 @@ impl<'a> Cx<'_, 'a, '_> {
 
     /// The value of parameter `index` of host function `func`, when every call of `func`
     /// in the file passes the same constant.
-    fn param_value(&mut self, func: &str, index: usize) -> Option<i64> {
+    fn param_value(&mut self, func: &str, index: usize, pname: &str) -> Option<i64> {
         if self.depth > MAX_DEPTH {
             return None;
         }
         let toks = &self.env.toks;
         let mut value: Option<i64> = None;
-        let mut calls = 0;
+        let mut lines = Vec::new();
         for k in 0..toks.len().saturating_sub(1) {
-            if !(toks[k].is(func) && toks[k + 1].is("(")) {
+            let Some(open) = call_open(toks, k, func) else {
                 continue;
-            }
+            };
             // A call, not the definition or a declaration: the previous token is not a
             // type word and the call is inside a body.
             let prev = if k > 0 { toks[k - 1] } else { continue };
@@ -837,26 +1391,118 @@ impl<'a> Cx<'_, 'a, '_> {
             {
                 continue;
             }
-            let Some(close) = matching(toks, k + 1) else {
+            let Some(close) = matching(toks, open) else {
                 continue;
             };
-            let args = split_commas(toks, k + 2, close);
+            let args = split_commas(toks, open + 1, close);
             let Some(r) = args.get(index) else { continue };
-            calls += 1;
+            lines.push(toks[k].line);
             let arg: Vec<Tok<'a>> = toks[r.clone()].to_vec();
             let mut sub = self.sub(k);
             let v = sub.eval_tokens(&arg)?;
             match value {
-                Some(prev_v) if prev_v != v => return None,
+                Some(prev_v) if prev_v != v => {
+                    let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
+                    self.trace.reason(&format!(
+                        "`{pname}` is a parameter of `{func}`, whose calls pass different values (lines {}); give one with --arg {pname}=VALUE",
+                        lines.join(", ")
+                    ));
+                    return None;
+                }
                 _ => value = Some(v),
             }
         }
-        if calls == 0 { None } else { value }
+        if lines.is_empty() {
+            self.trace.reason(&format!(
+                "`{pname}` is a parameter of `{func}`, which is not called in the file"
+            ));
+        }
+        value
+    }
+
+    /// A `dim3` parameter of host function `func`, when every call passes the same value.
+    fn param_dim3(&mut self, func: &str, index: usize, pname: &str) -> Option<[Option<i64>; 3]> {
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let toks = &self.env.toks;
+        let mut value = None;
+        for k in 0..toks.len().saturating_sub(1) {
+            let Some(open) = call_open(toks, k, func) else {
+                continue;
+            };
+            if k == 0 || self.env.region_at(k).is_none() {
+                continue;
+            }
+            let prev = toks[k - 1];
+            if prev.is_ident() && !is_keyword(prev.text)
+                || prev.is("*")
+                || prev.is("&")
+                || prev.is("::")
+            {
+                continue;
+            }
+            let Some(close) = matching(toks, open) else {
+                continue;
+            };
+            let Some(r) = split_commas(toks, open + 1, close).get(index).cloned() else {
+                continue;
+            };
+            let arg: Vec<Tok<'a>> = toks[r].to_vec();
+            let mut sub = self.sub(k);
+            let v = sub.eval_dim3_tokens(&arg)?;
+            if value.is_some_and(|p| p != v) {
+                self.trace.reason(&format!(
+                    "`{pname}` is a parameter of `{func}`, whose calls pass different values"
+                ));
+                return None;
+            }
+            value = Some(v);
+        }
+        value
+    }
+
+    /// `ceil(a / (double)b)`, `ceil(n / 256.0)`, `ceilf(float(a) / b)`: the ceiling of an
+    /// integer division written in floating point, a common idiom for the grid size.
+    fn ceil_of_division(&mut self, arg: &[Tok<'a>]) -> Option<i64> {
+        let mut depth = 0i32;
+        let mut slash = None;
+        for (k, t) in arg.iter().enumerate() {
+            match t.text {
+                "(" | "[" => depth += 1,
+                ")" | "]" => depth -= 1,
+                "/" if depth == 0 => {
+                    if slash.is_some() {
+                        return None;
+                    }
+                    slash = Some(k);
+                }
+                "+" | "-" | "*" | "%" | "<<" | ">>" if depth == 0 => return None,
+                _ => {}
+            }
+        }
+        let k = slash?;
+        let a = self.eval_tokens(strip_float_cast(&arg[..k]))?;
+        let b = self.eval_tokens(strip_float_cast(&arg[k + 1..]))?;
+        if b == 0 {
+            return None;
+        }
+        let q = a / b;
+        Some(if a % b != 0 && (a < 0) == (b < 0) {
+            q + 1
+        } else {
+            q
+        })
     }
 
     fn ident_value(&mut self, name: &str) -> Option<i64> {
-        if let Some(v) = self.extra.get(name).or_else(|| self.env.user.get(name)) {
-            return Some(*v);
+        if let Some(v) = self.user_value(name) {
+            return Some(v);
+        }
+        if name == "argc"
+            && let Some(v) = self.argc_from_user_argv()
+        {
+            return Some(v);
         }
         match name {
             "true" => return Some(1),
@@ -876,25 +1522,154 @@ impl<'a> Cx<'_, 'a, '_> {
             self.depth += 1;
             let v = self.int_var(name);
             self.depth -= 1;
-            if v.is_none() {
-                self.note(name);
+            if v.is_some() {
+                return v;
             }
-            return v;
+            if self.visible_is_empty(name) {
+                if let Some(v) = self.env.outer_consts.get(name).copied() {
+                    return Some(v);
+                }
+                if let Some(v) = self.global_set_elsewhere(name) {
+                    return Some(v);
+                }
+            }
+            self.note(name);
+            return None;
+        }
+        if let Some(v) = self.env.outer_consts.get(name) {
+            return Some(*v);
+        }
+        if let Some(v) = self.template_param_value(name) {
+            return Some(v);
         }
         self.note(name);
         None
+    }
+
+    /// A template parameter of the host function the point is in (`template <int B> void
+    /// run(...) { k<B><<<n / B, B>>>(...); }`), when every call names the same constant
+    /// (`run<256>(...)`).
+    fn template_param_value(&mut self, name: &str) -> Option<i64> {
+        let region = self.region?;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let toks = &self.env.toks;
+        let (func, _) = self.env.signature(region)?;
+        // The declaration starts after the previous `;`, `}` or `{` before the body.
+        let mut start = region;
+        while start > 0 && !matches!(toks[start - 1].text, ";" | "}" | "{") {
+            start -= 1;
+        }
+        let t = (start..region)
+            .find(|&k| toks[k].is("template") && toks.get(k + 1).is_some_and(|x| x.is("<")))?;
+        let close = template_close(toks, t + 1)?;
+        let index = split_commas(toks, t + 2, close)
+            .into_iter()
+            .position(|r| param_name(&toks[r]) == Some(name))?;
+        let mut value = None;
+        for k in 0..toks.len().saturating_sub(1) {
+            if !(toks[k].is(func) && toks[k + 1].is("<"))
+                || self.env.region_at(k).is_none()
+                || k == region
+            {
+                continue;
+            }
+            let Some(gt) = template_close(toks, k + 1) else {
+                continue;
+            };
+            if !toks.get(gt + 1).is_some_and(|x| x.is("(")) {
+                continue;
+            }
+            let Some(r) = split_commas(toks, k + 2, gt).get(index).cloned() else {
+                continue;
+            };
+            let arg: Vec<Tok<'a>> = toks[r].to_vec();
+            let mut sub = self.sub(k);
+            let v = sub.eval_tokens(&arg)?;
+            if value.is_some_and(|p| p != v) {
+                self.trace.reason(&format!("`{name}` is a template parameter of `{func}`, whose calls name different values"));
+                return None;
+            }
+            value = Some(v);
+        }
+        value
+    }
+
+    /// `argc` when the user gave `argv[K]` values and no `argc`: the program was run with
+    /// the arguments up to the highest `K` given, so `argc` is that `K + 1`.
+    fn argc_from_user_argv(&mut self) -> Option<i64> {
+        let highest = self
+            .env
+            .user
+            .keys()
+            .filter_map(|k| {
+                k.strip_prefix("argv[")?
+                    .strip_suffix(']')?
+                    .parse::<i64>()
+                    .ok()
+            })
+            .max()?;
+        let env = self.env;
+        for k in env.user.keys().filter(|k| k.starts_with("argv[")) {
+            self.trace.used(k);
+        }
+        Some(highest + 1)
+    }
+
+    /// A variable declared at namespace scope and assigned only inside one function (the
+    /// Rodinia style: `int Size;` set in `main` or an `init(argc, argv)`, read by the host
+    /// function that launches): its value at the end of that function.
+    fn global_set_elsewhere(&mut self, name: &str) -> Option<i64> {
+        let toks = &self.env.toks;
+        let declared_globally = toks.iter().enumerate().any(|(k, t)| {
+            t.is(name)
+                && self.env.region_at(k).is_none()
+                && k > 0
+                && (toks[k - 1].is_ident() || toks[k - 1].is(","))
+        });
+        if !declared_globally || self.depth > MAX_DEPTH {
+            return None;
+        }
+        let list = self.env.vars.get(name)?;
+        let region = list.first()?.region?;
+        if list.iter().any(|a| a.region != Some(region)) {
+            return None;
+        }
+        let end = matching(toks, region)?;
+        let func = self
+            .env
+            .signature(region)
+            .map_or("another function", |(f, _)| f);
+        self.trace.reason(&format!("`{name}` is a global variable set in `{func}`: its value at the end of `{func}` is used"));
+        let mut sub = self.sub(end);
+        sub.int_var(name)
+    }
+
+    /// `true` when no assignment of `name` in the file is visible here (a header's
+    /// constant of the same name then applies).
+    fn visible_is_empty(&self, name: &str) -> bool {
+        self.env.vars.get(name).is_none_or(|list| {
+            !list.iter().any(|a| {
+                a.offset < self.at_offset && (a.region.is_none() || a.region == self.region)
+            })
+        })
     }
 
     // Precedence climbing, C++ operator precedence (ISO C++ [expr]).
     fn ternary(&mut self, p: &mut Parser<'_, 'a>) -> Option<i64> {
         let c = self.binary(p, 0)?;
         if p.eat("?") {
-            let a = self.ternary(p)?;
-            if !p.eat(":") {
-                return None;
-            }
-            let b = self.ternary(p)?;
-            return Some(if c != 0 { a } else { b });
+            // Only the branch taken is folded: `argc > 1 ? atoi(argv[1]) : 1024` is 1024
+            // for a run without arguments, whatever `argv[1]` would be.
+            let colon = ternary_colon(p.toks, p.pos)?;
+            let (a, b) = (&p.toks[p.pos..colon], &p.toks[colon + 1..]);
+            p.pos = p.toks.len();
+            return if c != 0 {
+                self.eval_tokens(a)
+            } else {
+                self.eval_tokens(b)
+            };
         }
         Some(c)
     }
@@ -920,27 +1695,7 @@ impl<'a> Cx<'_, 'a, '_> {
             }
             p.pos += 1;
             let rhs = self.binary(p, prec + 1)?;
-            lhs = match op {
-                "||" => i64::from(lhs != 0 || rhs != 0),
-                "&&" => i64::from(lhs != 0 && rhs != 0),
-                "|" => lhs | rhs,
-                "^" => lhs ^ rhs,
-                "&" => lhs & rhs,
-                "==" => i64::from(lhs == rhs),
-                "!=" => i64::from(lhs != rhs),
-                "<" => i64::from(lhs < rhs),
-                ">" => i64::from(lhs > rhs),
-                "<=" => i64::from(lhs <= rhs),
-                ">=" => i64::from(lhs >= rhs),
-                "<<" => lhs.checked_shl(u32::try_from(rhs).ok()?)?,
-                ">>" => lhs.checked_shr(u32::try_from(rhs).ok()?)?,
-                "+" => lhs.checked_add(rhs)?,
-                "-" => lhs.checked_sub(rhs)?,
-                "*" => lhs.checked_mul(rhs)?,
-                "/" => lhs.checked_div(rhs)?,
-                "%" => lhs.checked_rem(rhs)?,
-                _ => return None,
-            };
+            lhs = apply_binary(op, lhs, rhs)?;
         }
         Some(lhs)
     }
@@ -1054,7 +1809,15 @@ impl<'a> Cx<'_, 'a, '_> {
                 Some("x") => 0,
                 Some("y") => 1,
                 Some("z") => 2,
-                _ => return None,
+                _ => {
+                    // A struct member (`prop.multiProcessorCount`): not followed.
+                    let member = format!("{name}.{}", comp.unwrap_or(""));
+                    self.note(&member);
+                    self.trace.reason(&format!(
+                        "`{member}` is a struct member, which the folder does not follow"
+                    ));
+                    return None;
+                }
             };
             p.pos += 2;
             self.depth += 1;
@@ -1065,6 +1828,13 @@ impl<'a> Cx<'_, 'a, '_> {
                 self.note(&format!("{name}.{}", comp.unwrap_or("")));
             }
             return v;
+        }
+        // Explicit template arguments of a call: `std::min<int>(a, b)`.
+        if p.peek().is_some_and(|x| x.is("<"))
+            && let Some(gt) = template_close(p.toks, p.pos)
+            && p.toks.get(gt + 1).is_some_and(|x| x.is("("))
+        {
+            p.pos = gt + 1;
         }
         if p.peek().is_some_and(|x| x.is("(")) {
             let open = p.pos;
@@ -1098,6 +1868,44 @@ impl<'a> Cx<'_, 'a, '_> {
             self.depth -= 1;
             return v;
         }
+        // `atoi(argv[1])`, `strtol(argv[2], NULL, 10)`, `std::stoi(argv[1])`: the user names
+        // the value `argv[1]` (or the variable it is stored in).
+        if ARGV_CONVERSIONS.contains(&name)
+            && let Some(a) = args.first()
+            && a.len() == 4
+            && a[0].is_ident()
+            && a[1].is("[")
+            && a[3].is("]")
+        {
+            let key = format!("{}[{}]", a[0].text, a[2].text);
+            if let Some(v) = self.user_value(&key) {
+                return Some(v);
+            }
+            self.note(&key);
+            self.trace.reason(&format!("`{key}` is a command-line argument: give it with --arg {key}=VALUE (or name the variable it is stored in)"));
+            return None;
+        }
+        // A helper defined in the file as `return expr;`: bind the parameters and fold.
+        if let Some((params, body)) = self.env.functions.get(name).cloned()
+            && params.len() == args.len()
+            && self.depth <= MAX_DEPTH
+        {
+            let mut locals = HashMap::new();
+            for (p, a) in params.iter().zip(args) {
+                locals.insert(*p, self.eval_tokens(a)?);
+            }
+            let toks: Vec<Tok<'a>> = self.env.toks[body.clone()].to_vec();
+            let mut sub = self.sub(body.start);
+            sub.locals = locals;
+            return sub.eval_tokens(&toks);
+        }
+        if matches!(name, "ceil" | "ceilf") && args.len() == 1 {
+            let v = self.ceil_of_division(&args[0]);
+            if v.is_none() {
+                self.note("ceil(...)");
+            }
+            return v;
+        }
         let vals: Option<Vec<i64>> = args.iter().map(|a| self.eval_tokens(a)).collect();
         let vals = vals?;
         match (name, vals.as_slice()) {
@@ -1121,6 +1929,81 @@ impl<'a> Cx<'_, 'a, '_> {
             }
         }
     }
+}
+
+/// The `:` of the conditional expression whose `?` is just before `from`, skipping nested
+/// conditionals and brackets.
+fn ternary_colon(toks: &[Tok<'_>], from: usize) -> Option<usize> {
+    let mut nested = 0i32;
+    let mut depth = 0i32;
+    for (k, t) in toks.iter().enumerate().skip(from) {
+        match t.text {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "?" if depth == 0 => nested += 1,
+            ":" if depth == 0 => {
+                if nested == 0 {
+                    return Some(k);
+                }
+                nested -= 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The operand of a floating-point division without its cast: `(double)n`, `(float)(n)`,
+/// `double(n)`, `static_cast<double>(n)` give `n`.
+fn strip_float_cast<'t, 'a>(toks: &'t [Tok<'a>]) -> &'t [Tok<'a>] {
+    let is_float = |t: &Tok<'_>| matches!(t.text, "double" | "float");
+    if toks.len() > 3 && toks[0].is("(") && is_float(&toks[1]) && toks[2].is(")") {
+        return &toks[3..];
+    }
+    if toks.len() > 3
+        && is_float(&toks[0])
+        && toks[1].is("(")
+        && toks.last().is_some_and(|t| t.is(")"))
+    {
+        return &toks[2..toks.len() - 1];
+    }
+    if toks.len() > 6
+        && toks[0].is("static_cast")
+        && toks[1].is("<")
+        && is_float(&toks[2])
+        && toks[3].is(">")
+        && toks[4].is("(")
+        && toks.last().is_some_and(|t| t.is(")"))
+    {
+        return &toks[5..toks.len() - 1];
+    }
+    toks
+}
+
+/// One C++ binary integer operator; overflow, division by zero and shifts out of range
+/// give `None`.
+fn apply_binary(op: &str, lhs: i64, rhs: i64) -> Option<i64> {
+    Some(match op {
+        "||" => i64::from(lhs != 0 || rhs != 0),
+        "&&" => i64::from(lhs != 0 && rhs != 0),
+        "|" => lhs | rhs,
+        "^" => lhs ^ rhs,
+        "&" => lhs & rhs,
+        "==" => i64::from(lhs == rhs),
+        "!=" => i64::from(lhs != rhs),
+        "<" => i64::from(lhs < rhs),
+        ">" => i64::from(lhs > rhs),
+        "<=" => i64::from(lhs <= rhs),
+        ">=" => i64::from(lhs >= rhs),
+        "<<" => lhs.checked_shl(u32::try_from(rhs).ok()?)?,
+        ">>" => lhs.checked_shr(u32::try_from(rhs).ok()?)?,
+        "+" => lhs.checked_add(rhs)?,
+        "-" => lhs.checked_sub(rhs)?,
+        "*" => lhs.checked_mul(rhs)?,
+        "/" => lhs.checked_div(rhs)?,
+        "%" => lhs.checked_rem(rhs)?,
+        _ => return None,
+    })
 }
 
 fn paren_tok<'a>(at: Tok<'a>, text: &'a str) -> Tok<'a> {
@@ -1208,10 +2091,10 @@ mod tests {
         let env = Env::new(&lx, &[]);
         let eq = env.toks.iter().rposition(|t| t.is("=")).unwrap_or(0);
         let end = expr_end(&env.toks, eq + 1);
-        let mut unresolved = Vec::new();
+        let mut trace = Trace::default();
         (
-            env.eval_range(eq + 1..end, eq, &HashMap::new(), &mut unresolved),
-            unresolved,
+            env.eval_range(eq + 1..end, eq, &HashMap::new(), &mut trace),
+            trace.unresolved,
         )
     }
 
@@ -1236,7 +2119,7 @@ mod tests {
             Some(4 + 8 + 8)
         );
         assert_eq!(eval_at_end("", "min(7, max(2, 3))").0, Some(3));
-        assert_eq!(eval_at_end("", "std::min<int>(7, 9)").0, None);
+        assert_eq!(eval_at_end("", "std::min<int>(7, 9)").0, Some(7));
         assert_eq!(eval_at_end("", "1 / 0").0, None);
     }
 
@@ -1260,16 +2143,17 @@ mod tests {
         let probe = |name: &str| {
             let i = env.toks.iter().position(|t| t.is(name)).unwrap_or(0);
             let end = expr_end(&env.toks, i + 2);
-            let mut u = Vec::new();
+            let mut u = Trace::default();
             (env.eval_range(i + 2..end, i, &HashMap::new(), &mut u), u)
         };
         assert_eq!(probe("__probe").0, Some(2001));
         assert_eq!(probe("__p2").0, None);
-        assert_eq!(probe("__p3").0, None);
+        // Compound assignments fold in straight-line code.
+        assert_eq!(probe("__p3").0, Some(10));
         // A user value overrides the unknown.
         let env2 = Env::new(&lx, &[("m".to_string(), 77)]);
         let i = env2.toks.iter().position(|t| t.is("__p2")).unwrap_or(0);
-        let mut u = Vec::new();
+        let mut u = Trace::default();
         assert_eq!(
             env2.eval_range(i + 2..i + 3, i, &HashMap::new(), &mut u),
             Some(77)
@@ -1283,7 +2167,7 @@ mod tests {
         let env = Env::new(&lx, &[]);
         let i = env.toks.iter().position(|t| t.is("__probe")).unwrap_or(0);
         let end = expr_end(&env.toks, i + 2);
-        let mut u = Vec::new();
+        let mut u = Trace::default();
         assert_eq!(
             env.eval_range(i + 2..end, i, &HashMap::new(), &mut u),
             Some(8192)
@@ -1303,7 +2187,7 @@ mod tests {
             .filter(|(_, t)| t.is("<<<"))
             .map(|(i, _)| i)
             .collect();
-        let mut u = Vec::new();
+        let mut u = Trace::default();
         let l0 = launches[0];
         assert_eq!(
             env.eval_dim3_range(l0 + 1..l0 + 2, l0, &HashMap::new(), &mut u),
@@ -1322,7 +2206,7 @@ mod tests {
             env.eval_dim3_range(l1 + 3..l1 + 4, l1, &HashMap::new(), &mut u),
             None
         );
-        assert!(u.iter().any(|x| x == "w"), "{u:?}");
+        assert!(u.unresolved.iter().any(|x| x == "w"), "{u:?}");
     }
 
     #[test]

@@ -142,6 +142,59 @@ pub const MAX_SOURCE_BYTES: u64 = 512 << 20;
 /// project is tens of MiB).
 pub const MAX_COMPILE_DB_BYTES: u64 = 256 << 20;
 
+/// The most the launch folding reads of one included header.
+pub const MAX_HEADER_BYTES: u64 = 4 << 20;
+
+/// The most headers the launch folding reads for one file.
+pub const MAX_HEADERS: usize = 64;
+
+/// The local headers a file includes (`#include "name"`), recursively, as `(path, text)`
+/// in the order they are first included: each resolved like the compiler does, relative
+/// to the including file, then in `include_dirs`. Each is read with [`read_text`] (regular
+/// files only, at most [`MAX_HEADER_BYTES`]), at most [`MAX_HEADERS`] of them; a header
+/// that cannot be read is left out (the compiler reports it). System `<...>` includes are
+/// not followed.
+pub fn local_headers(text: &str, dir: &Path, include_dirs: &[std::path::PathBuf]) -> Vec<(std::path::PathBuf, String)> {
+    let mut out: Vec<(std::path::PathBuf, String)> = Vec::new();
+    let mut seen: Vec<std::path::PathBuf> = Vec::new();
+    visit_includes(text, dir, include_dirs, &mut seen, &mut out, 0);
+    out
+}
+
+fn visit_includes(
+    text: &str,
+    dir: &Path,
+    include_dirs: &[std::path::PathBuf],
+    seen: &mut Vec<std::path::PathBuf>,
+    out: &mut Vec<(std::path::PathBuf, String)>,
+    depth: u32,
+) {
+    if depth > 16 {
+        return;
+    }
+    for name in crate::lex::lex(text).includes {
+        if out.len() >= MAX_HEADERS {
+            return;
+        }
+        let found = std::iter::once(dir.join(name)).chain(include_dirs.iter().map(|d| d.join(name))).find(|p| p.is_file());
+        let Some(path) = found else { continue };
+        let canon = path.canonicalize().unwrap_or(path);
+        if seen.contains(&canon) {
+            continue;
+        }
+        seen.push(canon.clone());
+        let Ok(body) = read_text(&canon, MAX_HEADER_BYTES) else {
+            continue;
+        };
+        let parent = canon.parent().map(Path::to_path_buf).unwrap_or_default();
+        // Depth first: a header's own includes come before it, as the preprocessor sees them.
+        visit_includes(&body, &parent, include_dirs, seen, out, depth + 1);
+        if out.len() < MAX_HEADERS {
+            out.push((canon, body));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

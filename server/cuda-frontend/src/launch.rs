@@ -4,24 +4,29 @@
 //! and often a trip count (`n`). In a `.cu` file these are in the host code:
 //! `saxpy<<<(n + 255) / 256, 256>>>(n, a, x, y)`. This module finds every launch with the
 //! light tokenizer in [`crate::lex`], folds its configuration and arguments with
-//! [`crate::consteval`], and maps each call argument to the kernel's parameter name (from
-//! the `__global__` declaration in the same file) so that a symbolic trip count such as the
-//! kernel's `n` resolves to a number. A kernel launched from several places gets one
-//! [`LaunchSite`] per launch, each with its line.
+//! [`crate::consteval`] (with the build's defines and the included local headers,
+//! [`ScanInput`]), and maps each call argument to the kernel's parameter name (from the
+//! `__global__` declaration in the file or in a local header) so that a symbolic trip
+//! count such as the kernel's `n` resolves to a number. A kernel launched from several
+//! places gets one [`LaunchSite`] per launch, each with its line; what stops a fold is
+//! named in the site ([`LaunchSite::unresolved_sentence`]).
 //!
 //! Annotation rule (docs/cuda.md): a comment `// warpsight: grid=4096 block=256 smem=0
 //! n=1048576` (or the same inside `/* */`) attaches to the first kernel definition
-//! (`__global__`) or launch (`<<<`) that starts after the comment. On a launch it overrides
+//! (`__global__`) or launch (`<<<`) that starts after the comment; its items are those of
+//! the one launch grammar ([`launch_spec`]). On a launch it overrides
 //! what the source gives; on a kernel definition it yields its own [`LaunchSite`] (origin
 //! [`SiteOrigin::Annotation`]) and fills the gaps of that kernel's launches.
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::path::PathBuf;
 
+use launch_spec::PartialLaunch;
 use serde::{Deserialize, Serialize};
 
-use crate::consteval::{Env, matching, param_name, split_commas};
-use crate::lex::{Tok, lex};
+use crate::consteval::{Env, Trace, matching, param_name, split_commas};
+use crate::lex::{Lexed, Tok, lex};
 
 /// One kernel parameter from a `__global__` declaration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +52,9 @@ pub struct KernelDecl {
     pub is_definition: bool,
     /// `true` when the kernel is a template.
     pub is_template: bool,
+    /// The included local header that declares it; `None` for the file itself.
+    #[serde(default)]
+    pub file: Option<String>,
 }
 
 /// `__launch_bounds__(maxThreadsPerBlock, minBlocksPerMultiprocessor, maxBlocksPerCluster)`
@@ -92,6 +100,18 @@ pub struct LaunchSite {
     pub origin: SiteOrigin,
     /// The line of the annotation that applied to this site, if any.
     pub annotation_line: Option<u32>,
+    /// Explicit template arguments at the launch (`k<256, float><<<...>>>` gives `256`,
+    /// `float`), folded where they are integers.
+    #[serde(default)]
+    pub template_args: Vec<String>,
+    /// Why the names in `unresolved` are unknown, in words ("`n` is assigned under the
+    /// condition at line 12").
+    #[serde(default)]
+    pub reasons: Vec<String>,
+    /// The line of the innermost loop around the launch: a launch in a loop is folded for
+    /// the loop's first iteration.
+    #[serde(default)]
+    pub loop_line: Option<u32>,
 }
 
 impl LaunchSite {
@@ -111,6 +131,32 @@ impl LaunchSite {
     pub fn blocks(&self) -> Option<u64> {
         self.grid.map(|g| g.iter().map(|x| u64::from(*x)).product())
     }
+    /// What this site says, as the one launch type of every source.
+    pub fn partial(&self) -> PartialLaunch {
+        PartialLaunch {
+            grid: self.grid,
+            block: self.block,
+            dynamic_smem: self.dynamic_smem,
+            args: self
+                .args
+                .iter()
+                .filter_map(|(n, v, _)| v.map(|v| (n.clone(), v)))
+                .collect(),
+        }
+    }
+    /// Why this site is not fully folded, in one sentence (empty when it is): the names
+    /// that stopped it and the reasons known.
+    pub fn unresolved_sentence(&self) -> String {
+        if self.unresolved.is_empty() {
+            return String::new();
+        }
+        let names: Vec<String> = self.unresolved.iter().map(|u| format!("`{u}`")).collect();
+        let mut s = format!("not folded: {} unknown", names.join(", "));
+        if !self.reasons.is_empty() {
+            s.push_str(&format!(" ({})", self.reasons.join("; ")));
+        }
+        s
+    }
 }
 
 /// What an annotation is attached to.
@@ -124,16 +170,13 @@ pub enum AnnotationTarget {
     Unattached,
 }
 
-/// A parsed `// warpsight: key=value ...` comment.
+/// A parsed `// warpsight: key=value ...` comment (the grammar of [`launch_spec`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Annotation {
     pub line: u32,
     pub target: AnnotationTarget,
-    pub grid: Option<[u32; 3]>,
-    pub block: Option<[u32; 3]>,
-    pub smem: Option<u32>,
-    /// Every other `name=value`, in order.
-    pub values: Vec<(String, i64)>,
+    /// Grid, block, `smem` and every other `name=value` (in `args`).
+    pub launch: PartialLaunch,
     /// Problems reading the comment (unknown syntax, values that do not fold).
     pub errors: Vec<String>,
 }
@@ -145,6 +188,24 @@ pub struct SourceScan {
     pub launch_sites: Vec<LaunchSite>,
     pub annotations: Vec<Annotation>,
     pub launch_bounds: Vec<LaunchBounds>,
+    /// The user values (`--arg NAME=VALUE`) that the folding read: they were used, even
+    /// when no kernel has a parameter of that name.
+    #[serde(default)]
+    pub used_args: Vec<String>,
+}
+
+/// What a file's launch folding sees besides its text: the values the user gave, the
+/// build's defines and the included local headers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScanInput<'i> {
+    /// `--arg NAME=VALUE`: they override the source for variable and parameter names.
+    pub user_args: &'i [(String, i64)],
+    /// `-D NAME[=VALUE]` of the build (`compile_commands.json`, then the user's), in order.
+    pub defines: &'i [String],
+    /// `-U NAME`: cancels an earlier `-D NAME`.
+    pub undefines: &'i [String],
+    /// The included local headers, `(path, text)` (see [`crate::files::local_headers`]).
+    pub headers: &'i [(PathBuf, String)],
 }
 
 impl SourceScan {
@@ -164,6 +225,8 @@ struct RawKernel {
 struct RawLaunch {
     kernel: String,
     name_tok: usize,
+    /// The explicit template arguments, one token range each.
+    template_args: Vec<Range<usize>>,
     config: Vec<Range<usize>>,
     args: Vec<Range<usize>>,
 }
@@ -171,10 +234,73 @@ struct RawLaunch {
 /// Scans a `.cu` file's text. `user_args` are values given by the user (`--arg NAME=VALUE`);
 /// they override the source for variable and parameter names.
 pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
+    scan_source_with(
+        src,
+        &ScanInput {
+            user_args,
+            ..ScanInput::default()
+        },
+    )
+}
+
+/// Parses `NAME=VALUE` for `--arg` with the shared grammar ([`launch_spec::parse_arg_with`]);
+/// the value is a constant expression of the front end's folder (`1<<20`, `sizeof(float)`,
+/// `min(a, b)`), the name an identifier or `argv[K]`.
+pub fn parse_arg(s: &str) -> Result<(String, i64), String> {
+    let lx = lex("");
+    let env = Env::new(&lx, &[]);
+    let mut eval = |expr: &str| -> Result<i64, String> {
+        let mut t = Trace::default();
+        env.eval_text(expr, &mut t)
+            .ok_or_else(|| format!("`{expr}` is not an integer constant expression"))
+    };
+    launch_spec::parse_arg_with(s, &mut eval)
+}
+
+/// The text of `#define` lines for the build's `-D NAME[=VALUE]` (a bare name is `1`, as
+/// for the compiler), without those a later `-U NAME` cancels.
+fn command_line_defines(defines: &[String], undefines: &[String]) -> String {
+    let mut out = String::new();
+    for d in defines {
+        let (name, value) = d.split_once('=').unwrap_or((d.as_str(), "1"));
+        let name = name.trim();
+        if name.is_empty() || undefines.iter().any(|u| u.trim() == name) {
+            continue;
+        }
+        // One logical line per define: a newline in a value would start a new directive.
+        let value = value.replace(['\n', '\r'], " ");
+        out.push_str(&format!("#define {name} {value}\n"));
+    }
+    out
+}
+
+/// Scans a `.cu` file's text with what the build adds to it (defines, headers).
+pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
+    let cli_text = command_line_defines(input.defines, input.undefines);
+    let cli = lex(&cli_text);
+    let headers: Vec<Lexed<'_>> = input.headers.iter().map(|(_, t)| lex(t)).collect();
+    let header_defines: Vec<_> = headers
+        .iter()
+        .flat_map(|h| h.defines.iter().cloned())
+        .collect();
     let lexed = lex(src);
-    let env = Env::new(&lexed, user_args);
+    let mut env = Env::new(&lexed, input.user_args);
+    env.add_defines(header_defines.clone(), cli.defines.clone());
+    // Headers: their constants and their kernels' declarations (parameter names).
+    let mut header_kernels = Vec::new();
+    for ((path, text), h) in input.headers.iter().zip(&headers) {
+        let mut henv = Env::new(h, input.user_args);
+        henv.add_defines(header_defines.clone(), cli.defines.clone());
+        env.add_outer_consts(henv.namespace_consts());
+        let (ks, _) = find_kernels(text, &henv);
+        header_kernels.extend(ks.into_iter().map(|k| KernelDecl {
+            file: Some(path.display().to_string()),
+            ..k.decl
+        }));
+    }
     let toks = &env.toks;
-    let user: HashMap<String, i64> = user_args.iter().cloned().collect();
+    let user: HashMap<String, i64> = input.user_args.iter().cloned().collect();
+    let mut used = Trace::default();
 
     let (kernels, launch_bounds) = find_kernels(src, &env);
     let launches = find_launches(toks);
@@ -216,16 +342,23 @@ pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
         if let AnnotationTarget::Kernel { kernel, .. } = &target {
             kernel_ann.insert(kernel.clone(), annotations.len());
         }
-        annotations.push(parse_annotation(c.text, c.line, target, &env));
+        annotations.push(parse_annotation(c.text, c.line, target, &env, &mut used));
     }
 
     let by_name = |name: &str| -> Option<&KernelDecl> {
-        // Prefer the definition; fall back to a declaration.
+        // Prefer the definition in the file; then a declaration in the file; then the
+        // header's.
         kernels
             .iter()
             .map(|k| &k.decl)
             .filter(|k| k.name == name)
             .max_by_key(|k| k.is_definition)
+            .or_else(|| {
+                header_kernels
+                    .iter()
+                    .filter(|k| k.name == name)
+                    .max_by_key(|k| k.is_definition)
+            })
     };
 
     let mut sites = Vec::new();
@@ -234,54 +367,70 @@ pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
         let kann = kernel_ann.get(&l.kernel).map(|i| &annotations[*i]);
         let mut extra: HashMap<String, i64> = HashMap::new();
         if let Some(a) = ann {
-            extra.extend(a.values.iter().cloned());
+            extra.extend(a.launch.args.iter().map(|(k, v)| (k.clone(), *v)));
         }
         let at = l.name_tok;
         let mut unresolved = Vec::new();
-        let mut cfg_unresolved = Vec::new();
+        let mut reasons = Vec::new();
+        let mut cfg = Trace::default();
         let grid = l
             .config
             .first()
-            .and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg_unresolved));
+            .and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg));
         let block = l
             .config
             .get(1)
-            .and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg_unresolved));
+            .and_then(|r| env.eval_dim3_range(r.clone(), at, &extra, &mut cfg));
         let dynamic_smem = match l.config.get(2) {
             None => Some(0),
             Some(r) => env
-                .eval_range(r.clone(), at, &extra, &mut cfg_unresolved)
+                .eval_range(r.clone(), at, &extra, &mut cfg)
                 .and_then(|v| u32::try_from(v).ok()),
         };
+        for u in &cfg.used {
+            used.used(u);
+        }
         let decl = by_name(&l.kernel);
         let mut args = Vec::new();
         for (k, r) in l.args.iter().enumerate() {
             let param = decl.and_then(|d| d.params.get(k));
             let pname = param.map_or_else(|| format!("arg{k}"), |p| p.name.clone());
             let text = range_text(src, toks, r.clone());
-            let mut arg_unresolved = Vec::new();
-            let mut v = env.eval_range(r.clone(), at, &extra, &mut arg_unresolved);
-            if let Some(over) = ann
-                .and_then(|a| a.values.iter().find(|(n, _)| *n == pname))
-                .map(|(_, v)| *v)
-                .or_else(|| user.get(&pname).copied())
-            {
+            let mut arg_trace = Trace::default();
+            let mut v = env.eval_range(r.clone(), at, &extra, &mut arg_trace);
+            if let Some(over) = ann.and_then(|a| a.launch.args.get(&pname)).copied() {
+                v = Some(over);
+            } else if let Some(over) = user.get(&pname).copied() {
+                used.used(&pname);
                 v = Some(over);
             }
             if v.is_none()
-                && let Some(kv) = kann
-                    .and_then(|a| a.values.iter().find(|(n, _)| *n == pname))
-                    .map(|(_, v)| *v)
+                && let Some(kv) = kann.and_then(|a| a.launch.args.get(&pname)).copied()
             {
                 v = Some(kv);
             }
+            for u in &arg_trace.used {
+                used.used(u);
+            }
             if v.is_none() && param.is_none_or(|p| p.integral) && decl.is_some() {
-                for u in arg_unresolved {
+                for u in arg_trace.unresolved {
                     push_unique(&mut unresolved, u);
+                }
+                for r in arg_trace.reasons {
+                    push_unique(&mut reasons, r);
                 }
             }
             args.push((pname, v, text));
         }
+        let template_args = l
+            .template_args
+            .iter()
+            .map(|r| {
+                let mut t = Trace::default();
+                env.eval_range(r.clone(), at, &extra, &mut t)
+                    .map_or_else(|| range_text(src, toks, r.clone()), |v| v.to_string())
+            })
+            .collect();
         let mut site = LaunchSite {
             kernel: l.kernel.clone(),
             line: toks[at].line,
@@ -293,18 +442,21 @@ pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
             unresolved: Vec::new(),
             origin: SiteOrigin::Launch,
             annotation_line: ann.map(|a| a.line),
+            template_args,
+            reasons: Vec::new(),
+            loop_line: env.loop_around(at),
         };
         for a in ann.into_iter().chain(kann) {
             // The launch's own annotation overrides; the kernel's only fills gaps.
             let is_launch_ann = ann.is_some_and(|x| std::ptr::eq(x, a));
-            if a.grid.is_some() && (is_launch_ann || site.grid.is_none()) {
-                site.grid = a.grid;
+            if a.launch.grid.is_some() && (is_launch_ann || site.grid.is_none()) {
+                site.grid = a.launch.grid;
             }
-            if a.block.is_some() && (is_launch_ann || site.block.is_none()) {
-                site.block = a.block;
+            if a.launch.block.is_some() && (is_launch_ann || site.block.is_none()) {
+                site.block = a.launch.block;
             }
-            if a.smem.is_some() && (is_launch_ann || site.dynamic_smem.is_none()) {
-                site.dynamic_smem = a.smem;
+            if a.launch.dynamic_smem.is_some() && (is_launch_ann || site.dynamic_smem.is_none()) {
+                site.dynamic_smem = a.launch.dynamic_smem;
             }
             if !is_launch_ann && site.annotation_line.is_none() {
                 site.annotation_line = Some(a.line);
@@ -314,7 +466,7 @@ pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
         // cause (a call, a cast the folder does not know), report the argument text.
         let cfg_missing =
             site.grid.is_none() || site.block.is_none() || site.dynamic_smem.is_none();
-        if cfg_missing && cfg_unresolved.is_empty() {
+        if cfg_missing && cfg.unresolved.is_empty() {
             for (k, (label, missing)) in [
                 ("grid", site.grid.is_none()),
                 ("block", site.block.is_none()),
@@ -332,11 +484,15 @@ pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
                 }
             }
         } else if cfg_missing {
-            for u in cfg_unresolved {
+            for u in cfg.unresolved {
                 push_unique(&mut unresolved, u);
+            }
+            for r in cfg.reasons {
+                push_unique(&mut reasons, r);
             }
         }
         site.unresolved = unresolved;
+        site.reasons = reasons;
         sites.push(site);
     }
 
@@ -353,44 +509,51 @@ pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
             .params
             .iter()
             .map(|p| {
-                let v = a
-                    .values
-                    .iter()
-                    .find(|(n, _)| *n == p.name)
-                    .map(|(_, v)| *v)
-                    .or_else(|| user.get(&p.name).copied());
+                let v = a.launch.args.get(&p.name).copied().or_else(|| {
+                    let v = user.get(&p.name).copied();
+                    if v.is_some() {
+                        used.used(&p.name);
+                    }
+                    v
+                });
                 if v.is_none() && p.integral {
                     unresolved.push(p.name.clone());
                 }
                 (p.name.clone(), v, String::new())
             })
             .collect();
-        if a.grid.is_none() {
+        if a.launch.grid.is_none() {
             unresolved.push("grid".to_string());
         }
-        if a.block.is_none() {
+        if a.launch.block.is_none() {
             unresolved.push("block".to_string());
         }
         sites.push(LaunchSite {
             kernel: kernel.clone(),
             line: decl.line,
             column: decl.column,
-            grid: a.grid,
-            block: a.block,
-            dynamic_smem: Some(a.smem.unwrap_or(0)),
+            grid: a.launch.grid,
+            block: a.launch.block,
+            dynamic_smem: Some(a.launch.dynamic_smem.unwrap_or(0)),
             args,
             unresolved,
             origin: SiteOrigin::Annotation,
             annotation_line: Some(a.line),
+            template_args: Vec::new(),
+            reasons: Vec::new(),
+            loop_line: None,
         });
     }
     sites.sort_by_key(|s| (s.line, s.column));
 
+    let mut kernels: Vec<KernelDecl> = kernels.into_iter().map(|k| k.decl).collect();
+    kernels.extend(header_kernels);
     SourceScan {
-        kernels: kernels.into_iter().map(|k| k.decl).collect(),
+        kernels,
         launch_sites: sites,
         annotations,
         launch_bounds,
+        used_args: used.used,
     }
 }
 
@@ -516,7 +679,7 @@ fn find_kernels(src: &str, env: &Env<'_>) -> (Vec<RawKernel>, Vec<LaunchBounds>)
             let parts = split_commas(toks, r.start, r.end);
             let fold = |k: usize| -> Option<u32> {
                 let r = parts.get(k)?;
-                let mut u = Vec::new();
+                let mut u = Trace::default();
                 env.eval_range(r.clone(), nt, &no_extra, &mut u)
                     .and_then(|v| u32::try_from(v).ok())
             };
@@ -537,6 +700,7 @@ fn find_kernels(src: &str, env: &Env<'_>) -> (Vec<RawKernel>, Vec<LaunchBounds>)
                 params,
                 is_definition,
                 is_template,
+                file: None,
             },
             name_tok: nt,
         });
@@ -575,6 +739,11 @@ fn find_launches(toks: &[Tok<'_>]) -> Vec<RawLaunch> {
             continue;
         }
         let name_tok = j;
+        let template_args = if l > name_tok + 1 && toks[name_tok + 1].is("<") {
+            split_commas(toks, name_tok + 2, l - 1)
+        } else {
+            Vec::new()
+        };
         // The matching `>>>` at bracket depth zero.
         let mut depth = 0i32;
         let mut close = None;
@@ -601,6 +770,7 @@ fn find_launches(toks: &[Tok<'_>]) -> Vec<RawLaunch> {
         out.push(RawLaunch {
             kernel: toks[name_tok].text.to_string(),
             name_tok,
+            template_args,
             config,
             args,
         });
@@ -608,61 +778,29 @@ fn find_launches(toks: &[Tok<'_>]) -> Vec<RawLaunch> {
     out
 }
 
-fn parse_annotation(text: &str, line: u32, target: AnnotationTarget, env: &Env<'_>) -> Annotation {
-    let mut a = Annotation {
+fn parse_annotation(
+    text: &str,
+    line: u32,
+    target: AnnotationTarget,
+    env: &Env<'_>,
+    used: &mut Trace,
+) -> Annotation {
+    // Values fold against the file's macros and constants (`n=N`, `block=TILE,TILE`).
+    let mut eval = |expr: &str| -> Result<i64, String> {
+        let mut t = Trace::default();
+        let v = env.eval_text(expr, &mut t);
+        for u in &t.used {
+            used.used(u);
+        }
+        v.ok_or_else(|| format!("`{expr}` is not a constant"))
+    };
+    let (launch, errors) = launch_spec::parse_items(text, &mut eval);
+    Annotation {
         line,
         target,
-        grid: None,
-        block: None,
-        smem: None,
-        values: Vec::new(),
-        errors: Vec::new(),
-    };
-    for item in text.split_whitespace() {
-        let Some((key, value)) = item.split_once('=') else {
-            a.errors.push(format!("`{item}` is not `name=value`"));
-            continue;
-        };
-        let fold = |s: &str, errors: &mut Vec<String>| -> Option<i64> {
-            let mut u = Vec::new();
-            let v = env.eval_text(s, &mut u);
-            if v.is_none() {
-                errors.push(format!("`{key}={s}`: not a constant"));
-            }
-            v
-        };
-        match key {
-            "grid" | "block" => {
-                let parts: Vec<&str> = value.split(',').collect();
-                if parts.is_empty() || parts.len() > 3 {
-                    a.errors.push(format!("`{item}`: expected X or X,Y,Z"));
-                    continue;
-                }
-                let mut dims = [1u32; 3];
-                let mut ok = true;
-                for (k, p) in parts.iter().enumerate() {
-                    match fold(p, &mut a.errors).and_then(|v| u32::try_from(v).ok()) {
-                        Some(v) => dims[k] = v,
-                        None => ok = false,
-                    }
-                }
-                if ok {
-                    if key == "grid" {
-                        a.grid = Some(dims);
-                    } else {
-                        a.block = Some(dims);
-                    }
-                }
-            }
-            "smem" => a.smem = fold(value, &mut a.errors).and_then(|v| u32::try_from(v).ok()),
-            _ => {
-                if let Some(v) = fold(value, &mut a.errors) {
-                    a.values.push((key.to_string(), v));
-                }
-            }
-        }
+        launch,
+        errors,
     }
-    a
 }
 
 #[cfg(test)]

@@ -53,6 +53,9 @@ pub struct Define<'a> {
     pub body: Vec<Tok<'a>>,
     pub line: u32,
     pub offset: usize,
+    /// `true` when the directive just before it is `#ifndef NAME` (or `#if !defined(NAME)`):
+    /// a default that a `-D NAME=...` on the command line replaces.
+    pub guarded: bool,
 }
 
 /// A comment whose text starts with `warpsight:` (after `//` or `/*` and spaces).
@@ -70,6 +73,9 @@ pub struct Lexed<'a> {
     pub tokens: Vec<Tok<'a>>,
     pub defines: Vec<Define<'a>>,
     pub annotations: Vec<AnnotationComment<'a>>,
+    /// The names in `#include "name"` lines, in order (system `<...>` includes are left
+    /// out: they belong to the toolchain).
+    pub includes: Vec<&'a str>,
 }
 
 /// Multi-character punctuators, longest first so that `<<<` wins over `<<` and `<<=`.
@@ -89,6 +95,8 @@ pub fn lex(src: &str) -> Lexed<'_> {
         line_start: 0,
     };
     let mut at_line_start = true;
+    // The name of an `#ifndef` just read, for the `#define` right after it.
+    let mut guard: Option<&str> = None;
     while cur.pos < cur.bytes.len() {
         let b = cur.bytes[cur.pos];
         if b == b'\n' {
@@ -130,7 +138,7 @@ pub fn lex(src: &str) -> Lexed<'_> {
             continue;
         }
         if b == b'#' && at_line_start {
-            directive(&mut cur, &mut out);
+            directive(&mut cur, &mut out, &mut guard);
             continue;
         }
         at_line_start = false;
@@ -201,7 +209,7 @@ fn annotation<'a>(body: &'a str, line: u32, offset: usize, out: &mut Vec<Annotat
 }
 
 /// Reads one preprocessor line; keeps `#define`s, drops the rest.
-fn directive<'a>(cur: &mut Cursor<'a>, out: &mut Lexed<'a>) {
+fn directive<'a>(cur: &mut Cursor<'a>, out: &mut Lexed<'a>, guard: &mut Option<&'a str>) {
     let start = cur.pos;
     let line = cur.line;
     // The logical line ends at a newline not preceded by a backslash. Comments inside are
@@ -235,11 +243,26 @@ fn directive<'a>(cur: &mut Cursor<'a>, out: &mut Lexed<'a>) {
     }
     let text = &cur.src[start..end];
     let after_hash = text[1..].trim_start();
+    let guarded_name = guard.take();
     if let Some(rest) = after_hash.strip_prefix("define")
         && rest.starts_with(|c: char| c.is_whitespace())
     {
         let rest_offset = end - rest.len();
+        let n_before = out.defines.len();
         parse_define(cur.src, rest_offset, end, line, start, out);
+        if let Some(d) = out.defines.get_mut(n_before) {
+            d.guarded = guarded_name == Some(d.name);
+        }
+    } else if let Some(rest) = after_hash.strip_prefix("include") {
+        if let Some(name) = rest
+            .trim_start()
+            .strip_prefix('"')
+            .and_then(|r| r.split('"').next())
+        {
+            out.includes.push(name);
+        }
+    } else {
+        *guard = ifndef_name(after_hash);
     }
     // Advance the cursor past the directive, keeping the line count right.
     cur.pos = end;
@@ -307,7 +330,30 @@ fn parse_define<'a>(
         body: toks,
         line,
         offset,
+        guarded: false,
     });
+}
+
+/// The macro name tested by `ifndef NAME`, `if !defined(NAME)` or `if !defined NAME`
+/// (the text after `#`).
+fn ifndef_name(after_hash: &str) -> Option<&str> {
+    let ident = |s: &str| -> Option<usize> {
+        let n = s
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        (n > 0).then_some(n)
+    };
+    if let Some(rest) = after_hash.strip_prefix("ifndef") {
+        let rest = rest.trim_start();
+        return ident(rest).map(|n| &rest[..n]);
+    }
+    let rest = after_hash
+        .strip_prefix("if")?
+        .trim_start()
+        .strip_prefix('!')?;
+    let rest = rest.trim_start().strip_prefix("defined")?.trim_start();
+    let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
+    ident(rest).map(|n| &rest[..n])
 }
 
 struct Cursor<'a> {

@@ -35,9 +35,10 @@ pub use compile::{
 };
 pub use diagnostics::{CompilerDiagnostic, Severity};
 pub use launch::{
-    Annotation, AnnotationTarget, KernelDecl, KernelParam, LaunchBounds, LaunchSite, SiteOrigin,
-    SourceScan, scan_source,
+    Annotation, AnnotationTarget, KernelDecl, KernelParam, LaunchBounds, LaunchSite, ScanInput,
+    SiteOrigin, SourceScan, scan_source, scan_source_with,
 };
+pub use launch_spec::PartialLaunch;
 pub use mapping::{KernelMapping, base_name, demangle, scrub_file_paths};
 pub use process::CancelToken;
 pub use ptxas::KernelResources;

@@ -196,9 +196,11 @@ pub fn map_kernels(
         .map(|(name, loc)| {
             let demangled = demangle(&name).unwrap_or_else(|| name.clone());
             let base = base_name(&name);
+            // Only a declaration in the file itself gives a line in it (a header's
+            // declaration has a line in the header).
             let decl_line = kernels
                 .iter()
-                .filter(|k| k.name == base)
+                .filter(|k| k.name == base && k.file.is_none())
                 .max_by_key(|k| k.is_definition)
                 .map(|k| k.line);
             let file =

@@ -106,16 +106,16 @@ fn user_gpus(paths: &[&str]) -> Result<Vec<gpu_spec::Gpu>, String> {
     })
 }
 
+/// A `launch.grid`/`launch.block` setting: a string in the shared launch grammar
+/// (`"16x16"`, `"16,16"`, `"256"`; `launch_spec`), a number, or a list of one to three
+/// numbers.
 fn dims(v: &Value) -> Option<[u32; 3]> {
     match v {
-        Value::String(s) => analysis::launch::parse_dims(s),
-        Value::Number(n) => n.as_u64().and_then(|x| u32::try_from(x).ok()).filter(|x| *x > 0).map(|x| [x, 1, 1]),
-        Value::Array(a) if !a.is_empty() && a.len() <= 3 => {
-            let mut d = [1u32; 3];
-            for (i, x) in a.iter().enumerate() {
-                d[i] = x.as_u64().and_then(|x| u32::try_from(x).ok()).filter(|x| *x > 0)?;
-            }
-            Some(d)
+        Value::String(s) => analysis::launch::parse_dims(s).ok(),
+        Value::Number(n) => analysis::launch::dims_from_parts(&[n.as_i64()?]).ok(),
+        Value::Array(a) => {
+            let parts: Option<Vec<i64>> = a.iter().map(Value::as_i64).collect();
+            analysis::launch::dims_from_parts(&parts?).ok()
         }
         _ => None,
     }

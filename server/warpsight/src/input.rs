@@ -31,7 +31,8 @@ pub struct LaunchArgs {
     #[arg(long = "dyn-smem", value_name = "BYTES")]
     pub dyn_smem: Option<u32>,
     /// A kernel argument value, e.g. `n=1048576` (repeatable); names may be the CUDA
-    /// parameter name, the PTX parameter name or `param_N`.
+    /// parameter name, the PTX parameter name, `param_N`, a host variable the launch site
+    /// reads, or `argv[K]` for a value the host program converts from its K-th argument.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
     /// Trip count assumed for loops whose count is unknown (0 to 1e9).
@@ -94,16 +95,14 @@ impl LaunchArgs {
         let dims = |v: &Option<String>, what: &str| -> anyhow::Result<Option<[u32; 3]>> {
             match v {
                 None => Ok(None),
-                Some(t) => analysis::launch::parse_dims(t).map(Some).with_context(|| format!("--{what} `{t}`: expected X, XxY or XxYxZ (positive integers)")),
+                Some(t) => analysis::launch::parse_dims(t).map(Some).map_err(|e| anyhow::anyhow!("--{what} {e}: expected X, XxY or XxYxZ (positive integers)")),
             }
         };
         s.launch.grid = dims(&self.grid, "grid")?;
         s.launch.block = dims(&self.block, "block")?;
         s.launch.dynamic_smem = self.dyn_smem;
         for a in &self.args {
-            let Some((k, v)) = cuda_frontend::compile::parse_arg(a) else {
-                bail!("--arg `{a}`: expected NAME=VALUE with an integer (or constant expression) value");
-            };
+            let (k, v) = cuda_frontend::launch::parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}: expected NAME=VALUE with an integer (or constant expression) value"))?;
             s.args.insert(k, v);
         }
         s.profile.default_trip_count = lsp::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;

@@ -3,6 +3,8 @@
 //! Each launch in the data file carries a `// case: NAME` comment; the tests find the
 //! launch by that marker rather than by a hard-coded line, so the data file can grow.
 
+use std::path::PathBuf;
+
 use super::*;
 
 const SRC: &str = include_str!("../../testdata/launch_patterns.cu");
@@ -257,7 +259,10 @@ fn annotation_syntax_errors_are_reported() {
     let s = scan_source(src, &[]);
     assert_eq!(s.annotations.len(), 2);
     let a = &s.annotations[0];
-    assert_eq!((a.grid, a.block, a.smem), (None, None, Some(16)));
+    assert_eq!(
+        (a.launch.grid, a.launch.block, a.launch.dynamic_smem),
+        (None, None, Some(16))
+    );
     assert_eq!(a.errors.len(), 3, "{:?}", a.errors);
     assert_eq!(s.annotations[1].target, AnnotationTarget::Unattached);
 }
@@ -271,5 +276,204 @@ fn fixture_corpus_launches_resolve() {
     assert_eq!(
         (l.grid, l.block, l.arg("n")),
         (Some([8192, 1, 1]), Some([256, 1, 1]), Some(1 << 21))
+    );
+}
+
+/// The one launch of `kernel` in `src`, scanned with `input`.
+fn only_site<'s>(scan: &'s SourceScan, kernel: &'s str) -> &'s LaunchSite {
+    let sites: Vec<&LaunchSite> = scan
+        .sites_for(kernel)
+        .filter(|s| s.origin == SiteOrigin::Launch)
+        .collect();
+    assert_eq!(sites.len(), 1, "{sites:?}");
+    sites[0]
+}
+
+const TILED: &str = "__global__ void k(float *m, int w) {}\nint main() {\n  int Width = 1024;\n  int GridSize = (Width + TW - 1) / TW;\n  dim3 grid(GridSize, GridSize);\n  dim3 block(TW, TW);\n  k<<<grid, block>>>(0, Width);\n}\n";
+
+#[test]
+fn command_line_defines_reach_the_folding() {
+    let without = scan_source(TILED, &[]);
+    let l = only_site(&without, "k");
+    assert_eq!((l.grid, l.block), (None, None));
+    assert!(
+        l.unresolved.contains(&"TW".to_string()),
+        "{:?}",
+        l.unresolved
+    );
+    let defines = ["TW=16".to_string()];
+    let s = scan_source_with(
+        TILED,
+        &ScanInput {
+            defines: &defines,
+            ..ScanInput::default()
+        },
+    );
+    let l = only_site(&s, "k");
+    assert_eq!((l.grid, l.block), (Some([64, 64, 1]), Some([16, 16, 1])));
+    // `-U` cancels it; a bare `-D NAME` is 1.
+    let undefines = ["TW".to_string()];
+    let s = scan_source_with(
+        TILED,
+        &ScanInput {
+            defines: &defines,
+            undefines: &undefines,
+            ..ScanInput::default()
+        },
+    );
+    assert_eq!(only_site(&s, "k").block, None);
+    let s = scan_source_with(
+        TILED,
+        &ScanInput {
+            defines: &["TW".to_string()],
+            ..ScanInput::default()
+        },
+    );
+    assert_eq!(only_site(&s, "k").block, Some([1, 1, 1]));
+}
+
+#[test]
+fn a_command_line_define_replaces_an_ifndef_default_but_not_a_plain_define() {
+    let guarded = format!("#ifndef TW\n#define TW 8\n#endif\n{TILED}");
+    assert_eq!(
+        only_site(&scan_source(&guarded, &[]), "k").block,
+        Some([8, 8, 1])
+    );
+    let defines = ["TW=32".to_string()];
+    let input = ScanInput {
+        defines: &defines,
+        ..ScanInput::default()
+    };
+    assert_eq!(
+        only_site(&scan_source_with(&guarded, &input), "k").block,
+        Some([32, 32, 1])
+    );
+    let plain = format!("#define TW 8\n{TILED}");
+    assert_eq!(
+        only_site(&scan_source_with(&plain, &input), "k").block,
+        Some([8, 8, 1])
+    );
+}
+
+#[test]
+fn header_defines_constants_and_kernel_parameters() {
+    let headers = vec![(
+        PathBuf::from("/p/mv.h"),
+        "#define TW 16\nconstexpr int kRows = 4096;\n__global__ void mv(float *y, const float *a, const float *x, int m, int n) {}\n".to_string(),
+    )];
+    let src =
+        "#include \"mv.h\"\nint main() { mv<<<(kRows + TW - 1) / TW, TW>>>(0, 0, 0, kRows, 512); }";
+    let s = scan_source_with(
+        src,
+        &ScanInput {
+            headers: &headers,
+            ..ScanInput::default()
+        },
+    );
+    let l = only_site(&s, "mv");
+    assert_eq!((l.grid, l.block), (Some([256, 1, 1]), Some([16, 1, 1])));
+    assert_eq!((l.arg("m"), l.arg("n")), (Some(4096), Some(512)));
+    let decl = s
+        .kernels
+        .iter()
+        .find(|k| k.name == "mv")
+        .map(|k| k.file.as_deref());
+    assert_eq!(decl, Some(Some("/p/mv.h")));
+}
+
+#[test]
+fn straight_line_code_compound_assignments_and_conditions() {
+    let src = "__global__ void k(int n) {}\nint main(int argc, char **argv) {\n  int n = 1 << 10;\n  n *= 4;\n  n++;\n  int b = 128;\n  if (n > 100) b = 256;\n  k<<<(n + b - 1) / b, b>>>(n);\n  if (argc > 1) n = atoi(argv[1]);\n  k<<<n / 256, 256>>>(n);\n}\n";
+    let s = scan_source(src, &[]);
+    let sites: Vec<&LaunchSite> = s.sites_for("k").collect();
+    assert_eq!(
+        (sites[0].grid, sites[0].block, sites[0].arg("n")),
+        (Some([17, 1, 1]), Some([256, 1, 1]), Some(4097))
+    );
+    assert_eq!(sites[1].grid, None);
+    assert_eq!(sites[1].unresolved, ["n"]);
+    assert!(
+        sites[1]
+            .reasons
+            .iter()
+            .any(|r| r.contains("condition at line 9")),
+        "{:?}",
+        sites[1].reasons
+    );
+    assert!(
+        sites[1].unresolved_sentence().contains("`n`"),
+        "{}",
+        sites[1].unresolved_sentence()
+    );
+}
+
+#[test]
+fn argv_values_by_position_or_by_variable_and_they_count_as_used() {
+    let src = "__global__ void k(int n) {}\nint main(int argc, char **argv) {\n  int len = std::stoi(argv[2]);\n  long m = strtol(argv[1], NULL, 10);\n  k<<<m / 256, 256>>>(len);\n}\n";
+    let s = scan_source(src, &[]);
+    let l = only_site(&s, "k");
+    assert!(
+        l.unresolved.contains(&"argv[1]".to_string()),
+        "{:?}",
+        l.unresolved
+    );
+    assert!(
+        l.reasons.iter().any(|r| r.contains("--arg argv[1]=VALUE")),
+        "{:?}",
+        l.reasons
+    );
+    let user = [("argv[1]".to_string(), 4096), ("len".to_string(), 77)];
+    let s = scan_source(src, &user);
+    let l = only_site(&s, "k");
+    assert_eq!((l.grid, l.arg("n")), (Some([16, 1, 1]), Some(77)));
+    assert_eq!(s.used_args, ["argv[1]", "len"]);
+}
+
+#[test]
+fn helpers_defined_in_the_file_and_template_arguments() {
+    let src = "template <int B> __global__ void red(const float *x, int n) {}\nstatic inline int divUp(int a, int b) { return (a % b != 0) ? (a / b + 1) : (a / b); }\ntemplate <typename T> constexpr T lo(T a, T b) { return a < b ? a : b; }\nint main() {\n  const int n = 1000;\n  red<256><<<divUp(n, 256), lo<int>(256, 1024)>>>(0, n);\n  red<64><<<std::max(1, n / 64), 64>>>(0, n);\n}\n";
+    let s = scan_source(src, &[]);
+    let sites: Vec<&LaunchSite> = s.sites_for("red").collect();
+    assert_eq!(
+        (
+            sites[0].grid,
+            sites[0].block,
+            sites[0].template_args.clone()
+        ),
+        (Some([4, 1, 1]), Some([256, 1, 1]), vec!["256".to_string()])
+    );
+    assert_eq!(
+        (sites[1].grid, sites[1].template_args.clone()),
+        (Some([15, 1, 1]), vec!["64".to_string()])
+    );
+}
+
+#[test]
+fn launches_in_loops_fold_for_the_first_iteration() {
+    let src = "__global__ void k(float *p, int n, int t) {}\nint main() {\n  int n = 1 << 20;\n  for (int t = 0; t < 10; t++) {\n    k<<<n / 256, 256>>>(0, n, t);\n  }\n  int s = n;\n  while (s > 1) {\n    int threads = s < 256 ? s : 256;\n    int blocks = (s + threads - 1) / threads;\n    k<<<blocks, threads>>>(0, s, 0);\n    s = blocks;\n  }\n}\n";
+    let s = scan_source(src, &[]);
+    let sites: Vec<&LaunchSite> = s.sites_for("k").collect();
+    assert_eq!(
+        (sites[0].grid, sites[0].arg("t"), sites[0].loop_line),
+        (Some([4096, 1, 1]), Some(0), Some(4))
+    );
+    assert_eq!(
+        (sites[1].grid, sites[1].block, sites[1].loop_line),
+        (Some([4096, 1, 1]), Some([256, 1, 1]), Some(8))
+    );
+}
+
+#[test]
+fn different_constants_at_the_calls_of_a_helper_say_so() {
+    let src = "__global__ void k(int n) {}\nvoid run(int n) { k<<<n / 128, 128>>>(n); }\nint main() { run(1024); run(4096); }\n";
+    let s = scan_source(src, &[]);
+    let l = only_site(&s, "k");
+    assert_eq!(l.grid, None);
+    assert!(
+        l.reasons
+            .iter()
+            .any(|r| r.contains("`run`") && r.contains("different values")),
+        "{:?}",
+        l.reasons
     );
 }

@@ -147,7 +147,7 @@ pub fn imports(args: &Args) -> anyhow::Result<Vec<(Import, PathBuf)>> {
         let problem_size = match &args.problem_size {
             None => None,
             Some(t) => Some(
-                analysis::launch::parse_dims(t).with_context(|| format!("--problem-size `{t}`: expected X, XxY or XxYxZ"))?.iter().map(|&d| u64::from(d)).collect::<Vec<_>>(),
+                analysis::launch::parse_dims(t).map_err(|e| anyhow::anyhow!("--problem-size {e}: expected X, XxY or XxYxZ"))?.iter().map(|&d| u64::from(d)).collect::<Vec<_>>(),
             ),
         };
         out.push((

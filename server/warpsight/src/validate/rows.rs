@@ -60,7 +60,7 @@ impl<'de> Deserialize<'de> for Dims {
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Dims, E> {
                 analysis::launch::parse_dims(s.trim())
                     .map(Dims)
-                    .ok_or_else(|| E::custom(format!("`{s}` is not X, XxY or XxYxZ with positive integers")))
+                    .map_err(|e| E::custom(format!("`{s}` is not X, XxY or XxYxZ with positive integers ({e})")))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dims, E> {
                 match u32::try_from(v) {
