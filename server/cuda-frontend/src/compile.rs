@@ -150,7 +150,9 @@ pub enum PtxOrigin {
     RecordedCache,
     /// No compiler: a `.ptx` file beside the `.cu`.
     RecordedBeside(PathBuf),
-    /// No PTX at all (no compiler and nothing recorded, or the compile failed).
+    /// The compiler ran and produced no PTX (errors, a timeout); the diagnostics say why.
+    Failed(CompilerKind),
+    /// No PTX at all: no compiler and nothing recorded.
     None,
 }
 
@@ -162,6 +164,7 @@ impl PtxOrigin {
             PtxOrigin::Cache(k) => format!("PTX from the cache (compiled earlier by {} from identical input).", k.name()),
             PtxOrigin::RecordedCache => "No CUDA compiler found: using PTX recorded in the cache for this exact text.".to_string(),
             PtxOrigin::RecordedBeside(p) => format!("No CUDA compiler found: using the recorded PTX file {}.", p.display()),
+            PtxOrigin::Failed(k) => format!("No PTX: {} failed to compile the file.", k.name()),
             PtxOrigin::None => "No PTX: no CUDA compiler was found (run `warpsight setup-cuda`, or set --nvcc, WARPSIGHT_NVCC or CUDA_HOME) and no recorded PTX exists.".to_string(),
         }
     }
@@ -346,6 +349,22 @@ fn log_untrusted_once(db: &Path) {
     }
 }
 
+/// `path` made absolute against the current directory, without resolving symlinks (a
+/// path that cannot be made absolute is returned as it is).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The directory of the user's file, absolute. The compilers get a private copy of the
+/// text in a temporary directory, so `#include "..."` finds the file's neighbours only
+/// through a `-I` of this directory; for `t.cu` the parent is the empty path, which once
+/// reached nvcc as a bare `-I` that swallowed the next flag (issue 14), and a relative
+/// directory would resolve against the wrong folder.
+fn source_dir(path: &Path) -> PathBuf {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    absolute(parent)
+}
+
 /// Compiles and analyses `path`, using `text` instead of the file's contents when given
 /// (an editor's unsaved buffer). `cancel` stops a compile in flight.
 pub fn prepare_text(
@@ -439,8 +458,8 @@ fn prepare_unchecked(
         None => match crate::files::read_text(path, crate::files::MAX_SOURCE_BYTES) {
             Ok(t) => t,
             Err(e) => {
+                p.toolchain_note = format!("No PTX: the file could not be read ({e}).");
                 p.diagnostics.push(CompilerDiagnostic::general(Severity::Error, e.to_string()));
-                p.toolchain_note = PtxOrigin::None.describe();
                 p.elapsed = start.elapsed();
                 return p;
             }
@@ -454,7 +473,7 @@ fn prepare_unchecked(
 
     // Flags: compile_commands.json, then the options; then everything that could reach
     // nvcc's shell is checked.
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir = source_dir(path);
     let mut cf = CompileFlags::default();
     match opts.compile_commands {
         CompileCommands::Read => {
@@ -480,7 +499,9 @@ fn prepare_unchecked(
         }
         CompileCommands::Ignore => {}
     }
-    cf.include_dirs.extend(opts.include_dirs.iter().cloned());
+    // Relative `--include` directories are the user's, relative to where they ran the
+    // command; the compiler is handed absolute ones (it compiles a copy elsewhere).
+    cf.include_dirs.extend(opts.include_dirs.iter().map(|d| absolute(d)));
     cf.defines.extend(opts.defines.iter().cloned());
     cf.other.extend(opts.extra_flags.iter().cloned());
     let refused = cf.drop_unsafe();
@@ -583,11 +604,8 @@ fn prepare_unchecked(
             compiler: &compiler_id,
         };
         if let Some(hit) = cache.as_ref().and_then(|c| c.get(&key.key())) {
-            p.origin = if hit.ptx.is_some() {
-                PtxOrigin::Cache(tc.kind)
-            } else {
-                PtxOrigin::None
-            };
+            // Only entries with PTX are served (`Cache::get`).
+            p.origin = PtxOrigin::Cache(tc.kind);
             entry = Some(hit);
         } else {
             let job = Job { tc, path, text: &text, dir: &dir, flags: &cf, arch: &arch_s, deadline, cancel };
@@ -637,7 +655,7 @@ fn prepare_unchecked(
             p.origin = if e.ptx.is_some() {
                 PtxOrigin::Compiled(tc.kind)
             } else {
-                PtxOrigin::None
+                PtxOrigin::Failed(tc.kind)
             };
             entry = Some(e);
         }
@@ -689,6 +707,9 @@ fn prepare_unchecked(
         p.notes.extend(e.notes);
     }
     p.toolchain_note = match &toolchain {
+        Some(tc) if matches!(p.origin, PtxOrigin::Failed(_)) => {
+            format!("{}{} Compiler: {}.", p.origin.describe(), first_error(&p.diagnostics), tc.describe())
+        }
         Some(tc) => format!("{} Compiler: {}.", p.origin.describe(), tc.describe()),
         None => p.origin.describe(),
     };
@@ -698,6 +719,24 @@ fn prepare_unchecked(
     }
     p.elapsed = start.elapsed();
     p
+}
+
+/// ` First error: FILE:LINE: MESSAGE.` for the note of a failed compile (the message cut
+/// at 300 characters), or nothing when the compiler printed no error.
+fn first_error(diags: &[CompilerDiagnostic]) -> String {
+    let Some(d) = diags.iter().find(|d| d.severity == Severity::Error) else {
+        return String::new();
+    };
+    let at = match (&d.file, d.line) {
+        (Some(f), Some(l)) => {
+            let name = Path::new(f).file_name().map_or_else(|| f.clone(), |n| n.to_string_lossy().into_owned());
+            format!("{name}:{l}: ")
+        }
+        _ => String::new(),
+    };
+    let msg: String = d.message.chars().take(300).collect();
+    let more = if d.message.chars().count() > 300 { "…" } else { "" };
+    format!(" First error: {at}{}{more}.", msg.trim_end_matches('.'))
 }
 
 /// The `.ptx` beside the `.cu`, with ptxas resources when ptxas is available.

@@ -141,7 +141,7 @@ fn syntax_error_gives_diagnostics_on_the_right_lines_nvcc_and_nvrtc() {
         nvrtc_options(&root, &dir.join("cache")),
     ] {
         let p = prepare(&f, &opts);
-        assert_eq!(p.origin, PtxOrigin::None);
+        assert!(matches!(p.origin, PtxOrigin::Failed(_)), "{:?}", p.origin);
         assert!(p.ptx.is_empty());
         let errors: Vec<(Option<u32>, Option<u32>)> = p
             .diagnostics
@@ -320,4 +320,37 @@ fn nvrtc_compiles_every_fixture_through_the_device_only_view() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn a_failed_compile_is_not_cached_and_its_note_names_the_error() {
+    let Some(root) = cuda_root("failed_not_cached") else {
+        return;
+    };
+    // A system header that is missing at first: `#include <...>` is not part of the cache
+    // key (the compiler's version stands for its headers), so a cached failure would
+    // outlive the header's installation (issue 14).
+    let dir = scratch("failed-not-cached");
+    let inc = dir.join("sysinc");
+    std::fs::create_dir_all(&inc).unwrap_or_else(|e| panic!("{e}"));
+    let f = dir.join("k.cu");
+    std::fs::write(&f, "#include <warpsight_late_header.h>\n__global__ void k(float* p) { p[threadIdx.x] = LATE; }\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    for opts in [nvcc_options(&root, &dir.join("cache")), nvrtc_options(&root, &dir.join("cache"))] {
+        let opts = Options { include_dirs: vec![inc.clone()], ..opts };
+        let _ = std::fs::remove_file(inc.join("warpsight_late_header.h"));
+        let failed = prepare(&f, &opts);
+        assert!(matches!(failed.origin, PtxOrigin::Failed(_)), "{:?}", failed.origin);
+        let note = &failed.toolchain_note;
+        let kind = if opts.compiler == cuda_frontend::CompilerChoice::Nvrtc { "NVRTC" } else { "nvcc" };
+        assert!(note.starts_with(&format!("No PTX: {kind} failed to compile the file. First error: k.cu:")), "{note}");
+        // NVRTC compiles the device-only view, which leaves out `#include <...>` lines
+        // whose header is not found: its first error is the undefined macro instead.
+        assert!(note.contains("warpsight_late_header.h") || (kind == "NVRTC" && note.contains("LATE")), "{note}");
+        assert!(!note.contains("no CUDA compiler"), "{note}");
+        std::fs::write(inc.join("warpsight_late_header.h"), "#define LATE 2.0f\n").unwrap_or_else(|e| panic!("{e}"));
+        let fixed = prepare(&f, &opts);
+        assert!(matches!(fixed.origin, PtxOrigin::Compiled(_)), "{:?} {:?}", fixed.origin, fixed.diagnostics);
+        assert_eq!(fixed.kernels.len(), 1);
+    }
 }

@@ -98,7 +98,8 @@ fn a_hung_compiler_is_stopped_at_the_timeout_with_a_clear_diagnostic() {
         "took {:?}",
         t.elapsed()
     );
-    assert_eq!(p.origin, PtxOrigin::None);
+    assert_eq!(p.origin, PtxOrigin::Failed(cuda_frontend::CompilerKind::Nvcc));
+    assert!(p.toolchain_note.starts_with("No PTX: nvcc failed to compile the file. First error: nvcc did not finish within 0.8 s"), "{}", p.toolchain_note);
     let d: Vec<&str> = p
         .diagnostics
         .iter()
