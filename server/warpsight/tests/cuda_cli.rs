@@ -84,3 +84,49 @@ fn a_relative_path_is_compiled_with_its_own_directory_on_the_include_path() {
         assert_eq!(k["shared_memory"]["static_bytes"], smem, "{file} {defines:?}: the define must reach nvcc: {k}");
     }
 }
+
+/// Runs `warpsight ARGS` from the repository root in an environment without any CUDA
+/// (no variables, a `PATH` of system folders, empty home and data folders); returns
+/// (exit code, stdout, stderr).
+fn run_without_cuda(args: &[&str]) -> (i32, String, String) {
+    let home = scratch("no-cuda-home");
+    let out = Command::new(env!("CARGO_BIN_EXE_warpsight"))
+        .current_dir(root())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run warpsight: {e}"));
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn the_readme_example_works_with_and_without_a_compiler() {
+    // Without a compiler: the PTX recorded beside the source.
+    let args = ["analyze", "tests/fixtures/cu/matmul_tiled.cu", "--gpu", "a100", "--gpu", "tesla-k20"];
+    let (code, out, err) = run_without_cuda(&args);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("using the recorded PTX file tests/fixtures/cu/matmul_tiled.ptx"), "{out}");
+    assert!(out.contains("kernel matmul_tiled(float*, float*, float*, int)"), "{out}");
+    assert!(out.contains("launch       grid 64×64, block 16×16, dynamic smem 0 B  (annotation)"), "{out}");
+    // nvcc's signed `N / 16` is shown as the division the source wrote.
+    assert!(out.contains("trip count 64 (= N / 16)"), "{out}");
+    // With the compiler: the same, and registers from ptxas.
+    let Some(nvcc) = nvcc() else { return };
+    let out = Command::new(env!("CARGO_BIN_EXE_warpsight"))
+        .current_dir(root())
+        .env("XDG_CACHE_HOME", scratch("readme-cache"))
+        .args(args)
+        .arg("--nvcc")
+        .arg(&nvcc)
+        .output()
+        .unwrap_or_else(|e| panic!("run warpsight: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("PTX compiled now by nvcc"), "{text}");
+    assert!(text.contains("trip count 64 (= N / 16)"), "{text}");
+    assert!(text.contains("per thread (ptxas)"), "{text}");
+}
