@@ -49,6 +49,8 @@ if [ ! -x "$WARPSIGHT_CUDA_HOME/bin/nvcc" ]; then
   WARPSIGHT_CUDA_HOME=$(ls -d "$root"/.cuda/lib/python3*/site-packages/nvidia/cu13 2>/dev/null | head -1)
 fi
 # The CLI and the language server find this nvcc first (docs/cuda.md, discovery order).
+# For the tests only: outside this script warpsight does not run a compiler found inside
+# the repository (docs/security.md); `warpsight setup-cuda` installs one for the user.
 export WARPSIGHT_NVCC="$WARPSIGHT_CUDA_HOME/bin/nvcc"
 # Tests that need the compiler fail (instead of returning early) when this is set.
 export WARPSIGHT_REQUIRE_CUDA=1
@@ -84,3 +86,9 @@ tests/clients/run.sh
 # --- 5. The VS Code extension inside real VS Code (code-server + headless Chromium) -------
 log "VS Code extension (code-server)"
 WARPSIGHT_SERVER_BIN="$root/target/debug/warpsight" scripts/test-vscode.sh
+
+log "done"
+echo "The tests used the CUDA compiler in .cuda/ through WARPSIGHT_NVCC. warpsight does not"
+echo "run a compiler found inside a repository on its own (docs/security.md): to analyse .cu"
+echo "files with it, run \`warpsight setup-cuda\` once (installs for your user, found with no"
+echo "setting), or export WARPSIGHT_NVCC=$WARPSIGHT_NVCC"

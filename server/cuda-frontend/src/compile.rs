@@ -700,6 +700,16 @@ fn prepare_unchecked(
         }
     }
 
+    if toolchain.is_none()
+        && opts.compiler != CompilerChoice::RecordedOnly
+        && let Some(nvcc) = crate::toolchain::workspace_venv_nvcc(&dir)
+    {
+        p.notes.push(format!(
+            "a CUDA compiler exists at {} but is not used: warpsight never runs a program found in a workspace (docs/security.md); to use it, pass --nvcc {0} or set WARPSIGHT_NVCC={0}, or install one for your user with `warpsight setup-cuda`",
+            nvcc.display()
+        ));
+    }
+
     if let Some(e) = entry {
         p.ptx = e.ptx.unwrap_or_default();
         p.resources = e.resources;

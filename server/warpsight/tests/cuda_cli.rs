@@ -89,12 +89,16 @@ fn a_relative_path_is_compiled_with_its_own_directory_on_the_include_path() {
 /// (no variables, a `PATH` of system folders, empty home and data folders); returns
 /// (exit code, stdout, stderr).
 fn run_without_cuda(args: &[&str]) -> (i32, String, String) {
-    let home = scratch("no-cuda-home");
+    run_with_data_home(&scratch("no-cuda-home"), args)
+}
+
+/// [`run_without_cuda`] with this home folder (its `data/` is the user's data folder).
+fn run_with_data_home(home: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_warpsight"))
         .current_dir(root())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CACHE_HOME", home.join("cache"))
         .args(args)
@@ -129,4 +133,31 @@ fn the_readme_example_works_with_and_without_a_compiler() {
     assert!(text.contains("PTX compiled now by nvcc"), "{text}");
     assert!(text.contains("trip count 64 (= N / 16)"), "{text}");
     assert!(text.contains("per thread (ptxas)"), "{text}");
+}
+
+#[test]
+fn the_toolchain_setup_cuda_installs_is_found_and_the_repository_one_only_named() {
+    // After scripts/test-all.sh, <repo>/.cuda holds nvcc; a plain `warpsight analyze`
+    // does not run it (a workspace never chooses the programs warpsight runs,
+    // docs/security.md), uses the recorded PTX and says how to use that compiler.
+    let Some(nvcc) = nvcc() else { return };
+    let (code, out, err) = run_without_cuda(&["analyze", "examples/vadd.cu"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("No CUDA compiler found: using the recorded PTX file examples/vadd.ptx"), "{out}");
+    assert!(out.contains("is not used: warpsight never runs a program found in a workspace"), "{out}");
+    assert!(out.contains("warpsight setup-cuda"), "{out}");
+    // Where `warpsight setup-cuda` installs (the user's data folder, warpsight/cuda), the
+    // same venv is found with no setting. A link stands in for the 350 MB install.
+    let home = scratch("setup-cuda-home");
+    let prefix = home.join("data/warpsight/cuda");
+    std::fs::create_dir_all(home.join("data/warpsight")).unwrap_or_else(|e| panic!("{e}"));
+    let venv = root().join(".cuda").canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&venv, &prefix).unwrap_or_else(|e| panic!("{e}"));
+    let (code, out, err) = run_with_data_home(&home, &["analyze", "examples/vadd.cu"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("PTX compiled now by nvcc"), "{out}");
+    assert!(out.contains("found via the environment made by `warpsight setup-cuda`"), "{out}");
+    assert!(!out.contains("is not used"), "{out}");
+    let _ = nvcc;
 }
