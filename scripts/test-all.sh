@@ -6,7 +6,8 @@
 #   WARPSIGHT_SKIP_INSTALL=1 ...   # only run, never install
 #
 # What it installs, and where:
-#   .cuda/        a Python venv with NVIDIA's CUDA compiler wheels (scripts/cuda-requirements.txt)
+#   .cuda/        a Python venv with NVIDIA's CUDA compiler and header wheels
+#                 (scripts/cuda-requirements.txt; about 1.2 GB installed, cuBLAS is half)
 #   .venv-lsp/    a Python venv with pytest-lsp (tests/clients/requirements.txt)
 #   target/vscode-test/  code-server, playwright-core and the extension's npm packages
 #                 (scripts/test-vscode.sh; it also installs Debian's chromium when missing)
@@ -25,11 +26,14 @@ log() { printf '\n==> %s\n' "$*"; }
 if [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ]; then
   log "CUDA toolchain venv (.cuda)"
   if [ ! -x .cuda/bin/python ]; then python3 -m venv .cuda; fi
-  if ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvcc==13.5.37' \
-     || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvrtc==13.5.37' \
-     || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvdisasm==13.5.37'; then
-    .cuda/bin/pip install -q --disable-pip-version-check -r scripts/cuda-requirements.txt
-  fi
+  # Install when any pinned requirement is missing (a new header package included).
+  frozen=$(.cuda/bin/pip freeze 2>/dev/null || true)
+  for req in $(grep -v '^#' scripts/cuda-requirements.txt); do
+    if ! grep -qxF "$req" <<<"$frozen"; then
+      .cuda/bin/pip install -q --disable-pip-version-check -r scripts/cuda-requirements.txt
+      break
+    fi
+  done
   log "LSP client venv (.venv-lsp)"
   if [ ! -x .venv-lsp/bin/python ]; then python3 -m venv .venv-lsp; fi
   if ! .venv-lsp/bin/python -c 'import pytest_lsp' 2>/dev/null; then

@@ -354,3 +354,67 @@ fn a_failed_compile_is_not_cached_and_its_note_names_the_error() {
         assert_eq!(fixed.kernels.len(), 1);
     }
 }
+
+/// Headers real programs include, each with a kernel (and host code) that uses it, the
+/// PyPI package that brings it, and whether NVRTC (device code only) compiles it too.
+/// docs/cuda.md, "Headers", lists them and those PyPI does not carry.
+const HEADERS: &[(&str, &str, &str, bool)] = &[
+    ("cuda_profiler_api.h", "nvidia-cuda-profiler-api", "__global__ void k(float* p) { p[threadIdx.x] += 1.0f; }\nint main() { cudaProfilerStart(); k<<<1, 32>>>(nullptr); cudaProfilerStop(); }\n", false),
+    ("nvtx3/nvToolsExt.h", "nvidia-nvtx", "__global__ void k(float* p) { p[threadIdx.x] *= 2.0f; }\nint main() { nvtxRangePushA(\"k\"); k<<<1, 32>>>(nullptr); nvtxRangePop(); }\n", false),
+    ("curand_kernel.h", "nvidia-curand", "__global__ void k(float* out, unsigned long long seed) { curandState s; curand_init(seed, threadIdx.x, 0, &s); out[threadIdx.x] = curand_uniform(&s); }\n", true),
+    ("cublas_v2.h", "nvidia-cublas (setup-cuda --with-cublas)", "__global__ void k(float* p) { p[threadIdx.x] *= 2.0f; }\nint main() { cublasHandle_t h; cublasCreate(&h); k<<<1, 32>>>(nullptr); cublasDestroy(h); }\n", false),
+    ("cooperative_groups.h", "nvidia-cuda-runtime", "namespace cg = cooperative_groups;\n__global__ void k(float* p) { cg::thread_block b = cg::this_thread_block(); auto w = cg::tiled_partition<32>(b); float v = p[b.thread_rank()]; v += w.shfl_down(v, 1); b.sync(); p[b.thread_rank()] = v; }\n", true),
+    ("cuda_fp16.h", "nvidia-cuda-runtime", "__global__ void k(const __half* a, float* out) { out[threadIdx.x] = __half2float(__hadd(a[threadIdx.x], a[threadIdx.x + 1])); }\n", true),
+    ("cuda_bf16.h", "nvidia-cuda-runtime", "__global__ void k(const __nv_bfloat16* a, float* out) { out[threadIdx.x] = __bfloat162float(__hmul(a[threadIdx.x], a[threadIdx.x])); }\n", true),
+    ("mma.h", "nvidia-cuda-runtime", "using namespace nvcuda;\n__global__ void k(const half* a, const half* b, float* c) { wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa; wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb; wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc; wmma::fill_fragment(fc, 0.0f); wmma::load_matrix_sync(fa, a, 16); wmma::load_matrix_sync(fb, b, 16); wmma::mma_sync(fc, fa, fb, fc); wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major); }\n", true),
+    ("cuda_pipeline.h", "nvidia-cuda-runtime", "__global__ void k(const float* g, float* out) { __shared__ float s[128]; __pipeline_memcpy_async(&s[threadIdx.x], &g[threadIdx.x], sizeof(float)); __pipeline_commit(); __pipeline_wait_prior(0); __syncthreads(); out[threadIdx.x] = s[127 - threadIdx.x]; }\n", true),
+    ("cub/cub.cuh", "nvidia-cuda-cccl", "__global__ void k(const float* in, float* out) { using R = cub::BlockReduce<float, 128>; __shared__ typename R::TempStorage t; float s = R(t).Sum(in[threadIdx.x]); if (threadIdx.x == 0) *out = s; }\n", false),
+    // CCCL refuses `<cub/cub.cuh>` under NVRTC ("include the specific device header
+    // instead"): the device header alone works with both.
+    ("cub/block/block_reduce.cuh", "nvidia-cuda-cccl", "__global__ void k(const float* in, float* out) { using R = cub::BlockReduce<float, 128>; __shared__ typename R::TempStorage t; float s = R(t).Sum(in[threadIdx.x]); if (threadIdx.x == 0) *out = s; }\n", true),
+    ("thrust/device_vector.h", "nvidia-cuda-cccl", "#include <thrust/reduce.h>\nint main() { thrust::device_vector<float> v(1024, 1.0f); return thrust::reduce(v.begin(), v.end()) > 0.0f ? 0 : 1; }\n", false),
+];
+
+/// The toolchain the header test compiles with: `WARPSIGHT_CUDA_HOME` when set (the
+/// environment scripts/test-all.sh exports), else `<repo>/.cuda`.
+fn header_toolchain_root() -> Option<PathBuf> {
+    match std::env::var_os("WARPSIGHT_CUDA_HOME").map(PathBuf::from) {
+        Some(home) if home.join("bin/nvcc").is_file() => Some(home),
+        _ => cuda_root("common_headers"),
+    }
+}
+
+#[test]
+fn the_common_headers_compile_with_the_managed_toolchain() {
+    let Some(root) = header_toolchain_root() else {
+        return;
+    };
+    let dir = scratch("headers");
+    let mut missing = Vec::new();
+    let mut failures = Vec::new();
+    for (i, (header, package, body, nvrtc_too)) in HEADERS.iter().enumerate() {
+        if !root.join("include").join(header).is_file() && !root.join("include/cccl").join(header).is_file() {
+            missing.push(format!("{header} (PyPI {package})"));
+            continue;
+        }
+        let f = dir.join(format!("h{i}.cu"));
+        std::fs::write(&f, format!("#include <{header}>\n{body}")).unwrap_or_else(|e| panic!("{e}"));
+        let mut runs = vec![("nvcc", nvcc_options(&root, &dir.join("cache")))];
+        if *nvrtc_too {
+            runs.push(("NVRTC", nvrtc_options(&root, &dir.join("cache"))));
+        }
+        for (compiler, opts) in runs {
+            let p = prepare(&f, &opts);
+            if !matches!(p.origin, PtxOrigin::Compiled(_)) || p.kernels.is_empty() {
+                failures.push(format!("{header} with {compiler}: {}", p.toolchain_note));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{} lacks {}: install scripts/cuda-requirements.txt into it (scripts/test-all.sh does)",
+        root.display(),
+        missing.join(", ")
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
