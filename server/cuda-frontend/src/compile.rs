@@ -268,6 +268,17 @@ struct CompileResult {
     /// Timeouts and cancellations are not cached.
     cacheable: bool,
     cancelled: bool,
+    /// NVRTC only: what a kernel-by-kernel recompile of the next edit needs.
+    nvrtc: Option<Box<NvrtcIncremental>>,
+}
+
+/// An NVRTC compile's part in kernel-by-kernel recompiles (`crate::incremental`).
+struct NvrtcIncremental {
+    /// The device-only text compiled.
+    device_src: String,
+    /// When only some kernels were compiled: the plan, the partial module (for ptxas) and
+    /// the resources of the kernels not compiled again.
+    partial: Option<(crate::incremental::Plan, String, Vec<KernelResources>)>,
 }
 
 /// The flags of one compile, from the database and the options, before they are checked.
@@ -608,7 +619,8 @@ fn prepare_unchecked(
             p.origin = PtxOrigin::Cache(tc.kind);
             entry = Some(hit);
         } else {
-            let job = Job { tc, path, text: &text, dir: &dir, flags: &cf, arch: &arch_s, deadline, cancel };
+            let incremental_key = job_key(&tc.kind, &path_s, &arch_s, &flags, &compiler_id, &tc.path);
+            let job = Job { tc, path, text: &text, dir: &dir, flags: &cf, arch: &arch_s, deadline, cancel, incremental_key };
             let res = match tc.kind {
                 CompilerKind::Nvcc => compile_nvcc(&job),
                 CompilerKind::Nvrtc => compile_nvrtc(&job),
@@ -626,13 +638,26 @@ fn prepare_unchecked(
             let mut resources = Vec::new();
             let mut diagnostics = res.diagnostics;
             let mut notes = res.notes;
-            if let (Some(ptx), true) = (&res.ptx, opts.run_ptxas) {
+            let mut nvrtc = res.nvrtc;
+            // A kernel-by-kernel recompile runs ptxas on the recompiled kernels only.
+            let partial = nvrtc.as_mut().and_then(|n| n.partial.take());
+            let ptxas_input = partial.as_ref().map(|(_, module, _)| module.as_str()).or(res.ptx.as_deref());
+            if let (Some(ptx), true) = (ptxas_input, opts.run_ptxas) {
                 match run_ptxas(tcs.ptxas.as_deref(), ptx, &arch_s, deadline, cancel) {
                     Ok((r, d)) => {
                         resources = r;
                         diagnostics.extend(d);
                     }
                     Err(note) => notes.push(note),
+                }
+            }
+            if let Some((_, _, kept)) = &partial {
+                resources.extend(kept.iter().cloned());
+            }
+            if let (Some(n), Some(ptx), Some(key), false) = (nvrtc, &res.ptx, job_key(&tc.kind, &path_s, &arch_s, &flags, &compiler_id, &tc.path), cancel.is_cancelled()) {
+                match partial {
+                    Some((plan, module, _)) => plan.commit(&key, ptx, &resources, &diagnostics, &module),
+                    None => crate::incremental::record(&key, &n.device_src, ptx, &resources, &diagnostics),
                 }
             }
             let e = CacheEntry {
@@ -731,6 +756,11 @@ fn prepare_unchecked(
     p
 }
 
+/// The key of kernel-by-kernel recompiles for this file and options (NVRTC only).
+fn job_key(kind: &CompilerKind, path: &str, arch: &str, flags: &[String], compiler_id: &str, tool: &Path) -> Option<String> {
+    (*kind == CompilerKind::Nvrtc).then(|| format!("{path}\0{arch}\0{}\0{compiler_id}\0{}", flags.join("\0"), tool.display()))
+}
+
 /// ` First error: FILE:LINE: MESSAGE.` for the note of a failed compile (the message cut
 /// at 300 characters), or nothing when the compiler printed no error.
 fn first_error(diags: &[CompilerDiagnostic]) -> String {
@@ -818,6 +848,7 @@ fn run_error(tool: &str, e: RunError, budget: Duration) -> CompileResult {
             notes: Vec::new(),
             cacheable: false,
             cancelled: false,
+            nvrtc: None,
         },
         RunError::Spawn { .. } => CompileResult::failed(e.to_string()),
     }
@@ -902,10 +933,11 @@ impl CompileResult {
             notes: Vec::new(),
             cacheable: false,
             cancelled: false,
+            nvrtc: None,
         }
     }
     fn cancelled() -> CompileResult {
-        CompileResult { ptx: None, diagnostics: Vec::new(), notes: Vec::new(), cacheable: false, cancelled: true }
+        CompileResult { ptx: None, diagnostics: Vec::new(), notes: Vec::new(), cacheable: false, cancelled: true, nvrtc: None }
     }
 }
 
@@ -967,6 +999,8 @@ struct Job<'a> {
     arch: &'a str,
     deadline: Deadline,
     cancel: &'a CancelToken,
+    /// NVRTC: the key of this file and options for kernel-by-kernel recompiles.
+    incremental_key: Option<String>,
 }
 
 /// The last `max` characters of `s` (compiler output shown in one message).
@@ -1037,6 +1071,7 @@ fn compile_nvcc(job: &Job<'_>) -> CompileResult {
         notes,
         cacheable: true,
         cancelled: false,
+        nvrtc: None,
     }
 }
 
@@ -1059,13 +1094,47 @@ fn compile_nvrtc(job: &Job<'_>) -> CompileResult {
     opts.extend(incs.iter().map(|d| format!("-I{}", d.display())));
     opts.extend(job.flags.defines.iter().map(|d| format!("-D{d}")));
     opts.extend(job.flags.undefines.iter().map(|u| format!("-U{u}")));
+    // After an edit inside some kernels only, compile those (crate::incremental).
+    if let Some(plan) = job.incremental_key.as_deref().and_then(|k| crate::incremental::plan(k, &device_src)) {
+        let res = run_nvrtc(job, &lib, plan.source.clone(), &opts);
+        if res.cancelled || res.ptx.is_none() {
+            // Errors are the changed kernels' (the rest compiled before): report them.
+            return res;
+        }
+        if let Some(merged) = res.ptx.as_deref().and_then(|partial| plan.merge(partial)) {
+            let partial = res.ptx.clone().unwrap_or_default();
+            let (changed, total) = plan.counts();
+            let mut notes = res.notes;
+            notes.push(format!("NVRTC compiled {changed} of {total} kernels again; the others did not change since the last compile"));
+            let mut diagnostics = merged.kept_diagnostics;
+            diagnostics.extend(res.diagnostics);
+            return CompileResult {
+                ptx: Some(merged.ptx),
+                diagnostics,
+                notes,
+                cacheable: true,
+                cancelled: false,
+                nvrtc: Some(Box::new(NvrtcIncremental { device_src, partial: Some((plan, partial, merged.kept_resources)) })),
+            };
+        }
+        // The partial module declares something the last one did not: compile whole.
+    }
+    let mut res = run_nvrtc(job, &lib, device_src.clone(), &opts);
+    res.nvrtc = Some(Box::new(NvrtcIncremental { device_src, partial: None }));
+    res
+}
+
+/// One NVRTC compile of `src` (named [`SOURCE_NAME`]) on a worker thread, stopped waiting
+/// for at the deadline or on cancellation.
+fn run_nvrtc(job: &Job<'_>, lib: &std::sync::Arc<crate::nvrtc::Nvrtc>, src: String, opts: &[String]) -> CompileResult {
     let mut map = PathMap::default();
     map.add(Path::new(SOURCE_NAME), job.path);
     // NVRTC runs in this process and cannot be interrupted: run it on a thread and stop
     // waiting at the timeout or on cancellation (the thread finishes on its own).
     let (tx, rx) = mpsc::channel();
+    let (lib, opts) = (std::sync::Arc::clone(lib), opts.to_vec());
     std::thread::spawn(move || {
-        let _ = tx.send(lib.compile(&device_src, SOURCE_NAME, &opts));
+        let _ = tx.send(lib.compile(&src, SOURCE_NAME, &opts));
     });
     let out = loop {
         match rx.recv_timeout(Duration::from_millis(5)) {
@@ -1088,7 +1157,7 @@ fn compile_nvrtc(job: &Job<'_>) -> CompileResult {
             let log = safety::strip_controls(&o.log);
             let mut diags = parse_diagnostics(&log, Some(job.text));
             let ptx = map.apply(o.ptx, &mut diags);
-            CompileResult { diagnostics: diags, ptx, notes: Vec::new(), cacheable: true, cancelled: false }
+            CompileResult { diagnostics: diags, ptx, notes: Vec::new(), cacheable: true, cancelled: false, nvrtc: None }
         }
         Err(e) => CompileResult::failed(e),
     }
@@ -1164,6 +1233,7 @@ fn compile_clang(job: &Job<'_>) -> CompileResult {
         notes,
         cacheable: true,
         cancelled: false,
+        nvrtc: None,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod consteval;
 pub mod devicecode;
 pub mod diagnostics;
 pub mod files;
+mod incremental;
 pub mod launch;
 pub mod lex;
 pub mod mapping;

@@ -418,3 +418,69 @@ fn the_common_headers_compile_with_the_managed_toolchain() {
     );
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+#[test]
+fn an_incremental_nvrtc_compile_matches_a_full_one() {
+    let Some(root) = cuda_root("incremental") else {
+        return;
+    };
+    let dir = scratch("incremental");
+    let text = std::fs::read_to_string(repo_root().join("server/cuda-frontend/testdata/bench_300.cu")).unwrap_or_else(|e| panic!("{e}"));
+    let inc = dir.join("inc/bench.cu");
+    let opts = nvrtc_options(&root, &dir.join("cache"));
+    let cancel = cuda_frontend::CancelToken::new();
+    let first = prepare_text(&inc, Some(&text), &opts, &cancel);
+    assert_eq!(first.origin, PtxOrigin::Compiled(CompilerKind::Nvrtc), "{:?}", first.diagnostics);
+    assert_eq!(first.kernels.len(), 21);
+    // Edits inside one kernel, then inside another, then the first undone: each compiled
+    // kernel by kernel, and each equal to a full compile of the same text.
+    let edits = [
+        text.replacen("out[i] = a[i] - b[i];", "out[i] = a[i] - 2.0f * b[i];", 1),
+        text.replacen("out[i] = a[i] - b[i];", "out[i] = a[i] - 2.0f * b[i];", 1).replacen("out[i] = a[i] * b[i];", "out[i] = a[i] * b[i] * c[i];", 1),
+        text.replacen("out[i] = a[i] * b[i];", "out[i] = a[i] * b[i] * c[i];", 1),
+    ];
+    for (n, edited) in edits.iter().enumerate() {
+        let p = prepare_text(&inc, Some(edited), &opts, &cancel);
+        assert_eq!(p.origin, PtxOrigin::Compiled(CompilerKind::Nvrtc), "edit {n}: {:?}", p.diagnostics);
+        assert!(p.notes.iter().any(|x| x.starts_with("NVRTC compiled ") && x.contains(" of 21 kernels again")), "edit {n}: {:?}", p.notes);
+        // A file of another path has no last compile: compiled whole.
+        let full = dir.join(format!("full{n}/bench.cu"));
+        let whole = prepare_text(&full, Some(edited), &Options { use_cache: false, ..opts.clone() }, &cancel);
+        assert!(!whole.notes.iter().any(|x| x.starts_with("NVRTC compiled ")), "{:?}", whole.notes);
+        // The same PTX but for what differs with the position of a function in its module:
+        // NVVM numbers labels by function (`$L__BB3_2`; labels are scoped to their
+        // function, PTX ISA 9.x, "Statements") and writes `// .globl` comments and blank
+        // lines.
+        let norm = |s: &str| {
+            let s = s.replace(&full.display().to_string(), &inc.display().to_string());
+            let mut out = String::new();
+            for line in s.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("// .globl")) {
+                let mut rest = line;
+                while let Some(at) = rest.find("$L__BB") {
+                    out.push_str(&rest[..at + 6]);
+                    rest = rest[at + 6..].trim_start_matches(|c: char| c.is_ascii_digit());
+                }
+                out.push_str(rest);
+                out.push('\n');
+            }
+            out
+        };
+        let (a, b) = (norm(&p.ptx), norm(&whole.ptx));
+        if a != b {
+            let first = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
+            let show = |t: &str| t.lines().skip(first.saturating_sub(3)).take(8).collect::<Vec<_>>().join("\n");
+            panic!("edit {n}: the spliced PTX differs from a full compile at line {first}:\n{}\n--- full ---\n{}", show(&a), show(&b));
+        }
+        let mut a = p.resources.clone();
+        let mut b = whole.resources.clone();
+        a.sort_by(|x, y| x.name.cmp(&y.name));
+        b.sort_by(|x, y| x.name.cmp(&y.name));
+        assert_eq!(a, b, "edit {n}: resources");
+        assert_eq!(p.kernels.len(), 21);
+    }
+    // An edit outside the kernels (a macro) compiles the file whole.
+    let outside = text.replacen("#define RADIUS 3", "#define RADIUS 4", 1);
+    let p = prepare_text(&inc, Some(&outside), &opts, &cancel);
+    assert_eq!(p.origin, PtxOrigin::Compiled(CompilerKind::Nvrtc));
+    assert!(!p.notes.iter().any(|x| x.starts_with("NVRTC compiled ")), "{:?}", p.notes);
+}
