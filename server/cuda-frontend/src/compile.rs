@@ -72,6 +72,10 @@ pub enum CompilerChoice {
     Nvcc,
     Nvrtc,
     Clang,
+    /// NVRTC (device code only, in process, kernel-by-kernel recompiles), else nvcc, else
+    /// clang, else recorded PTX: the editor's choice, where the latency of an edit matters
+    /// more than compiling the host code (docs/benchmarks.md, "Edit to hints").
+    PreferNvrtc,
     /// Never compile: recorded PTX only.
     RecordedOnly,
 }
@@ -560,6 +564,11 @@ fn prepare_unchecked(
             .clone()
             .or_else(|| tcs.nvrtc.clone())
             .or_else(|| tcs.clang.clone()),
+        CompilerChoice::PreferNvrtc => tcs
+            .nvrtc
+            .clone()
+            .or_else(|| tcs.nvcc.clone())
+            .or_else(|| tcs.clang.clone()),
         CompilerChoice::Nvcc => tcs.nvcc.clone(),
         CompilerChoice::Nvrtc => tcs.nvrtc.clone(),
         CompilerChoice::Clang => tcs.clang.clone(),
@@ -568,7 +577,7 @@ fn prepare_unchecked(
     if toolchain.is_none()
         && !matches!(
             opts.compiler,
-            CompilerChoice::Auto | CompilerChoice::RecordedOnly
+            CompilerChoice::Auto | CompilerChoice::PreferNvrtc | CompilerChoice::RecordedOnly
         )
     {
         p.notes
@@ -709,7 +718,7 @@ fn prepare_unchecked(
     // The clang fallback covers simple kernels only (its shim defines a small part of
     // CUDA): when it produced nothing in automatic mode, recorded PTX is the better
     // answer, and clang's complaints are about the shim, not the user's code.
-    if opts.compiler == CompilerChoice::Auto
+    if matches!(opts.compiler, CompilerChoice::Auto | CompilerChoice::PreferNvrtc)
         && toolchain.as_ref().is_some_and(|tc| tc.kind == CompilerKind::Clang)
         && entry.as_ref().is_none_or(|e| e.ptx.is_none())
     {
@@ -1129,6 +1138,11 @@ fn compile_nvrtc(job: &Job<'_>) -> CompileResult {
 fn run_nvrtc(job: &Job<'_>, lib: &std::sync::Arc<crate::nvrtc::Nvrtc>, src: String, opts: &[String]) -> CompileResult {
     let mut map = PathMap::default();
     map.add(Path::new(SOURCE_NAME), job.path);
+    // NVRTC 13.5 writes the program's name joined to the process's working directory in
+    // `.file` (`"/cwd/source.cu"`): that is the user's file too.
+    if let Ok(cwd) = std::env::current_dir() {
+        map.add(&cwd.join(SOURCE_NAME), job.path);
+    }
     // NVRTC runs in this process and cannot be interrupted: run it on a thread and stop
     // waiting at the timeout or on cancellation (the thread finishes on its own).
     let (tx, rx) = mpsc::channel();

@@ -159,6 +159,29 @@ pub(crate) fn split(src: &str) -> Option<Split> {
     Some(Split { rest: sha(&[rest.as_bytes()]), chunks })
 }
 
+/// Where one `__global__` definition is in a text, and a hash of its text: an editor can
+/// tell which kernels an edit left untouched (and by how many lines they moved) before the
+/// compile of the new text finishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSpan {
+    /// The kernel's unqualified name.
+    pub name: String,
+    /// 1-based lines of the definition, `template<...>` included.
+    pub lines: Range<u32>,
+    /// A hash of the definition's text (not of its position).
+    pub text_hash: String,
+}
+
+/// The `__global__` definitions of `text`, in order; empty when it cannot be split (see
+/// [`split`]: a kernel holding a preprocessor conditional or `#define`).
+pub fn kernel_spans(text: &str) -> Vec<KernelSpan> {
+    let Some(s) = split(text) else { return Vec::new() };
+    s.chunks
+        .into_iter()
+        .map(|c| KernelSpan { text_hash: sha(&[text[c.range.clone()].as_bytes()]), name: c.name, lines: c.lines })
+        .collect()
+}
+
 /// `src` with every chunk but those in `keep` replaced by spaces (newlines kept).
 pub(crate) fn blank_except(src: &str, chunks: &[Chunk], keep: &[usize]) -> String {
     let mut bytes = src.as_bytes().to_vec();

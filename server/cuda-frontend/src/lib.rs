@@ -35,6 +35,7 @@ pub use compile::{
     parse_arg, prepare, prepare_text, spawn_prepare,
 };
 pub use diagnostics::{CompilerDiagnostic, Severity};
+pub use incremental::{KernelSpan, kernel_spans};
 pub use launch::{
     Annotation, AnnotationTarget, KernelDecl, KernelParam, LaunchBounds, LaunchSite, SiteOrigin,
     SourceScan, scan_source,

@@ -187,6 +187,9 @@ fn nvrtc_compiles_a_file_with_host_code() {
     names.sort_unstable();
     assert_eq!(names, ["daxpy", "saxpy"]);
     assert!(p.kernels.iter().all(|k| k.line.is_some()));
+    // `.file` names the user's file (NVRTC writes the working directory's `source.cu`).
+    assert!(p.ptx.contains(&format!("\"{}\"", f.display())), "{}", p.ptx.lines().filter(|l| l.contains(".file")).collect::<Vec<_>>().join("\n"));
+    assert!(p.kernels.iter().all(|k| k.file.as_deref().is_some_and(|x| x.ends_with("saxpy.cu"))), "{:?}", p.kernels);
     assert_eq!(p.resources.len(), 2);
     assert!(
         p.toolchain_note.contains("NVRTC 13."),
