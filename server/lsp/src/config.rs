@@ -40,6 +40,9 @@ pub struct Config {
     /// (docs/security.md).
     pub trust_compile_commands: bool,
     pub inlay: InlayParts,
+    /// `compiler`: `"nvrtc"` (default: NVRTC when found, device code only, kernel by
+    /// kernel; else nvcc) or `"nvcc"` (nvcc when found, as the CLI).
+    pub compiler: cuda_frontend::CompilerChoice,
 }
 
 impl Default for Config {
@@ -51,6 +54,7 @@ impl Default for Config {
             compile_timeout: Duration::from_secs(20),
             trust_compile_commands: false,
             inlay: InlayParts::default(),
+            compiler: cuda_frontend::CompilerChoice::PreferNvrtc,
         }
     }
 }
@@ -251,6 +255,13 @@ impl Config {
                     v,
                     &format!("is not a whole number of milliseconds from {} to {}", limits::COMPILE_TIMEOUT_MS.start(), limits::COMPILE_TIMEOUT_MS.end()),
                 ),
+            }
+        }
+        if let Some(v) = json.get("compiler") {
+            match v.as_str() {
+                Some("nvrtc") => self.compiler = cuda_frontend::CompilerChoice::PreferNvrtc,
+                Some("nvcc") => self.compiler = cuda_frontend::CompilerChoice::Auto,
+                _ => refuse("compiler", v, "is not \"nvrtc\" or \"nvcc\""),
             }
         }
         if let Some(v) = json.get("gpuFiles") {
