@@ -6,7 +6,8 @@
 #   WARPSIGHT_SKIP_INSTALL=1 ...   # only run, never install
 #
 # What it installs, and where:
-#   .cuda/        a Python venv with NVIDIA's CUDA compiler wheels (scripts/cuda-requirements.txt)
+#   .cuda/        a Python venv with NVIDIA's CUDA compiler and header wheels
+#                 (scripts/cuda-requirements.txt; about 1.2 GB installed, cuBLAS is half)
 #   .venv-lsp/    a Python venv with pytest-lsp (tests/clients/requirements.txt)
 #   target/vscode-test/  code-server, playwright-core and the extension's npm packages
 #                 (scripts/test-vscode.sh; it also installs Debian's chromium when missing)
@@ -25,11 +26,14 @@ log() { printf '\n==> %s\n' "$*"; }
 if [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ]; then
   log "CUDA toolchain venv (.cuda)"
   if [ ! -x .cuda/bin/python ]; then python3 -m venv .cuda; fi
-  if ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvcc==13.5.37' \
-     || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvrtc==13.5.37' \
-     || ! .cuda/bin/pip freeze 2>/dev/null | grep -qx 'nvidia-cuda-nvdisasm==13.5.37'; then
-    .cuda/bin/pip install -q --disable-pip-version-check -r scripts/cuda-requirements.txt
-  fi
+  # Install when any pinned requirement is missing (a new header package included).
+  frozen=$(.cuda/bin/pip freeze 2>/dev/null || true)
+  for req in $(grep -v '^#' scripts/cuda-requirements.txt); do
+    if ! grep -qxF "$req" <<<"$frozen"; then
+      .cuda/bin/pip install -q --disable-pip-version-check -r scripts/cuda-requirements.txt
+      break
+    fi
+  done
   log "LSP client venv (.venv-lsp)"
   if [ ! -x .venv-lsp/bin/python ]; then python3 -m venv .venv-lsp; fi
   if ! .venv-lsp/bin/python -c 'import pytest_lsp' 2>/dev/null; then
@@ -49,6 +53,8 @@ if [ ! -x "$WARPSIGHT_CUDA_HOME/bin/nvcc" ]; then
   WARPSIGHT_CUDA_HOME=$(ls -d "$root"/.cuda/lib/python3*/site-packages/nvidia/cu13 2>/dev/null | head -1)
 fi
 # The CLI and the language server find this nvcc first (docs/cuda.md, discovery order).
+# For the tests only: outside this script warpsight does not run a compiler found inside
+# the repository (docs/security.md); `warpsight setup-cuda` installs one for the user.
 export WARPSIGHT_NVCC="$WARPSIGHT_CUDA_HOME/bin/nvcc"
 # Tests that need the compiler fail (instead of returning early) when this is set.
 export WARPSIGHT_REQUIRE_CUDA=1
@@ -84,3 +90,9 @@ tests/clients/run.sh
 # --- 5. The VS Code extension inside real VS Code (code-server + headless Chromium) -------
 log "VS Code extension (code-server)"
 WARPSIGHT_SERVER_BIN="$root/target/debug/warpsight" scripts/test-vscode.sh
+
+log "done"
+echo "The tests used the CUDA compiler in .cuda/ through WARPSIGHT_NVCC. warpsight does not"
+echo "run a compiler found inside a repository on its own (docs/security.md): to analyse .cu"
+echo "files with it, run \`warpsight setup-cuda\` once (installs for your user, found with no"
+echo "setting), or export WARPSIGHT_NVCC=$WARPSIGHT_NVCC"

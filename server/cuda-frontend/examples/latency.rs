@@ -3,8 +3,9 @@
 //! Measures `prepare_text` on `testdata/bench_300.cu` (294 lines, 21 kernels plus host
 //! code) the way an editor calls it after a keystroke: each compiled iteration appends a
 //! different comment so the cache cannot answer, and includes the `ptxas -v` pass and the
-//! launch-site scan. Three cases: nvcc, NVRTC (in process, on the device-only view), and a
-//! cache hit. Prints the median and the min/max of N runs per case.
+//! launch-site scan. Cases: nvcc, NVRTC (in process, on the device-only view), NVRTC after
+//! an edit inside one kernel (kernel-by-kernel recompiles), and a cache hit. Prints the
+//! median and the min/max of N runs per case.
 //!
 //! Run: `cargo run --release -p cuda-frontend --example latency [-- RUNS]` with the
 //! toolchain at `<repo>/.cuda` (or pass its `nvidia/cu13` root as `CUDA_ROOT`).
@@ -57,29 +58,37 @@ fn main() {
         "file: testdata/bench_300.cu ({} lines), {runs} runs per case, arch sm_80",
         text.lines().count()
     );
+    // `one kernel`: each run changes a constant inside one kernel instead of appending a
+    // comment, as typing in a kernel does; NVRTC then compiles that kernel alone
+    // (kernel-by-kernel recompiles, docs/cuda.md).
+    let needle = "out[i] = a[i] - b[i];";
     let cases = [
-        ("nvcc", CompilerChoice::Nvcc, true),
-        ("nvcc -ptx only", CompilerChoice::Nvcc, false),
-        ("NVRTC", CompilerChoice::Nvrtc, true),
-        ("NVRTC only", CompilerChoice::Nvrtc, false),
+        ("nvcc", CompilerChoice::Nvcc, true, false),
+        ("nvcc -ptx only", CompilerChoice::Nvcc, false, false),
+        ("NVRTC", CompilerChoice::Nvrtc, true, false),
+        ("NVRTC only", CompilerChoice::Nvrtc, false, false),
+        ("NVRTC, 1 kernel", CompilerChoice::Nvrtc, true, true),
+        ("NVRTC only, 1 k.", CompilerChoice::Nvrtc, false, true),
     ];
-    for (label, choice, run_ptxas) in cases {
+    for (label, choice, run_ptxas, one_kernel) in cases {
+        let edit = |tag: &str| {
+            if one_kernel {
+                text.replacen(needle, &format!("out[i] = a[i] - {}.0f * b[i];", tag.len() * 1000 + tag.bytes().map(usize::from).sum::<usize>()), 1)
+            } else {
+                format!("{text}// {tag} {label}\n")
+            }
+        };
         let opts = Options {
             compiler: choice,
             run_ptxas,
             ..base.clone()
         };
         // One warm-up (NVRTC library load, nvcc probe cache, page cache).
-        let _ = prepare_text(
-            &file,
-            Some(&format!("{text}// warm-up {label}\n")),
-            &opts,
-            &CancelToken::new(),
-        );
+        let _ = prepare_text(&file, Some(&edit("warm-up")), &opts, &CancelToken::new());
         let mut times = Vec::new();
         let mut kernels = 0;
         for i in 0..runs {
-            let edited = format!("{text}// edit {i} ({label})\n");
+            let edited = edit(&format!("edit {i}"));
             let t = Instant::now();
             let p = prepare_text(&file, Some(&edited), &opts, &CancelToken::new());
             times.push(t.elapsed());

@@ -6,7 +6,9 @@
 //! `.file` directives name it), the text of the file, the text of every local include
 //! (`#include "..."` resolved relative to the including file and the `-I` directories,
 //! recursively), the compiler
-//! flags, the architecture, and the compiler's identity and version. A second,
+//! flags, the architecture, and the compiler's identity and version. Only compiles that
+//! produced PTX are stored: a failure's cause is often outside the key (a system header
+//! installed since), and a cached failure would outlive its fix. A second,
 //! compiler-independent key (the same without the compiler) indexes the latest entry for
 //! that text so the no-toolchain path can find it.
 //!
@@ -180,9 +182,12 @@ impl Cache {
         self.dir.join("by-text").join(text_key)
     }
 
+    /// The entry for `key`. Only compiles that produced PTX are served: an entry without
+    /// PTX (older versions of warpsight stored failed compiles) is a miss, so a failure is
+    /// always compiled again.
     pub fn get(&self, key: &str) -> Option<CacheEntry> {
         let s = read_regular(&self.entry_path(key))?;
-        serde_json::from_str(&s).ok()
+        serde_json::from_str::<CacheEntry>(&s).ok().filter(|e| e.ptx.is_some())
     }
 
     /// The latest entry compiled from the same text, flags and architecture by any
@@ -197,13 +202,18 @@ impl Cache {
         self.get(key)
     }
 
+    /// Stores a successful compile under its key and indexes it by text. A failed
+    /// compile (no PTX) is not stored: its cause is often outside the key (a system
+    /// header installed since, a missing file that `#include <...>` names, a toolchain
+    /// repaired in place), and a cached failure would outlive the fix (issue 14).
     pub fn put(&self, parts: &KeyParts<'_>, entry: &CacheEntry) -> std::io::Result<()> {
+        if entry.ptx.is_none() {
+            return Ok(());
+        }
         let key = parts.key();
         let json = serde_json::to_string(entry).map_err(std::io::Error::other)?;
         write_atomic(&self.entry_path(&key), json.as_bytes())?;
-        if entry.ptx.is_some() {
-            write_atomic(&self.index_path(&parts.text_key()), key.as_bytes())?;
-        }
+        write_atomic(&self.index_path(&parts.text_key()), key.as_bytes())?;
         Ok(())
     }
 }
@@ -362,6 +372,22 @@ mod tests {
         };
         assert_eq!(cache.get(&other.key()), None);
         assert_eq!(cache.get_by_text(&other.text_key()), Some(e));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn failed_compiles_are_neither_stored_nor_served() {
+        let d = tmpdir("failed");
+        let cache = Cache::open(&d).unwrap_or_else(|e| panic!("{e}"));
+        let parts = KeyParts { path: "/w/f.cu", text: "#include <missing.h>", includes: &[], flags: &[], arch: "sm_80", compiler: "nvcc 1" };
+        let failed = CacheEntry { ptx: None, resources: vec![], diagnostics: vec![], toolchain: "nvcc".into(), arch: "sm_80".into(), notes: vec![] };
+        assert!(cache.put(&parts, &failed).is_ok());
+        assert!(!cache.entry_path(&parts.key()).exists());
+        assert_eq!(cache.get_by_text(&parts.text_key()), None);
+        // An entry without PTX left by an older version is a miss.
+        let json = serde_json::to_string(&failed).unwrap_or_default();
+        std::fs::write(cache.entry_path(&parts.key()), json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cache.get(&parts.key()), None);
         let _ = std::fs::remove_dir_all(&d);
     }
 

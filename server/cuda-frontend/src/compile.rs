@@ -72,6 +72,10 @@ pub enum CompilerChoice {
     Nvcc,
     Nvrtc,
     Clang,
+    /// NVRTC (device code only, in process, kernel-by-kernel recompiles), else nvcc, else
+    /// clang, else recorded PTX: the editor's choice, where the latency of an edit matters
+    /// more than compiling the host code (docs/benchmarks.md, "Edit to hints").
+    PreferNvrtc,
     /// Never compile: recorded PTX only.
     RecordedOnly,
 }
@@ -143,7 +147,9 @@ pub enum PtxOrigin {
     RecordedCache,
     /// No compiler: a `.ptx` file beside the `.cu`.
     RecordedBeside(PathBuf),
-    /// No PTX at all (no compiler and nothing recorded, or the compile failed).
+    /// The compiler ran and produced no PTX (errors, a timeout); the diagnostics say why.
+    Failed(CompilerKind),
+    /// No PTX at all: no compiler and nothing recorded.
     None,
 }
 
@@ -155,6 +161,7 @@ impl PtxOrigin {
             PtxOrigin::Cache(k) => format!("PTX from the cache (compiled earlier by {} from identical input).", k.name()),
             PtxOrigin::RecordedCache => "No CUDA compiler found: using PTX recorded in the cache for this exact text.".to_string(),
             PtxOrigin::RecordedBeside(p) => format!("No CUDA compiler found: using the recorded PTX file {}.", p.display()),
+            PtxOrigin::Failed(k) => format!("No PTX: {} failed to compile the file.", k.name()),
             PtxOrigin::None => "No PTX: no CUDA compiler was found (run `warpsight setup-cuda`, or set --nvcc, WARPSIGHT_NVCC or CUDA_HOME) and no recorded PTX exists.".to_string(),
         }
     }
@@ -261,6 +268,17 @@ struct CompileResult {
     /// Timeouts and cancellations are not cached.
     cacheable: bool,
     cancelled: bool,
+    /// NVRTC only: what a kernel-by-kernel recompile of the next edit needs.
+    nvrtc: Option<Box<NvrtcIncremental>>,
+}
+
+/// An NVRTC compile's part in kernel-by-kernel recompiles (`crate::incremental`).
+struct NvrtcIncremental {
+    /// The device-only text compiled.
+    device_src: String,
+    /// When only some kernels were compiled: the plan, the partial module (for ptxas) and
+    /// the resources of the kernels not compiled again.
+    partial: Option<(crate::incremental::Plan, String, Vec<KernelResources>)>,
 }
 
 /// The flags of one compile, from the database and the options, before they are checked.
@@ -340,6 +358,22 @@ fn log_untrusted_once(db: &Path) {
             db.display()
         );
     }
+}
+
+/// `path` made absolute against the current directory, without resolving symlinks (a
+/// path that cannot be made absolute is returned as it is).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The directory of the user's file, absolute. The compilers get a private copy of the
+/// text in a temporary directory, so `#include "..."` finds the file's neighbours only
+/// through a `-I` of this directory; for `t.cu` the parent is the empty path, which once
+/// reached nvcc as a bare `-I` that swallowed the next flag (issue 14), and a relative
+/// directory would resolve against the wrong folder.
+fn source_dir(path: &Path) -> PathBuf {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    absolute(parent)
 }
 
 /// Compiles and analyses `path`, using `text` instead of the file's contents when given
@@ -436,8 +470,8 @@ fn prepare_unchecked(
         None => match crate::files::read_text(path, crate::files::MAX_SOURCE_BYTES) {
             Ok(t) => t,
             Err(e) => {
+                p.toolchain_note = format!("No PTX: the file could not be read ({e}).");
                 p.diagnostics.push(CompilerDiagnostic::general(Severity::Error, e.to_string()));
-                p.toolchain_note = PtxOrigin::None.describe();
                 p.elapsed = start.elapsed();
                 return p;
             }
@@ -445,7 +479,7 @@ fn prepare_unchecked(
     };
     // Flags: compile_commands.json, then the options; then everything that could reach
     // nvcc's shell is checked.
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir = source_dir(path);
     let mut cf = CompileFlags::default();
     match opts.compile_commands {
         CompileCommands::Read => {
@@ -471,7 +505,9 @@ fn prepare_unchecked(
         }
         CompileCommands::Ignore => {}
     }
-    cf.include_dirs.extend(opts.include_dirs.iter().cloned());
+    // Relative `--include` directories are the user's, relative to where they ran the
+    // command; the compiler is handed absolute ones (it compiles a copy elsewhere).
+    cf.include_dirs.extend(opts.include_dirs.iter().map(|d| absolute(d)));
     cf.defines.extend(opts.defines.iter().cloned());
     cf.other.extend(opts.extra_flags.iter().cloned());
     let refused = cf.drop_unsafe();
@@ -530,6 +566,11 @@ fn prepare_unchecked(
             .clone()
             .or_else(|| tcs.nvrtc.clone())
             .or_else(|| tcs.clang.clone()),
+        CompilerChoice::PreferNvrtc => tcs
+            .nvrtc
+            .clone()
+            .or_else(|| tcs.nvcc.clone())
+            .or_else(|| tcs.clang.clone()),
         CompilerChoice::Nvcc => tcs.nvcc.clone(),
         CompilerChoice::Nvrtc => tcs.nvrtc.clone(),
         CompilerChoice::Clang => tcs.clang.clone(),
@@ -538,7 +579,7 @@ fn prepare_unchecked(
     if toolchain.is_none()
         && !matches!(
             opts.compiler,
-            CompilerChoice::Auto | CompilerChoice::RecordedOnly
+            CompilerChoice::Auto | CompilerChoice::PreferNvrtc | CompilerChoice::RecordedOnly
         )
     {
         p.notes
@@ -585,14 +626,12 @@ fn prepare_unchecked(
             compiler: &compiler_id,
         };
         if let Some(hit) = cache.as_ref().and_then(|c| c.get(&key.key())) {
-            p.origin = if hit.ptx.is_some() {
-                PtxOrigin::Cache(tc.kind)
-            } else {
-                PtxOrigin::None
-            };
+            // Only entries with PTX are served (`Cache::get`).
+            p.origin = PtxOrigin::Cache(tc.kind);
             entry = Some(hit);
         } else {
-            let job = Job { tc, path, text: &text, dir: &dir, flags: &cf, arch: &arch_s, deadline, cancel };
+            let incremental_key = job_key(&tc.kind, &path_s, &arch_s, &flags, &compiler_id, &tc.path);
+            let job = Job { tc, path, text: &text, dir: &dir, flags: &cf, arch: &arch_s, deadline, cancel, incremental_key };
             let res = match tc.kind {
                 CompilerKind::Nvcc => compile_nvcc(&job),
                 CompilerKind::Nvrtc => compile_nvrtc(&job),
@@ -610,13 +649,26 @@ fn prepare_unchecked(
             let mut resources = Vec::new();
             let mut diagnostics = res.diagnostics;
             let mut notes = res.notes;
-            if let (Some(ptx), true) = (&res.ptx, opts.run_ptxas) {
+            let mut nvrtc = res.nvrtc;
+            // A kernel-by-kernel recompile runs ptxas on the recompiled kernels only.
+            let partial = nvrtc.as_mut().and_then(|n| n.partial.take());
+            let ptxas_input = partial.as_ref().map(|(_, module, _)| module.as_str()).or(res.ptx.as_deref());
+            if let (Some(ptx), true) = (ptxas_input, opts.run_ptxas) {
                 match run_ptxas(tcs.ptxas.as_deref(), ptx, &arch_s, deadline, cancel) {
                     Ok((r, d)) => {
                         resources = r;
                         diagnostics.extend(d);
                     }
                     Err(note) => notes.push(note),
+                }
+            }
+            if let Some((_, _, kept)) = &partial {
+                resources.extend(kept.iter().cloned());
+            }
+            if let (Some(n), Some(ptx), Some(key), false) = (nvrtc, &res.ptx, job_key(&tc.kind, &path_s, &arch_s, &flags, &compiler_id, &tc.path), cancel.is_cancelled()) {
+                match partial {
+                    Some((plan, module, _)) => plan.commit(&key, ptx, &resources, &diagnostics, &module),
+                    None => crate::incremental::record(&key, &n.device_src, ptx, &resources, &diagnostics),
                 }
             }
             let e = CacheEntry {
@@ -639,7 +691,7 @@ fn prepare_unchecked(
             p.origin = if e.ptx.is_some() {
                 PtxOrigin::Compiled(tc.kind)
             } else {
-                PtxOrigin::None
+                PtxOrigin::Failed(tc.kind)
             };
             entry = Some(e);
         }
@@ -668,7 +720,7 @@ fn prepare_unchecked(
     // The clang fallback covers simple kernels only (its shim defines a small part of
     // CUDA): when it produced nothing in automatic mode, recorded PTX is the better
     // answer, and clang's complaints are about the shim, not the user's code.
-    if opts.compiler == CompilerChoice::Auto
+    if matches!(opts.compiler, CompilerChoice::Auto | CompilerChoice::PreferNvrtc)
         && toolchain.as_ref().is_some_and(|tc| tc.kind == CompilerKind::Clang)
         && entry.as_ref().is_none_or(|e| e.ptx.is_none())
     {
@@ -684,6 +736,16 @@ fn prepare_unchecked(
         }
     }
 
+    if toolchain.is_none()
+        && opts.compiler != CompilerChoice::RecordedOnly
+        && let Some(nvcc) = crate::toolchain::workspace_venv_nvcc(&dir)
+    {
+        p.notes.push(format!(
+            "a CUDA compiler exists at {} but is not used: warpsight never runs a program found in a workspace (docs/security.md); to use it, pass --nvcc {0} or set WARPSIGHT_NVCC={0}, or install one for your user with `warpsight setup-cuda`",
+            nvcc.display()
+        ));
+    }
+
     if let Some(e) = entry {
         p.ptx = e.ptx.unwrap_or_default();
         p.resources = e.resources;
@@ -691,6 +753,9 @@ fn prepare_unchecked(
         p.notes.extend(e.notes);
     }
     p.toolchain_note = match &toolchain {
+        Some(tc) if matches!(p.origin, PtxOrigin::Failed(_)) => {
+            format!("{}{} Compiler: {}.", p.origin.describe(), first_error(&p.diagnostics), tc.describe())
+        }
         Some(tc) => format!("{} Compiler: {}.", p.origin.describe(), tc.describe()),
         None => p.origin.describe(),
     };
@@ -700,6 +765,29 @@ fn prepare_unchecked(
     }
     p.elapsed = start.elapsed();
     p
+}
+
+/// The key of kernel-by-kernel recompiles for this file and options (NVRTC only).
+fn job_key(kind: &CompilerKind, path: &str, arch: &str, flags: &[String], compiler_id: &str, tool: &Path) -> Option<String> {
+    (*kind == CompilerKind::Nvrtc).then(|| format!("{path}\0{arch}\0{}\0{compiler_id}\0{}", flags.join("\0"), tool.display()))
+}
+
+/// ` First error: FILE:LINE: MESSAGE.` for the note of a failed compile (the message cut
+/// at 300 characters), or nothing when the compiler printed no error.
+fn first_error(diags: &[CompilerDiagnostic]) -> String {
+    let Some(d) = diags.iter().find(|d| d.severity == Severity::Error) else {
+        return String::new();
+    };
+    let at = match (&d.file, d.line) {
+        (Some(f), Some(l)) => {
+            let name = Path::new(f).file_name().map_or_else(|| f.clone(), |n| n.to_string_lossy().into_owned());
+            format!("{name}:{l}: ")
+        }
+        _ => String::new(),
+    };
+    let msg: String = d.message.chars().take(300).collect();
+    let more = if d.message.chars().count() > 300 { "…" } else { "" };
+    format!(" First error: {at}{}{more}.", msg.trim_end_matches('.'))
 }
 
 /// The `.ptx` beside the `.cu`, with ptxas resources when ptxas is available.
@@ -771,6 +859,7 @@ fn run_error(tool: &str, e: RunError, budget: Duration) -> CompileResult {
             notes: Vec::new(),
             cacheable: false,
             cancelled: false,
+            nvrtc: None,
         },
         RunError::Spawn { .. } => CompileResult::failed(e.to_string()),
     }
@@ -855,10 +944,11 @@ impl CompileResult {
             notes: Vec::new(),
             cacheable: false,
             cancelled: false,
+            nvrtc: None,
         }
     }
     fn cancelled() -> CompileResult {
-        CompileResult { ptx: None, diagnostics: Vec::new(), notes: Vec::new(), cacheable: false, cancelled: true }
+        CompileResult { ptx: None, diagnostics: Vec::new(), notes: Vec::new(), cacheable: false, cancelled: true, nvrtc: None }
     }
 }
 
@@ -920,6 +1010,8 @@ struct Job<'a> {
     arch: &'a str,
     deadline: Deadline,
     cancel: &'a CancelToken,
+    /// NVRTC: the key of this file and options for kernel-by-kernel recompiles.
+    incremental_key: Option<String>,
 }
 
 /// The last `max` characters of `s` (compiler output shown in one message).
@@ -990,6 +1082,7 @@ fn compile_nvcc(job: &Job<'_>) -> CompileResult {
         notes,
         cacheable: true,
         cancelled: false,
+        nvrtc: None,
     }
 }
 
@@ -1012,13 +1105,52 @@ fn compile_nvrtc(job: &Job<'_>) -> CompileResult {
     opts.extend(incs.iter().map(|d| format!("-I{}", d.display())));
     opts.extend(job.flags.defines.iter().map(|d| format!("-D{d}")));
     opts.extend(job.flags.undefines.iter().map(|u| format!("-U{u}")));
+    // After an edit inside some kernels only, compile those (crate::incremental).
+    if let Some(plan) = job.incremental_key.as_deref().and_then(|k| crate::incremental::plan(k, &device_src)) {
+        let res = run_nvrtc(job, &lib, plan.source.clone(), &opts);
+        if res.cancelled || res.ptx.is_none() {
+            // Errors are the changed kernels' (the rest compiled before): report them.
+            return res;
+        }
+        if let Some(merged) = res.ptx.as_deref().and_then(|partial| plan.merge(partial)) {
+            let partial = res.ptx.clone().unwrap_or_default();
+            let (changed, total) = plan.counts();
+            let mut notes = res.notes;
+            notes.push(format!("NVRTC compiled {changed} of {total} kernels again; the others did not change since the last compile"));
+            let mut diagnostics = merged.kept_diagnostics;
+            diagnostics.extend(res.diagnostics);
+            return CompileResult {
+                ptx: Some(merged.ptx),
+                diagnostics,
+                notes,
+                cacheable: true,
+                cancelled: false,
+                nvrtc: Some(Box::new(NvrtcIncremental { device_src, partial: Some((plan, partial, merged.kept_resources)) })),
+            };
+        }
+        // The partial module declares something the last one did not: compile whole.
+    }
+    let mut res = run_nvrtc(job, &lib, device_src.clone(), &opts);
+    res.nvrtc = Some(Box::new(NvrtcIncremental { device_src, partial: None }));
+    res
+}
+
+/// One NVRTC compile of `src` (named [`SOURCE_NAME`]) on a worker thread, stopped waiting
+/// for at the deadline or on cancellation.
+fn run_nvrtc(job: &Job<'_>, lib: &std::sync::Arc<crate::nvrtc::Nvrtc>, src: String, opts: &[String]) -> CompileResult {
     let mut map = PathMap::default();
     map.add(Path::new(SOURCE_NAME), job.path);
+    // NVRTC 13.5 writes the program's name joined to the process's working directory in
+    // `.file` (`"/cwd/source.cu"`): that is the user's file too.
+    if let Ok(cwd) = std::env::current_dir() {
+        map.add(&cwd.join(SOURCE_NAME), job.path);
+    }
     // NVRTC runs in this process and cannot be interrupted: run it on a thread and stop
     // waiting at the timeout or on cancellation (the thread finishes on its own).
     let (tx, rx) = mpsc::channel();
+    let (lib, opts) = (std::sync::Arc::clone(lib), opts.to_vec());
     std::thread::spawn(move || {
-        let _ = tx.send(lib.compile(&device_src, SOURCE_NAME, &opts));
+        let _ = tx.send(lib.compile(&src, SOURCE_NAME, &opts));
     });
     let out = loop {
         match rx.recv_timeout(Duration::from_millis(5)) {
@@ -1041,7 +1173,7 @@ fn compile_nvrtc(job: &Job<'_>) -> CompileResult {
             let log = safety::strip_controls(&o.log);
             let mut diags = parse_diagnostics(&log, Some(job.text));
             let ptx = map.apply(o.ptx, &mut diags);
-            CompileResult { diagnostics: diags, ptx, notes: Vec::new(), cacheable: true, cancelled: false }
+            CompileResult { diagnostics: diags, ptx, notes: Vec::new(), cacheable: true, cancelled: false, nvrtc: None }
         }
         Err(e) => CompileResult::failed(e),
     }
@@ -1117,6 +1249,7 @@ fn compile_clang(job: &Job<'_>) -> CompileResult {
         notes,
         cacheable: true,
         cancelled: false,
+        nvrtc: None,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod consteval;
 pub mod devicecode;
 pub mod diagnostics;
 pub mod files;
+mod incremental;
 pub mod launch;
 pub mod lex;
 pub mod mapping;
@@ -34,6 +35,7 @@ pub use compile::{
     parse_arg, prepare, prepare_text, spawn_prepare,
 };
 pub use diagnostics::{CompilerDiagnostic, Severity};
+pub use incremental::{KernelSpan, kernel_spans};
 pub use launch::{
     Annotation, AnnotationTarget, KernelDecl, KernelParam, LaunchBounds, LaunchSite, ScanInput,
     SiteOrigin, SourceScan, scan_source, scan_source_with,

@@ -2,7 +2,8 @@
 //!
 //! NVIDIA publishes nvcc, cicc, ptxas and the headers as Python wheels
 //! (`nvidia-cuda-nvcc`, which pulls `nvidia-nvvm`, `nvidia-cuda-runtime` and
-//! `nvidia-cuda-crt`; `nvidia-cuda-cccl` for `<cuda/std/...>`, CUB and Thrust). Installed
+//! `nvidia-cuda-crt`; `nvidia-cuda-cccl` for `<cuda/std/...>`, CUB and Thrust; the header
+//! packages in [`PACKAGES`] and, on request, NVRTC and cuBLAS). Installed
 //! into a venv they form a complete `nvidia/cu13/{bin,include,lib,nvvm}` tree that nvcc
 //! finds relative to itself (shared/notes/toolchain.md §1: 13.5.37 verified, 346 MB).
 //! The versions are pinned so that every user gets the PTX our fixtures were made with.
@@ -15,10 +16,28 @@ use std::time::Duration;
 
 use crate::process::{CancelToken, run};
 
-/// The pinned packages (PyPI names and versions).
-pub const PACKAGES: &[&str] = &["nvidia-cuda-nvcc==13.5.37", "nvidia-cuda-cccl==13.3.5.0.6"];
+/// The pinned packages (PyPI names and versions): the compiler, CCCL, and the headers
+/// real programs include that PyPI carries (docs/cuda.md, "Headers"): `cuda_profiler_api.h`,
+/// NVTX (`nvtx3/nvToolsExt.h`, header-only) and cuRAND (`curand_kernel.h`, 77 MB with its
+/// library). The 13.5.25 builds are those of the CUDA 13.5.0 release (NVIDIA's redistrib
+/// manifest `version_13.5.0.json`: `cuda_profiler_api` and `cuda_nvtx` 13.5.25); cuRAND
+/// 10.4.5.25 is the build published beside them. Each must unpack into the same
+/// `nvidia/cu13/include` as nvcc, where nvcc finds it with no `-I`.
+pub const PACKAGES: &[&str] = &[
+    "nvidia-cuda-nvcc==13.5.37",
+    "nvidia-cuda-cccl==13.3.5.0.6",
+    "nvidia-cuda-profiler-api==13.5.25",
+    "nvidia-nvtx==13.5.25",
+    "nvidia-curand==10.4.5.25",
+];
 /// Added with `--with-nvrtc` (58 MB): in-process compiles, ten times faster than nvcc.
 pub const NVRTC_PACKAGE: &str = "nvidia-cuda-nvrtc==13.5.37";
+/// Added with `--with-cublas` (444 MB download for six headers: the wheel carries the
+/// whole library): `cublas_v2.h` for host code that calls cuBLAS. cuBLAS has been released
+/// independently of the toolkit since March 2026 (CUDA 13.2 release notes, "Overview");
+/// 13.10.0.20, the newest on PyPI, compiles with the 13.5 headers (tested). It depends on
+/// NVRTC, which is pinned with it so pip does not pick a newer one.
+pub const CUBLAS_PACKAGES: &[&str] = &["nvidia-cublas==13.10.0.20", "nvidia-cuda-nvrtc==13.5.37"];
 
 /// `dirs::data_dir()/warpsight/cuda`.
 pub fn default_prefix() -> Option<PathBuf> {
@@ -70,6 +89,7 @@ pub fn install(
     prefix: &Path,
     python: Option<&Path>,
     with_nvrtc: bool,
+    with_cublas: bool,
 ) -> Result<SetupReport, SetupError> {
     let python = python.map_or_else(|| PathBuf::from("python3"), Path::to_path_buf);
     if let Some(parent) = prefix.parent() {
@@ -94,6 +114,13 @@ pub fn install(
     if with_nvrtc {
         packages.push(NVRTC_PACKAGE.to_string());
     }
+    if with_cublas {
+        for p in CUBLAS_PACKAGES {
+            if !packages.iter().any(|q| q == p) {
+                packages.push(p.to_string());
+            }
+        }
+    }
     let mut cmd = Command::new(&pip);
     cmd.arg("install")
         .arg("--disable-pip-version-check")
@@ -110,4 +137,22 @@ pub fn install(
         nvcc,
         packages,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The test toolchain (scripts/cuda-requirements.txt, installed by scripts/test-all.sh)
+    /// holds every package `setup-cuda` can install, at the same versions, so the tests
+    /// compile with what users get.
+    #[test]
+    fn the_test_requirements_pin_what_setup_cuda_installs() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/cuda-requirements.txt");
+        let reqs = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let pinned: Vec<&str> = reqs.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+        for p in PACKAGES.iter().chain([&NVRTC_PACKAGE]).chain(CUBLAS_PACKAGES) {
+            assert!(pinned.contains(p), "{p} is installed by setup-cuda but not pinned in {path}");
+        }
+    }
 }

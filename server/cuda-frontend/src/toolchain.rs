@@ -7,6 +7,10 @@
 //! 4. the project-managed environment made by `warpsight setup-cuda` (a Python venv holding
 //!    PyPI's `nvidia-cuda-nvcc`; shared/notes/toolchain.md §1).
 //!
+//! Nothing in the analysed file's folder or its repository is ever a candidate (a `.cuda/`
+//! venv there is named in a hint, [`workspace_venv_nvcc`], but not run): a workspace must
+//! not choose the programs warpsight runs (docs/security.md).
+//!
 //! NVRTC (`libnvrtc.so.*`) is looked for beside each of those roots (`lib/`, `lib64/`), in
 //! `WARPSIGHT_NVRTC` (a library path) first, then by soname through the system loader. clang
 //! (`WARPSIGHT_CLANG`, then `clang++`/`clang++-N` on `PATH`) is the last compiler fallback.
@@ -219,6 +223,20 @@ pub fn managed_cuda_root(prefix: &Path) -> Option<PathBuf> {
         .join("nvidia")
         .join("cu13");
     win.is_dir().then_some(win)
+}
+
+/// An nvcc in a `.cuda/` Python venv in `dir` or one of its ancestors (the layout
+/// `scripts/test-all.sh` makes in the repository root), for the hint given when no compiler
+/// is found. It is only looked at, never run: discovery does not use a workspace's
+/// toolchain, because opening a cloned repository must never run a program the repository
+/// chose (docs/security.md, "What warpsight runs").
+pub fn workspace_venv_nvcc(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find_map(|d| {
+        let venv = d.join(".cuda");
+        managed_cuda_root(&venv)
+            .map(|r| r.join("bin").join(exe("nvcc")))
+            .filter(|p| p.is_file())
+    })
 }
 
 /// The candidate CUDA roots in discovery order (used for nvcc, ptxas and NVRTC).

@@ -98,7 +98,8 @@ fn a_hung_compiler_is_stopped_at_the_timeout_with_a_clear_diagnostic() {
         "took {:?}",
         t.elapsed()
     );
-    assert_eq!(p.origin, PtxOrigin::None);
+    assert_eq!(p.origin, PtxOrigin::Failed(cuda_frontend::CompilerKind::Nvcc));
+    assert!(p.toolchain_note.starts_with("No PTX: nvcc failed to compile the file. First error: nvcc did not finish within 0.8 s"), "{}", p.toolchain_note);
     let d: Vec<&str> = p
         .diagnostics
         .iter()
@@ -211,4 +212,36 @@ fn discovery_follows_the_documented_order() {
         }
     }
     assert!(discover(&env).nvcc.is_none());
+}
+
+#[test]
+fn a_toolchain_inside_the_workspace_is_named_but_never_run() {
+    // The layout scripts/test-all.sh makes: <repo>/.cuda/lib/python3.X/site-packages/
+    // nvidia/cu13/bin/nvcc. Here it is a fake that leaves a marker when run.
+    let repo = scratch("workspace-venv");
+    let bin = repo.join(".cuda/lib/python3.11/site-packages/nvidia/cu13/bin");
+    std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{e}"));
+    let marker = repo.join("MARKER-ran");
+    let nvcc = bin.join("nvcc");
+    std::fs::write(&nvcc, format!("#!/bin/sh\ntouch '{}'\necho 'Cuda compilation tools, release 13.5, V13.5.37'\n", marker.display()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755));
+    }
+    std::fs::create_dir_all(repo.join("src")).unwrap_or_else(|e| panic!("{e}"));
+    let cu = repo.join("src/vadd.cu");
+    std::fs::write(&cu, SRC).unwrap_or_else(|e| panic!("{e}"));
+    let opts = Options { env: Some(DiscoveryEnv::empty()), cache_dir: Some(repo.join("cache")), ..Options::default() };
+    let p = prepare(&cu, &opts);
+    assert_eq!(p.origin, PtxOrigin::None);
+    assert!(p.toolchain.is_none());
+    assert!(!marker.exists(), "the workspace's nvcc was run");
+    let hint = p.notes.iter().find(|n| n.contains("is not used")).unwrap_or_else(|| panic!("{:?}", p.notes));
+    assert!(hint.contains(&nvcc.display().to_string()) && hint.contains("--nvcc") && hint.contains("warpsight setup-cuda"), "{hint}");
+    // Named explicitly, it is used.
+    let p = prepare(&cu, &Options { nvcc: Some(nvcc.clone()), run_ptxas: false, ..opts });
+    assert!(p.toolchain.is_some_and(|t| t.path == nvcc));
+    assert!(marker.exists());
 }

@@ -295,7 +295,7 @@ pub struct LoopInfo {
     /// The trip count when it is a known constant (or resolved from `launch.args`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trip_count: Option<f64>,
-    /// The symbolic trip count when it depends on kernel parameters, e.g. `(n - 0) / 1`.
+    /// The symbolic trip count when it depends on kernel parameters, e.g. `n / 16`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trip_count_expr: Option<String>,
     /// The trip count the profile used (the known one, or the stated default).

@@ -45,6 +45,9 @@ pub struct Config {
     /// The workspace's own GPU files, `.warpsight/gpus/*.toml` under the workspace root
     /// ([`Config::set_workspace`]), loaded with `gpuFiles`.
     pub workspace_gpu_files: Vec<String>,
+    /// `compiler`: `"nvrtc"` (default: NVRTC when found, device code only, kernel by
+    /// kernel; else nvcc) or `"nvcc"` (nvcc when found, as the CLI).
+    pub compiler: cuda_frontend::CompilerChoice,
 }
 
 impl Default for Config {
@@ -58,6 +61,7 @@ impl Default for Config {
             inlay: InlayParts::default(),
             gpu_files: Vec::new(),
             workspace_gpu_files: Vec::new(),
+            compiler: cuda_frontend::CompilerChoice::PreferNvrtc,
         }
     }
 }
@@ -309,6 +313,13 @@ impl Config {
                     v,
                     &format!("is not a whole number of milliseconds from {} to {}", limits::COMPILE_TIMEOUT_MS.start(), limits::COMPILE_TIMEOUT_MS.end()),
                 ),
+            }
+        }
+        if let Some(v) = json.get("compiler") {
+            match v.as_str() {
+                Some("nvrtc") => self.compiler = cuda_frontend::CompilerChoice::PreferNvrtc,
+                Some("nvcc") => self.compiler = cuda_frontend::CompilerChoice::Auto,
+                _ => refuse("compiler", v, "is not \"nvrtc\" or \"nvcc\""),
             }
         }
         if let Some(v) = json.get("gpuFiles") {

@@ -18,6 +18,9 @@ pub struct CudaInfo {
     pub prepared: Prepared,
     /// The document's path on disk.
     pub path: PathBuf,
+    /// The kernels of the text that was compiled, to tell which of them a later edit left
+    /// untouched while its compile runs (`features::inlay_hints`).
+    pub spans: Vec<cuda_frontend::KernelSpan>,
 }
 
 /// Compiles `text` (the editor's contents of `path`) and returns the front end's result.
@@ -27,6 +30,7 @@ pub fn prepare(path: &Path, text: &str, config: &Config, cancel: &CancelToken) -
     let opts = Options {
         arch,
         nvcc: config.nvcc.clone(),
+        compiler: config.compiler,
         args: config.analysis.args.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         timeout: config.compile_timeout,
         // The workspace's compile database is read only once the user trusts it.

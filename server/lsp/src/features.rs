@@ -237,24 +237,76 @@ fn kernel_label(t: &analysis::TargetAnalysis, config: &Config) -> String {
     parts.join(" · ")
 }
 
-pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &Config, enc: PositionEncoding) -> Vec<lsp::InlayHint> {
+/// While a `.cu` document's compile is pending, where the last analysis's lines are now:
+/// the lines of each kernel whose definition the edits left byte for byte as it was, moved
+/// by as many lines as the edits above it added or removed. Lines of changed kernels, and
+/// lines outside every kernel, have no place (their hints would be stale).
+struct PendingLines {
+    /// (old 1-based lines of an unchanged kernel, line shift).
+    moves: Vec<(std::ops::Range<u32>, i64)>,
+    /// The kernels could not be located: lines stay as they are.
+    identity: bool,
+}
+
+impl PendingLines {
+    fn new(old: &[cuda_frontend::KernelSpan], new: &[cuda_frontend::KernelSpan]) -> PendingLines {
+        let unique = |v: &[cuda_frontend::KernelSpan], name: &str| v.iter().filter(|s| s.name == name).count() == 1;
+        let moves = old
+            .iter()
+            .filter(|o| unique(old, &o.name) && unique(new, &o.name))
+            .filter_map(|o| {
+                let n = new.iter().find(|n| n.name == o.name && n.text_hash == o.text_hash)?;
+                Some((o.lines.clone(), i64::from(n.lines.start) - i64::from(o.lines.start)))
+            })
+            .collect();
+        PendingLines { moves, identity: old.is_empty() || new.is_empty() }
+    }
+
+    /// The current 0-based line of the analysed text's 0-based `line`.
+    fn line(&self, line: u32) -> Option<u32> {
+        if self.identity {
+            return Some(line);
+        }
+        let (_, shift) = self.moves.iter().find(|(r, _)| r.contains(&(line + 1)))?;
+        u32::try_from(i64::from(line) + shift).ok()
+    }
+}
+
+/// The suffix of a kernel's hint while its file's compile is pending.
+pub const PENDING: &str = " · pending";
+
+/// Inlay hints. `stale`: `.cu` only, the document changed since this analysis and its
+/// compile is pending: the hints of kernels the edits did not touch are kept (moved with
+/// their kernel, the kernel's own hint ending in [`PENDING`]), the others left out.
+pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &Config, enc: PositionEncoding, stale: bool) -> Vec<lsp::InlayHint> {
     let mut res = Vec::new();
     let in_range = |line: u32| line >= range.0 && line <= range.1;
     let is_ptx = !a.is_cuda();
+    let pending = match (&a.cuda, stale) {
+        (Some(c), true) => Some(PendingLines::new(&c.spans, &cuda_frontend::kernel_spans(&doc.text.to_string()))),
+        _ => None,
+    };
+    let now = |line: u32| match &pending {
+        Some(p) => p.line(line),
+        None => Some(line),
+    };
     for (ki, k) in a.file.kernels.iter().enumerate() {
         let Some(t) = k.targets.first() else { continue };
         // After the kernel signature.
         let sig_line = if is_ptx { Some(k.ptx_line.saturating_sub(1)) } else { a.cuda.as_ref().and_then(|c| c.kernel_line(&a.file, ki)).map(|l| l - 1) };
-        if let Some(line) = sig_line.filter(|l| in_range(*l)) {
-            let label = kernel_label(t, config);
+        if let Some(line) = sig_line.and_then(now).filter(|l| in_range(*l)) {
+            let mut label = kernel_label(t, config);
             if !label.is_empty() {
+                if pending.is_some() {
+                    label.push_str(PENDING);
+                }
                 res.push(hint(doc.line_end(line, enc), label, Some(analysis::hover::summary(t))));
             }
         }
         if config.inlay.loops {
             let total = t.profile.counts.total_dynamic().max(1.0);
             for l in &t.profile.loops {
-                let Some(line) = doc_line(is_ptx, l.ptx_line, l.source_file.as_deref(), l.source_line, a.cuda.as_ref()) else { continue };
+                let Some(line) = doc_line(is_ptx, l.ptx_line, l.source_file.as_deref(), l.source_line, a.cuda.as_ref()).and_then(now) else { continue };
                 if !in_range(line) {
                     continue;
                 }
@@ -270,7 +322,7 @@ pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &
         if config.inlay.memory {
             let mut seen = std::collections::HashSet::new();
             for m in &t.profile.memory_accesses {
-                let Some(line) = doc_line(is_ptx, m.ptx_line, m.source_file.as_deref(), m.source_line, a.cuda.as_ref()) else { continue };
+                let Some(line) = doc_line(is_ptx, m.ptx_line, m.source_file.as_deref(), m.source_line, a.cuda.as_ref()).and_then(now) else { continue };
                 if !in_range(line) {
                     continue;
                 }

@@ -408,13 +408,14 @@ impl State {
             let job = move || {
                 if cuda {
                     let prepared = crate::cuda::prepare(&path, &text, &config, &cancel);
+                    let spans = cuda_frontend::kernel_spans(&text);
                     let cx = crate::cuda::analysis_context(&prepared);
                     let file = {
                         let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
                         analysis::analyze_memo(&prepared.ptx, &config.analysis, &cx, Some(&mut memo))
                     };
                     let ptx = prepared.ptx.clone();
-                    DocAnalysis { file, ptx, cuda: Some(crate::cuda::CudaInfo { prepared, path }) }
+                    DocAnalysis { file, ptx, cuda: Some(crate::cuda::CudaInfo { prepared, path, spans }) }
                 } else {
                     let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
                     let file = analysis::analyze_memo(&text, &config.analysis, &analysis::Context::default(), Some(&mut memo));
@@ -538,7 +539,10 @@ impl State {
                 let _ = reply.send(current.and_then(|(d, a)| features::hover(d, &a, pos, enc)));
             }
             Query::InlayHints(range, reply) => {
-                let _ = reply.send(current.map(|(d, a)| features::inlay_hints(d, &a, range, &self.config, enc)).unwrap_or_default());
+                // A `.cu` analysis older than the text: its compile is pending (debounce or
+                // compiler running). The hints of the kernels the edit left alone stay, marked.
+                let stale = self.docs.get(uri).is_some_and(|s| s.analysis.as_ref().is_some_and(|(v, a)| *v != s.doc.version && a.is_cuda()));
+                let _ = reply.send(current.map(|(d, a)| features::inlay_hints(d, &a, range, &self.config, enc, stale)).unwrap_or_default());
             }
             Query::CodeLens(reply) => {
                 let _ = reply.send(current.map(|(d, a)| features::code_lenses(d, uri, &a, enc)).unwrap_or_default());

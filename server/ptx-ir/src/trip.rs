@@ -3,7 +3,8 @@
 //! A trip count is either a constant, a symbolic expression over kernel parameters and
 //! launch-configuration registers (`%ntid.x`, `%nctaid.x`, ...), or unknown. The expression
 //! is kept as a tree ([`Expr`]) so the profile can evaluate it once it knows the argument
-//! values and the launch configuration, and as text for people (`ceil((n - 0) / 1)`).
+//! values and the launch configuration, and as text for people (`n`, `ceil((n - tid) /
+//! ntid)`, `N / 16`: [`Expr::simplified`]).
 
 use std::fmt;
 
@@ -174,11 +175,41 @@ impl Expr {
         })
     }
 
-    /// Renders with parameter names chosen by `name_of(index, ptx_name)`.
+    /// Renders with parameter names chosen by `name_of(index, ptx_name)`, in the
+    /// [`simplified`](Expr::simplified) form.
     pub fn render(&self, name_of: &dyn Fn(u32, &str) -> String) -> String {
         let mut out = String::new();
-        self.render_into(&mut out, name_of, true);
+        self.simplified().render_into(&mut out, name_of, true);
         out
+    }
+
+    /// The same value in the form a person would write it: the trip-count formula's
+    /// `x - 0` and `ceil(x / 1)` dropped, `ceil((d * x) / d)` as `x`, and the compiler's
+    /// signed division by a power of two, `(x + ((x >> 31) >> (32 - k))) >> k` (and its
+    /// 64-bit form with 63 and 64), written as `x / 2^k`. That idiom is how nvcc, NVRTC
+    /// and LLVM lower `x / 2^k` for a signed `x`: adding `2^k - 1` to a negative `x`
+    /// before the arithmetic shift makes it round toward zero, as C++ division does (C++
+    /// [expr.mul]/4; PTX ISA 9.x, "Integer Arithmetic Instructions: div": `div.s32`
+    /// truncates). Evaluation is unchanged: this is for display.
+    pub fn simplified(&self) -> Expr {
+        match self {
+            Expr::Bin(op, a, b) => {
+                let (a, b) = (a.simplified(), b.simplified());
+                if let Some(e) = signed_pow2_div(*op, &a, &b) {
+                    return e;
+                }
+                match (op, &a, &b) {
+                    (BinOp::CeilDiv, _, Expr::Const(1)) => a,
+                    (BinOp::CeilDiv, Expr::Bin(BinOp::Mul, x, y), d) if **x == *d && *d != Expr::Const(0) => (**y).clone(),
+                    (BinOp::CeilDiv, Expr::Bin(BinOp::Mul, x, y), d) if **y == *d && *d != Expr::Const(0) => (**x).clone(),
+                    _ => Expr::bin(*op, a, b),
+                }
+            }
+            Expr::Neg(a) => Expr::negated(a.simplified()),
+            Expr::FloorLog2(a) => Expr::FloorLog2(Box::new(a.simplified())),
+            Expr::CeilLog2(a) => Expr::CeilLog2(Box::new(a.simplified())),
+            Expr::Const(_) | Expr::Param { .. } | Expr::Special(_) => self.clone(),
+        }
     }
 
     fn render_into(&self, out: &mut String, name_of: &dyn Fn(u32, &str) -> String, top: bool) {
@@ -265,6 +296,32 @@ impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.render(&|_, name| short_param_name(name)))
     }
+}
+
+/// `x / 2^k` when `op(a, b)` is `(x + ((x >> (w - 1)) >> (w - k))) >> k` for a width `w`
+/// of 32 or 64 bits (the operands of the addition in either order); see
+/// [`Expr::simplified`].
+fn signed_pow2_div(op: BinOp, a: &Expr, b: &Expr) -> Option<Expr> {
+    let (BinOp::Shr, Expr::Bin(BinOp::Add, p, q), Expr::Const(k)) = (op, a, b) else {
+        return None;
+    };
+    // `(x >> (w - 1)) >> (w - k)`: the sign of x, as `2^k - 1` when negative.
+    let is_bias = |t: &Expr, x: &Expr| {
+        let Expr::Bin(BinOp::Shr, sign, c) = t else { return false };
+        let Expr::Bin(BinOp::Shr, y, w1) = &**sign else { return false };
+        match (c.as_const(), w1.as_const()) {
+            (Some(c), Some(w1)) => **y == *x && (w1 == 31 || w1 == 63) && c.checked_add(*k) == Some(w1 + 1),
+            _ => false,
+        }
+    };
+    let x = if is_bias(q, p) {
+        p
+    } else if is_bias(p, q) {
+        q
+    } else {
+        return None;
+    };
+    (1..=62).contains(k).then(|| Expr::Bin(BinOp::Div, x.clone(), Box::new(Expr::Const(1i64 << k))))
 }
 
 fn fold(op: BinOp, x: i64, y: i64) -> Option<i64> {
@@ -406,8 +463,9 @@ mod tests {
             Expr::raw(BinOp::Sub, n(), Expr::Const(0)),
             Expr::Const(1),
         );
-        assert_eq!(f.to_string(), "ceil((param_2 - 0) / 1)");
-        assert_eq!(f.render(&|_, _| "n".into()), "ceil((n - 0) / 1)");
+        // `ceil((n - 0) / 1)` as the formula is built; `n` as a person writes it.
+        assert_eq!(f.to_string(), "param_2");
+        assert_eq!(f.render(&|_, _| "n".into()), "n");
         let tc = TripCount::from_formula(f);
         let TripCount::Symbolic {
             params,
@@ -426,8 +484,52 @@ mod tests {
         assert_eq!(tc.evaluate(&env), Some(1000.0));
         assert_eq!(
             tc.render_with(&|_| Some("n".into())).as_deref(),
-            Some("ceil((n - 0) / 1)")
+            Some("n")
         );
+    }
+
+    fn shr(a: Expr, k: i64) -> Expr {
+        Expr::raw(BinOp::Shr, a, Expr::Const(k))
+    }
+
+    #[test]
+    fn the_signed_division_idiom_reads_as_a_division() {
+        // nvcc's `N / 16` for a signed N (matmul_tiled.cu): shr.s32 31, shr.u32 28,
+        // add.s32, shr.s32 4; the trip count ceil(((that) - 0) / 1).
+        let idiom = shr(Expr::raw(BinOp::Add, n(), shr(shr(n(), 31), 28)), 4);
+        let tc = Expr::raw(BinOp::CeilDiv, Expr::raw(BinOp::Sub, idiom.clone(), Expr::Const(0)), Expr::Const(1));
+        assert_eq!(tc.render(&|_, _| "N".into()), "N / 16");
+        // The operands of the addition in the other order, and the 64-bit form.
+        let swapped = shr(Expr::raw(BinOp::Add, shr(shr(n(), 31), 28), n()), 4);
+        assert_eq!(swapped.to_string(), "param_2 / 16");
+        let wide = shr(Expr::raw(BinOp::Add, n(), shr(shr(n(), 63), 61)), 3);
+        assert_eq!(wide.to_string(), "param_2 / 8");
+        // Not the idiom: shift counts that do not add up, or another operand.
+        let off = shr(Expr::raw(BinOp::Add, n(), shr(shr(n(), 31), 27)), 4);
+        assert_eq!(off.to_string(), "(param_2 + ((param_2 >> 31) >> 27)) >> 4");
+        let other = Expr::Param { index: 1, name: "m".into() };
+        let mixed = shr(Expr::raw(BinOp::Add, other, shr(shr(n(), 31), 28)), 4);
+        assert_eq!(mixed.to_string(), "(m + ((param_2 >> 31) >> 28)) >> 4");
+        // Display only: the formula still evaluates as built.
+        let env = |leaf: Leaf<'_>| match leaf {
+            Leaf::Param { index: 2, .. } => Some(1024.0),
+            _ => None,
+        };
+        assert_eq!(tc.eval(&env), Some(64.0));
+        assert_eq!(tc.simplified().eval(&env), Some(64.0));
+    }
+
+    #[test]
+    fn trivial_steps_and_exact_ceilings_are_dropped() {
+        let ceil = |a, b| Expr::raw(BinOp::CeilDiv, a, b);
+        let sub = |a, b| Expr::raw(BinOp::Sub, a, b);
+        let m = Expr::Param { index: 1, name: "m".into() };
+        assert_eq!(ceil(sub(n(), m.clone()), Expr::Const(1)).to_string(), "param_2 - m");
+        assert_eq!(ceil(sub(Expr::raw(BinOp::Add, m.clone(), Expr::Const(1)), Expr::Const(0)), Expr::Const(2)).to_string(), "ceil((m + 1) / 2)");
+        assert_eq!(ceil(Expr::raw(BinOp::Mul, Expr::Const(4), n()), Expr::Const(4)).to_string(), "param_2");
+        assert_eq!(ceil(Expr::raw(BinOp::Mul, n(), m.clone()), m.clone()).to_string(), "param_2");
+        // A real ceiling stays.
+        assert_eq!(ceil(sub(n(), Expr::Special(SpecialReg::Tid(crate::ir::Dim::X))), Expr::Special(SpecialReg::Ntid(crate::ir::Dim::X))).to_string(), "ceil((param_2 - %tid.x) / %ntid.x)");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `warpsight`: static GPU kernel performance analysis from the command line, and the
 //! language server (`warpsight lsp`).
 //!
-//! Exit codes (docs/cli.md): 0 success, 1 the input has errors, 2 usage or IO error.
+//! Exit codes (docs/cli.md): 0 success, 1 the input has errors (or, for `occupancy`, the
+//! configuration cannot launch), 2 usage or IO error.
 
 // The CLI's job is to print: this binary is the one place where stdout is not the LSP
 // wire (the `lsp` subcommand never prints; it hands stdout to the server).
@@ -17,7 +18,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "warpsight", version, about = "Static GPU kernel performance analysis: occupancy, bounds, time, power")]
+#[command(
+    name = "warpsight",
+    version,
+    about = "Static GPU kernel performance analysis: occupancy, bounds, time, power",
+    after_help = "Exit codes: 0 success; 1 the input has errors (PTX syntax or compiler errors, a launch configuration that cannot run: `occupancy` with 0 blocks per SM), the results were still printed; 2 usage or IO error. docs/cli.md, \"Exit codes\"."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

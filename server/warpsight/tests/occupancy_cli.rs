@@ -60,11 +60,29 @@ fn occupancy_best_block_size_and_alias() {
 #[test]
 fn a_configuration_that_cannot_launch_reports_why() {
     let o = warpsight(&["occupancy", "--cc", "8.6", "--threads", "1024", "--regs", "80"]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    // The report is printed, and the exit code says the configuration cannot launch.
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
     let out = stdout(&o);
     assert!(out.contains("blocks_per_sm: 0\n"), "{out}");
     assert!(out.contains("limiters: registers"), "{out}");
     assert!(out.contains("cannot launch: 80 registers"), "{out}");
+}
+
+#[test]
+fn more_registers_than_the_architecture_allows_exits_non_zero() {
+    // 255 registers per thread is the most any CC 8.0 thread can use (CUDA C++
+    // Programming Guide, "Technical Specifications per Compute Capability").
+    let o = warpsight(&["occupancy", "--cc", "8.0", "--threads", "128", "--regs", "300"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(stdout(&o).contains("cannot launch: 300 registers per thread exceed the maximum of 255"), "{}", stdout(&o));
+    let o = warpsight(&["occupancy", "--gpu", "a100", "--threads", "128", "--regs", "300", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(json(&o)["blocks_per_sm"], 0);
+    // One that can launch still exits with 0, and the help documents the codes.
+    let o = warpsight(&["occupancy", "--cc", "8.0", "--threads", "128", "--regs", "255"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let o = warpsight(&["occupancy", "--help"]);
+    assert!(stdout(&o).contains("Exit codes: 0 the configuration can launch; 1 it cannot"), "{}", stdout(&o));
 }
 
 #[test]

@@ -176,3 +176,46 @@ async fn cuda_source_gets_hints_on_its_own_lines() {
     ts.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn while_a_cu_compile_is_pending_the_untouched_kernels_keep_their_hints_marked() {
+    let nvcc = root().join(".cuda/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc");
+    if !nvcc.exists() {
+        assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {} is missing", nvcc.display());
+        return;
+    }
+    let text = "__global__ void scale(float* p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] *= 2.0f;\n}\n\n__global__ void shift(float* p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] += 1.0f;\n}\n";
+    let dir = std::env::temp_dir().join(format!("warpsight-e2e-pending-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("two.cu");
+    std::fs::write(&path, text).unwrap();
+    let uri = format!("file://{}", path.display());
+    // A long debounce keeps the new version's compile pending while the hints are asked.
+    let mut ts = TestServer::start_with(json!({}), json!({ "nvcc": nvcc.to_string_lossy(), "debounceMs": 4000 })).await.0;
+    ts.open(&uri, "cuda-cpp", text).await;
+    ts.diagnostics(&uri, 1).await;
+    let hints = |ts_hints: &Value| -> Vec<(u64, String)> {
+        ts_hints.as_array().map(|a| a.iter().map(|h| (h["position"]["line"].as_u64().unwrap_or(0), h["label"].as_str().unwrap_or_default().to_string())).collect()).unwrap_or_default()
+    };
+    let all = json!({ "textDocument": { "uri": uri }, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 20, "character": 0 } } });
+    let before = hints(&ts.request("textDocument/inlayHint", all.clone()).await);
+    let (scale, shift) = (line_of(text, "void scale") as u64, line_of(text, "void shift") as u64);
+    assert!(before.iter().any(|(l, s)| *l == scale && s.contains("occ")) && before.iter().any(|(l, s)| *l == shift && s.contains("occ")), "{before:?}");
+    assert!(!before.iter().any(|(_, s)| s.ends_with(" · pending")), "{before:?}");
+    // A line added on top and `scale` edited: `shift` is untouched, one line lower.
+    let edited = format!("// edited\n{}", text.replacen("*= 2.0f", "*= 3.0f", 1));
+    ts.notify("textDocument/didChange", json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "text": edited }] })).await;
+    let during = hints(&ts.request("textDocument/inlayHint", all.clone()).await);
+    let kernel_hints: Vec<&(u64, String)> = during.iter().filter(|(_, s)| s.contains("occ")).collect();
+    assert_eq!(kernel_hints.len(), 1, "only the untouched kernel keeps its hint: {during:?}");
+    assert_eq!(kernel_hints[0].0, shift + 1, "moved with its kernel: {during:?}");
+    assert!(kernel_hints[0].1.ends_with(" · pending"), "{during:?}");
+    assert!(!during.iter().any(|(l, _)| *l <= scale + 4), "nothing from the edited kernel: {during:?}");
+    // Once compiled, both again, unmarked.
+    ts.diagnostics(&uri, 2).await;
+    let after = hints(&ts.request("textDocument/inlayHint", all).await);
+    assert!(after.iter().any(|(l, s)| *l == scale + 1 && s.contains("occ") && !s.ends_with(" · pending")), "{after:?}");
+    assert!(after.iter().any(|(l, s)| *l == shift + 1 && s.contains("occ") && !s.ends_with(" · pending")), "{after:?}");
+    ts.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -501,7 +501,7 @@ const SAXPY_CU: &str = "__global__ void saxpy(int n, float a, const float* x, fl
 async fn hung_compiler_case(script: &str, within: Duration) {
     let dir = TempDir::new("nvcc");
     let nvcc = fake_nvcc(&dir, script);
-    let options = json!({ "debounceMs": 0, "nvcc": nvcc, "compileTimeoutMs": 1500 });
+    let options = json!({ "debounceMs": 0, "nvcc": nvcc, "compileTimeoutMs": 1500, "compiler": "nvcc" });
     let (mut ts, _) = TestServer::start_with(json!({ "window": { "workDoneProgress": true } }), options).await;
     let ptx_uri = "file:///w/vadd.ptx";
     let ptx = fixture("vadd.ptx");

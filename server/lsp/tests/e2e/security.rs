@@ -44,7 +44,7 @@ async fn opening_a_file_whose_name_holds_shell_syntax_runs_nothing() {
     }
     let cwd = std::env::current_dir().expect("cwd");
     let dir = scratch("inj");
-    let mut ts = TestServer::start_with(json!({}), json!({ "debounceMs": 0, "nvcc": nvcc.to_string_lossy() })).await.0;
+    let mut ts = TestServer::start_with(json!({}), json!({ "debounceMs": 0, "nvcc": nvcc.to_string_lossy(), "compiler": "nvcc" })).await.0;
     for (i, name) in [format!("$(touch warpsight-e2e-marker-{}-a).cu", std::process::id()), format!("`touch warpsight-e2e-marker-{}-b`.cu", std::process::id())]
         .into_iter()
         .enumerate()

@@ -4,7 +4,8 @@
 //! `cuda_occupancy.h`, with the calculator's defaults (opt-in shared-memory limit,
 //! default carveout, one block barrier). `--best` adds the block size that maximises
 //! occupancy (`cudaOccMaxPotentialOccupancyBlockSize`), `--grid` the waves, `--curve`
-//! occupancy for every block size.
+//! occupancy for every block size. It exits with 1 when the configuration cannot launch
+//! (no block fits on an SM), after printing why.
 
 use anyhow::{Context, bail};
 use serde::Serialize;
@@ -16,6 +17,7 @@ use crate::cmd::Exit;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["cc", "gpu"])))]
+#[command(after_help = "Exit codes: 0 the configuration can launch; 1 it cannot (0 blocks per SM: the report says why); 2 usage error (bad flags, unknown GPU or compute capability).")]
 pub struct Args {
     /// Compute capability, e.g. 8.6 or sm_86.
     #[arg(long)]
@@ -130,7 +132,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         print_text(&report, gpu.map(|g| g.name.as_str()));
     }
-    Ok(Exit::Success)
+    // A configuration that cannot launch is an answer, but a failing one: scripts that
+    // check a launch configuration see it in the exit code (docs/cli.md, "Exit codes").
+    Ok(if report.occupancy.blocks_per_sm == 0 { Exit::InputErrors } else { Exit::Success })
 }
 
 fn limit(v: Option<u32>) -> String {

@@ -1,4 +1,5 @@
-//! `warpsight setup-cuda [--prefix DIR] [--with-nvrtc]`: installs a CUDA compiler from PyPI.
+//! `warpsight setup-cuda [--prefix DIR] [--with-nvrtc] [--with-cublas]`: installs a CUDA
+//! compiler and the common headers from PyPI.
 //!
 //! No GPU and no system CUDA are needed: NVIDIA's pip wheels carry nvcc, cicc, ptxas and
 //! the headers (docs/cuda.md, "Getting a compiler"). The environment goes to the user's
@@ -18,6 +19,9 @@ pub struct Args {
     /// Also install NVRTC (58 MB more) for in-process compiles, about ten times faster.
     #[arg(long)]
     pub with_nvrtc: bool,
+    /// Also install cuBLAS (444 MB more) for files that include cublas_v2.h.
+    #[arg(long)]
+    pub with_cublas: bool,
     /// The Python interpreter that creates the venv.
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
@@ -29,15 +33,25 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         anyhow::bail!("no user data directory is known on this system; pass --prefix DIR");
     };
     let mut packages: Vec<&str> = cuda_frontend::setup::PACKAGES.to_vec();
+    let mut megabytes = 210;
     if args.with_nvrtc {
         packages.push(cuda_frontend::setup::NVRTC_PACKAGE);
+        megabytes += 58;
+    }
+    if args.with_cublas {
+        for p in cuda_frontend::setup::CUBLAS_PACKAGES {
+            if !packages.contains(p) {
+                packages.push(p);
+            }
+        }
+        megabytes += 444;
     }
     eprintln!(
-        "Creating a Python venv at {} and installing {} (about 350 MB) ...",
+        "Creating a Python venv at {} and installing {} (about {megabytes} MB to download) ...",
         prefix.display(),
         packages.join(" ")
     );
-    let report = cuda_frontend::setup::install(&prefix, Some(&args.python), args.with_nvrtc)?;
+    let report = cuda_frontend::setup::install(&prefix, Some(&args.python), args.with_nvrtc, args.with_cublas)?;
     match &report.nvcc {
         Some(nvcc) => {
             println!("CUDA toolchain installed in {}", report.prefix.display());
