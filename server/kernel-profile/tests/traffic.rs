@@ -40,6 +40,10 @@ fn vadd_reads_two_arrays_and_writes_one() {
     // 4 sectors; 32768 warps × 2 loads × 4 sectors in L1 and, with no reuse, in L2.
     let p = profile("vadd", "vadd", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);
     let t = estimate(&p, &a100(8, 0));
+    // 12 MiB fit the 40 MiB L2: resident across repeated launches (steady state: no DRAM
+    // traffic); the cold launch's bytes below.
+    assert!(t.l2_resident, "{t:#?}");
+    assert_eq!(t.steady_dram_bytes(), 0.0);
     check(&t, "dram_read_bytes", t.dram_read_bytes, 8.0 * MIB, 1e-9);
     check(&t, "dram_write_bytes", t.dram_write_bytes, 4.0 * MIB, 1e-9);
     check(&t, "global_load_requests", t.global_load_requests, 2.0 * 32768.0, 1e-9);
@@ -110,6 +114,8 @@ fn tiled_matmul_reads_each_input_once_when_it_fits_and_more_when_not() {
     let p = profile("matmul_tiled", "matmul_tiled", [256, 256, 1], [16, 16, 1], &[("param_3", 4096)]);
     let t = estimate(&p, &a100(8, 2048));
     let n = 4096.0;
+    assert!(!t.l2_resident);
+    assert_eq!(t.steady_dram_bytes(), t.dram_read_bytes + t.dram_write_bytes);
     let requested = 2.0 * 16.0 * n * 4.0 * 65536.0;
     assert!(t.dram_read_bytes > 2.0 * n * n * 4.0 * 1.5, "{t:#?}");
     assert!(t.dram_read_bytes < requested / 2.0, "{t:#?}");

@@ -24,7 +24,10 @@
 //! input once; vadd reads two arrays and writes a third), more when reuse between waves
 //! of resident blocks exceeds the L2 (a large matrix product), and the requested sectors
 //! of accesses whose addresses depend on data. `dram_read_bytes + dram_write_bytes` at
-//! the peak bandwidth is the memory term. The requested traffic (every execution of every
+//! the peak bandwidth is the memory term, except when every array fits in the L2
+//! (`Traffic::l2_resident`): repeated launches then find the data in L2 and the floor
+//! counts no DRAM traffic (`floor_bytes` 0; the cold bytes stay in `dram_read_bytes` and
+//! `dram_write_bytes`). The requested traffic (every execution of every
 //! access, in sectors) stays in the breakdown for reference (`requested_bytes`).
 //!
 //! Any model predicting below this floor is flagged by [`below_floor`].
@@ -104,7 +107,7 @@ pub fn floor_terms(
         return None;
     }
     let t = traffic_of(profile, gpu);
-    let bytes = (t.dram_read_bytes + t.dram_write_bytes) * (1.0 - cfg.l2_reuse_discount.clamp(0.0, 1.0));
+    let bytes = t.steady_dram_bytes() * (1.0 - cfg.l2_reuse_discount.clamp(0.0, 1.0));
     let mem_us = bytes / (gpu.mem_bandwidth_gbs * 1e9) * 1e6;
     let sm_hz = f64::from(gpu.sm_count) * gpu.clock_hz();
     let d = &profile.counts.dynamic;
@@ -160,10 +163,7 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> O
         "requested_bytes".to_string(),
         dram_bytes_per_warp(profile) * warps,
     );
-    breakdown.insert(
-        "floor_bytes".to_string(),
-        t.dram_read_bytes + t.dram_write_bytes,
-    );
+    breakdown.insert("floor_bytes".to_string(), t.steady_dram_bytes());
     breakdown.insert("dram_read_bytes".to_string(), t.dram_read_bytes);
     breakdown.insert("dram_write_bytes".to_string(), t.dram_write_bytes);
     breakdown.insert("memory_us".to_string(), mem_us);
