@@ -67,7 +67,9 @@ mod tests {
 
     #[test]
     fn vadd_is_memory_bound_and_names_the_gpu() {
-        let (_, a) = analyze("vadd", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)], &["a100-sxm4-80gb"]);
+        // 2^24 floats per array: 192 MiB, far more than the 40 MiB L2, so DRAM binds (at
+        // 2^20 the 12 MiB stay in L2 between launches and the launch costs dominate).
+        let (_, a) = analyze("vadd", [65536, 1, 1], [256, 1, 1], &[("param_3", 1 << 24)], &["a100-sxm4-80gb"]);
         let f = findings(&a, "vadd", CODE);
         assert_eq!(f.len(), 1, "{:?}", a.kernels[0].findings);
         assert_eq!(f[0].gpu.as_deref(), Some("a100-sxm4-80gb"));
