@@ -9,6 +9,7 @@ pub mod fixes;
 pub mod hover;
 pub mod launch;
 pub mod report;
+pub mod settings;
 pub mod validation;
 
 use std::collections::{BTreeMap, HashMap};
@@ -72,6 +73,13 @@ impl Settings {
             return Ok(g.clone());
         }
         gpu_spec::Database::builtin().gpu(id).cloned()
+    }
+
+    /// The compute architecture to compile `.cu` sources for when none is given: the first
+    /// GPU's (`sm_80` for an A100), the user's GPU files included; `None` when it is unknown.
+    pub fn target_arch(&self) -> Option<String> {
+        let g = self.resolve_gpu(self.gpus.first()?).ok()?;
+        Some(format!("sm_{}{}", g.cc.major, g.cc.minor))
     }
 }
 

@@ -150,7 +150,7 @@ fn compile(key: &Key, opts: &CompileOptions) -> Compiled {
             });
             return c;
         }
-        let mut cx = lsp::cuda::analysis_context(&prepared);
+        let mut cx = cuda_frontend::context::analysis_context(&prepared);
         for k in cx.kernels.values_mut() {
             k.call_site = None;
             k.annotation = None;
