@@ -49,8 +49,10 @@ pub fn kernel_card(k: &KernelAnalysis) -> String {
     };
     let _ = writeln!(
         s,
-        "launch: grid {:?}, block {:?}, {} B dynamic smem *({src})*\n",
-        l.grid, l.block, l.dynamic_smem
+        "launch: grid {}, block {}, {} B dynamic smem *({src})*\n",
+        launch_spec::display_dims(l.grid),
+        launch_spec::display_dims(l.block),
+        l.dynamic_smem
     );
     for t in &k.targets {
         target_section(&mut s, t);

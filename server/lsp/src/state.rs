@@ -600,8 +600,7 @@ fn report(uri: &Uri, a: &DocAnalysis, kernel: Option<&str>) -> Value {
     if let (Some(want), Some(kernels)) = (kernel, v.get_mut("kernels").and_then(Value::as_array_mut)) {
         kernels.retain(|k| {
             let name = k["name"].as_str().unwrap_or_default();
-            let dem = k["demangled"].as_str().unwrap_or_default();
-            name == want || dem == want || dem.split('(').next().is_some_and(|b| b.rsplit("::").next() == Some(want))
+            ptx::demangle::kernel_matches(name, k["demangled"].as_str(), want)
         });
     }
     if let (Some(c), Some(obj)) = (&a.cuda, v.as_object_mut()) {
