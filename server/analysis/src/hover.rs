@@ -1,4 +1,6 @@
-//! Hover content as Markdown: the kernel performance card and the instruction card.
+//! Hover content as Markdown (the kernel performance card, the instruction card, the memory
+//! accesses of a source line) and the text of inlay hints (the kernel summary, loops,
+//! memory accesses): what both front ends show, as strings; placing it is theirs.
 //!
 //! The card answers, per target GPU, the questions a CUDA programmer asks first: how full
 //! is the SM and why not fuller, how many waves, is it memory- or compute-bound and why,
@@ -7,7 +9,7 @@
 
 use std::fmt::Write;
 
-use crate::{KernelAnalysis, TargetAnalysis};
+use crate::{FileAnalysis, KernelAnalysis, TargetAnalysis};
 
 fn fmt_time(us: f64) -> String {
     if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.2} µs") }
@@ -47,8 +49,10 @@ pub fn kernel_card(k: &KernelAnalysis) -> String {
     };
     let _ = writeln!(
         s,
-        "launch: grid {:?}, block {:?}, {} B dynamic smem *({src})*\n",
-        l.grid, l.block, l.dynamic_smem
+        "launch: grid {}, block {}, {} B dynamic smem *({src})*\n",
+        launch_spec::display_dims(l.grid),
+        launch_spec::display_dims(l.block),
+        l.dynamic_smem
     );
     for t in &k.targets {
         target_section(&mut s, t);
@@ -178,4 +182,98 @@ pub fn instruction_card(k: &KernelAnalysis, module: &ptx_ir::Module, offset: u32
         }
     }
     Some(s)
+}
+
+/// Which parts the inlay hint after a kernel signature shows (the editor's `inlay`
+/// setting).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlayParts {
+    pub occupancy: bool,
+    pub bound: bool,
+    pub time: bool,
+    pub power: bool,
+    pub loops: bool,
+    pub memory: bool,
+}
+
+impl Default for InlayParts {
+    fn default() -> InlayParts {
+        InlayParts { occupancy: true, bound: true, time: true, power: true, loops: true, memory: true }
+    }
+}
+
+/// The kernel summary hint, with the chosen parts: "occ 50% · memory-bound · ≈12.3 µs · 71 W".
+pub fn kernel_label(t: &TargetAnalysis, p: &InlayParts) -> String {
+    let mut parts = Vec::new();
+    if p.occupancy
+        && let Ok(o) = &t.occupancy {
+            parts.push(format!("occ {:.0}%", o.occupancy * 100.0));
+        }
+    if let Ok(r) = &t.models {
+        if p.bound {
+            parts.push(format!("{}-bound", r.headline.bound.name()));
+        }
+        if p.time {
+            parts.push(if r.headline.time_us >= 1000.0 { format!("≈{:.2} ms", r.headline.time_us / 1000.0) } else { format!("≈{:.1} µs", r.headline.time_us) });
+        }
+    }
+    if p.power
+        && let Some(pw) = &t.power {
+            parts.push(format!("{:.0} W", pw.watts));
+        }
+    parts.join(" · ")
+}
+
+/// The hint of a loop: its trip count (with `?` when assumed) and its share of the
+/// kernel's dynamic instructions, "×64 · 93% of instructions".
+pub fn loop_label(t: &TargetAnalysis, l: &kernel_profile::LoopInfo) -> String {
+    let share = loop_share(t, l);
+    let count = match l.trip_count {
+        Some(n) => format!("×{n:.0}"),
+        None => format!("×{:.0}?", l.assumed_trip_count),
+    };
+    format!("{count} · {share:.0}% of instructions")
+}
+
+/// The share (in %) of the kernel's dynamic instructions executed inside a loop.
+pub fn loop_share(t: &TargetAnalysis, l: &kernel_profile::LoopInfo) -> f64 {
+    let total = t.profile.counts.total_dynamic().max(1.0);
+    // Blocks are not tagged with their loop in the profile; approximate with the blocks
+    // whose execution count is at least the loop's trip count times the outer ones.
+    let inside: f64 = t
+        .profile
+        .blocks
+        .iter()
+        .filter(|b| b.executions >= l.assumed_trip_count && l.assumed_trip_count > 1.0)
+        .map(|b| b.executions * b.instructions.len() as f64)
+        .sum();
+    (100.0 * inside / total).clamp(0.0, 100.0)
+}
+
+/// The hint of a memory access: its class and sectors per request ("global coalesced ·
+/// 4 sectors"), or for shared memory its bank conflict; `None` for a shared access
+/// without conflicts.
+pub fn memory_label(m: &kernel_profile::MemoryAccess) -> Option<String> {
+    Some(match (m.space, m.bank_conflict_ways) {
+        (kernel_profile::Space::Shared, Some(w)) if w > 1 => format!("{w}-way bank conflict"),
+        (kernel_profile::Space::Shared, _) => return None,
+        _ => format!("{} {:?} · {:.0} sectors", m.space.name(), m.class, m.transactions_per_request).to_lowercase(),
+    })
+}
+
+/// The Markdown list of the memory accesses on a source line, over every kernel of the
+/// file (primary GPU), one item per distinct access; `None` when there are none.
+/// `on_line` says whether an access's source position is the line asked about.
+pub fn source_line_accesses(file: &FileAnalysis, on_line: impl Fn(&kernel_profile::MemoryAccess) -> bool) -> Option<String> {
+    let mut parts = Vec::new();
+    for k in &file.kernels {
+        let Some(t) = k.targets.first() else { continue };
+        for m in t.profile.memory_accesses.iter().filter(|m| on_line(m)) {
+            let stride = m.stride_bytes.map(|b| format!(", stride {b} B")).unwrap_or_default();
+            let bank = m.bank_conflict_ways.map(|w| format!(", {w}-way bank conflict")).unwrap_or_default();
+            parts.push(format!("- {} {:?}: **{:?}**{stride}, {} sector(s)/request{bank}", m.space.name(), m.kind, m.class, m.transactions_per_request));
+        }
+    }
+    parts.dedup();
+    (!parts.is_empty()).then(|| parts.join("\n"))
 }

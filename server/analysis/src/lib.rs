@@ -9,6 +9,7 @@ pub mod fixes;
 pub mod hover;
 pub mod launch;
 pub mod report;
+pub mod settings;
 pub mod validation;
 
 use std::collections::{BTreeMap, HashMap};
@@ -37,7 +38,7 @@ pub struct SyntaxDiagnostic {
 }
 
 /// Settings that apply to the whole analysis (from the CLI flags or the editor).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// Target GPU ids or aliases; the first is the primary target.
     pub gpus: Vec<String>,
@@ -73,6 +74,13 @@ impl Settings {
         }
         gpu_spec::Database::builtin().gpu(id).cloned()
     }
+
+    /// The compute architecture to compile `.cu` sources for when none is given: the first
+    /// GPU's (`sm_80` for an A100), the user's GPU files included; `None` when it is unknown.
+    pub fn target_arch(&self) -> Option<String> {
+        let g = self.resolve_gpu(self.gpus.first()?).ok()?;
+        Some(format!("sm_{}{}", g.cc.major, g.cc.minor))
+    }
 }
 
 impl Default for Settings {
@@ -96,7 +104,7 @@ pub const DEFAULT_GPU: &str = "a100-sxm4-80gb";
 
 /// What the CUDA front end knows of one kernel (all optional: a plain `.ptx` file has none
 /// of it).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct KernelContext {
     pub demangled: Option<String>,
     /// Parameter names as written in the CUDA source, in order.
@@ -115,7 +123,7 @@ pub struct KernelContext {
 }
 
 /// Extra knowledge about the module from outside the PTX text.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Context {
     /// Keyed by the `.entry` name.
     pub kernels: HashMap<String, KernelContext>,
@@ -229,21 +237,90 @@ pub fn analyze(text: &str, settings: &Settings, context: &Context) -> FileAnalys
 /// that an edit inside one kernel re-runs only that kernel's profile and models
 /// (architecture invariant: an edit in one function does not invalidate another's
 /// results).
+///
+/// A kernel's entry is found by its *inputs*, as typed values compared for equality, never
+/// by a rendering of them: the file-level inputs (module declarations without their
+/// positions, the settings, the arguments the front end used) are kept once, and a change
+/// in any of them clears the memo; the per-kernel inputs are a hash of the kernel's own
+/// text and its callees' texts (the bucket), then the kernel's context and annotation
+/// compared as values. Every analysis is one generation: the entries the latest analysis
+/// did not use (a deleted or edited kernel) are dropped after it.
 #[derive(Debug, Default)]
 pub struct Memo {
-    entries: HashMap<u64, MemoEntry>,
+    /// The file-level inputs of the entries.
+    file: Option<FileInputs>,
+    /// By [`text_hash`] of the kernel's text and its callees'.
+    entries: HashMap<u64, Vec<MemoEntry>>,
+    /// The number of the latest analysis (one more per [`analyze_memo`] call).
+    generation: u64,
     /// How many kernels were analysed from scratch (not taken from the memo), ever.
     pub kernel_runs: usize,
 }
 
+impl Memo {
+    /// How many kernel results the memo holds.
+    pub fn len(&self) -> usize {
+        self.entries.values().map(Vec::len).sum()
+    }
+
+    /// `true` when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What every kernel's result depends on besides its own text, its callees' and its
+/// context: the module-level declarations (not their positions: moving text around must
+/// not invalidate results), the settings and the arguments the front end used.
+#[derive(Debug, PartialEq)]
+struct FileInputs {
+    target: Option<String>,
+    target_flags: Vec<String>,
+    version: Option<(u32, u32)>,
+    address_size: Option<u32>,
+    files: Vec<ptx_ir::SourceFile>,
+    /// Without their spans.
+    variables: Vec<ptx_ir::Variable>,
+    settings: Settings,
+    used_args: std::collections::BTreeSet<String>,
+}
+
+impl FileInputs {
+    fn of(module: &ptx_ir::Module, settings: &Settings, context: &Context) -> FileInputs {
+        FileInputs {
+            target: module.target.clone(),
+            target_flags: module.target_flags.clone(),
+            version: module.version,
+            address_size: module.address_size,
+            files: module.files.clone(),
+            variables: module.variables.iter().map(|v| ptx_ir::Variable { span: Span::default(), ..v.clone() }).collect(),
+            settings: settings.clone(),
+            used_args: context.used_args.clone(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct MemoEntry {
+    /// The kernel's own inputs besides its text (compared as values).
+    context: KernelContext,
+    annotation: Option<PartialLaunch>,
     kernel: KernelAnalysis,
     /// Where the kernel started when it was analysed (to shift positions on reuse).
     start: u32,
     line: u32,
-    /// Generation that last used it (entries unused by the latest analysis are dropped).
+    /// The generation that last used it.
     used: u64,
+}
+
+/// The hash of a kernel's text and its callees' texts: the memo's bucket. Texts are
+/// hashed rather than kept, not to hold a second copy of the document.
+fn text_hash(body: &str, callees: &[&str]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut h);
+    callees.hash(&mut h);
+    h.finish()
 }
 
 impl KernelAnalysis {
@@ -274,15 +351,6 @@ impl KernelAnalysis {
             }
         }
     }
-}
-
-fn hash_of(parts: &[&str]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for p in parts {
-        p.hash(&mut h);
-    }
-    h.finish()
 }
 
 /// The syntax diagnostics of a text: the parser's, then the lowering's.
@@ -370,18 +438,18 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
     let mut syntax = file_diagnostics(&parse_errors, &module);
     let (gpus, unknown_gpus) = resolve_gpus(settings, &mut syntax);
     let annotations = AnnotationIndex::new(text, &module);
-    // What every kernel's result depends on besides its own text and its callees': the
-    // module-level declarations (not their positions: moving text around must not
-    // invalidate results), and the settings.
-    let mut outside = format!("{:?}|{:?}|{:?}|{:?}|", module.target, module.target_flags, module.version, module.address_size);
-    for f in &module.files {
-        outside.push_str(&format!("{}={}|", f.index, f.path));
-    }
-    for v in &module.variables {
-        outside.push_str(&format!("{}:{:?}:{}:{:?}:{:?}:{:?}:{:?}|", v.name, v.space, v.ty, v.vector, v.array_dims, v.align, v.linkage));
-    }
-    let settings_key = format!("{settings:?}");
-    let generation = memo.as_ref().map_or(0, |m| m.kernel_runs as u64 + m.entries.len() as u64 + 1);
+    let generation = match memo.as_deref_mut() {
+        Some(m) => {
+            let inputs = FileInputs::of(&module, settings, context);
+            if m.file.as_ref() != Some(&inputs) {
+                m.entries.clear();
+                m.file = Some(inputs);
+            }
+            m.generation += 1;
+            m.generation
+        }
+        None => 0,
+    };
     let kernels: Vec<KernelAnalysis> = module
         .kernels()
         .filter(|func| settings.only_kernel.as_ref().is_none_or(|k| *k == func.name))
@@ -398,11 +466,9 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
                 .filter_map(|c| c.callee.as_deref().and_then(|n| module.function(n)))
                 .map(|f| text.get(f.span.start as usize..f.span.end as usize).unwrap_or(""))
                 .collect();
-            let callees = callees.join("\n");
-            let cx_key = format!("{cx:?}|{:?}", context.used_args);
-            let ann_key = format!("{:?}", ptx_annotation.map(|a| &a.launch));
-            let key = hash_of(&[body, &outside, &callees, &settings_key, &cx_key, &ann_key]);
-            if let Some(e) = memo.entries.get_mut(&key) {
+            let annotation = ptx_annotation.map(|a| a.launch.clone());
+            let bucket = memo.entries.entry(text_hash(body, &callees)).or_default();
+            if let Some(e) = bucket.iter_mut().find(|e| e.context == cx && e.annotation == annotation) {
                 let mut k = e.kernel.clone();
                 k.shift(i64::from(func.span.start) - i64::from(e.start), i64::from(func.ptx_line) - i64::from(e.line));
                 e.used = generation;
@@ -410,12 +476,15 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
             }
             memo.kernel_runs += 1;
             let k = analyze_kernel(&module, func, ptx_annotation, &cx, &context.used_args, settings, &gpus);
-            memo.entries.insert(key, MemoEntry { kernel: k.clone(), start: func.span.start, line: func.ptx_line, used: generation });
+            bucket.push(MemoEntry { context: cx, annotation, kernel: k.clone(), start: func.span.start, line: func.ptx_line, used: generation });
             k
         })
         .collect();
     if let Some(m) = memo {
-        m.entries.retain(|_, e| e.used == generation);
+        for bucket in m.entries.values_mut() {
+            bucket.retain(|e| e.used == generation);
+        }
+        m.entries.retain(|_, bucket| !bucket.is_empty());
     }
     FileAnalysis { syntax, target: module.target.clone(), version: module.version, kernels, unknown_gpus, module }
 }

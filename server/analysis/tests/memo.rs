@@ -48,3 +48,64 @@ fn editing_one_kernel_reruns_only_that_kernel() {
     analyze_memo(&shifted, &other, &cx, Some(&mut memo));
     assert_eq!(memo.kernel_runs, 5);
 }
+
+/// Two analyses that take every kernel from the memo, then a version without one of the
+/// kernels: the deleted kernel's entry goes (the generation counter once repeated after
+/// two all-hit analyses, and entries of deleted kernels outlived them).
+#[test]
+fn a_deleted_kernel_leaves_the_memo_even_after_all_hit_analyses() {
+    let text = fixture("spmv_csr");
+    let settings = Settings::default();
+    let cx = Context::default();
+    let mut memo = Memo::default();
+    let first = analyze_memo(&text, &settings, &cx, Some(&mut memo));
+    assert_eq!((memo.kernel_runs, memo.len()), (2, 2));
+    analyze_memo(&text, &settings, &cx, Some(&mut memo));
+    analyze_memo(&text, &settings, &cx, Some(&mut memo));
+    assert_eq!((memo.kernel_runs, memo.len()), (2, 2));
+
+    let second = &first.kernels[1];
+    let without = format!("{}{}", &text[..second.span.start as usize], &text[second.span.end as usize..]);
+    let a = analyze_memo(&without, &settings, &cx, Some(&mut memo));
+    assert_eq!(a.kernels.len(), 1);
+    assert_eq!(memo.kernel_runs, 2, "the remaining kernel came from the memo");
+    assert_eq!(memo.len(), 1, "the deleted kernel's entry is gone");
+
+    // Putting it back analyses it again: nothing stale was kept.
+    analyze_memo(&text, &settings, &cx, Some(&mut memo));
+    assert_eq!((memo.kernel_runs, memo.len()), (3, 2));
+}
+
+/// The memo is keyed on the inputs as values: an equal context built anew hits, a change
+/// in one kernel's context re-runs that kernel only, and a change in any setting (here one
+/// that only a float carries) re-runs every kernel.
+#[test]
+fn the_memo_key_is_the_typed_inputs() {
+    let text = fixture("spmv_csr");
+    let settings = Settings::default();
+    let names: Vec<String> = analyze(&text, &settings, &Context::default()).kernels.iter().map(|k| k.name.clone()).collect();
+    let context = |block: u32| {
+        let mut cx = Context::default();
+        for (i, n) in names.iter().enumerate() {
+            let b = if i == 0 { block } else { 128 };
+            let launch = analysis::PartialLaunch { block: Some([b, 1, 1]), ..Default::default() };
+            cx.kernels.insert(n.clone(), analysis::KernelContext { annotation: Some(launch), ..Default::default() });
+        }
+        cx
+    };
+    let mut memo = Memo::default();
+    analyze_memo(&text, &settings, &context(256), Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 2);
+    analyze_memo(&text, &settings, &context(256), Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 2, "an equal context, built anew, hits");
+    let a = analyze_memo(&text, &settings, &context(64), Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 3, "only the kernel whose context changed re-ran");
+    assert_eq!(a.kernels[0].launch.block, [64, 1, 1]);
+    assert_eq!(memo.len(), 2);
+
+    let mut other = settings.clone();
+    other.profile.default_trip_count += 0.5;
+    analyze_memo(&text, &other, &context(64), Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 5, "a changed setting re-runs every kernel");
+    assert_eq!(memo.len(), 2);
+}

@@ -16,6 +16,7 @@ pub mod cache;
 pub mod compile;
 pub mod compile_commands;
 pub mod consteval;
+pub mod context;
 pub mod devicecode;
 pub mod diagnostics;
 pub mod files;

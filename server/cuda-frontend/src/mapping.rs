@@ -39,52 +39,9 @@ pub fn demangle(name: &str) -> Option<String> {
 /// `_Z3redIfEvPKT_PS0_i` gives `red`, `vadd` gives `vadd`.
 pub fn base_name(name: &str) -> String {
     match demangle(name) {
-        Some(d) => base_of_demangled(&d),
+        Some(d) => ptx::demangle::base_of_demangled(&d).to_string(),
         None => name.to_string(),
     }
-}
-
-/// `void ns::red<float>(float const*, float*, int)` gives `red`.
-fn base_of_demangled(d: &str) -> String {
-    // Cut at the parameter list: the first `(` at template depth 0.
-    let mut depth = 0i32;
-    let mut cut = d.len();
-    for (i, c) in d.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => depth -= 1,
-            '(' if depth == 0 => {
-                cut = i;
-                break;
-            }
-            _ => {}
-        }
-    }
-    let mut head = d[..cut].trim_end();
-    // Strip trailing template arguments.
-    if head.ends_with('>') {
-        let mut depth = 0i32;
-        for (i, c) in head.char_indices().rev() {
-            match c {
-                '>' => depth += 1,
-                '<' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        head = &head[..i];
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    // The last component after `::` or a space (a return type precedes templates).
-    let start = head
-        .rfind("::")
-        .map(|i| i + 2)
-        .max(head.rfind(' ').map(|i| i + 1))
-        .unwrap_or(0);
-    head[start..].to_string()
 }
 
 /// The `.file` table of a PTX text: (index, path).

@@ -318,9 +318,8 @@ fn describe_launch(launch: &LaunchConfig) -> String {
         LaunchSource::CallSite => "from the launch site",
         LaunchSource::Default => "the default (no launch configuration was found)",
     };
-    let [gx, gy, gz] = launch.grid;
-    let [bx, by, bz] = launch.block;
-    format!("launch grid=({gx},{gy},{gz}) block=({bx},{by},{bz}) dynamic_smem={} B: {src}", launch.dynamic_smem)
+    let (grid, block) = (launch_spec::display_dims(launch.grid), launch_spec::display_dims(launch.block));
+    format!("launch grid {grid}, block {block}, dynamic smem {} B: {src}", launch.dynamic_smem)
 }
 
 /// Maps the supplied argument values onto parameter indices. A value may name its

@@ -91,6 +91,27 @@ pub fn parse_dims_with(s: &str, eval: &mut Eval<'_>) -> Result<[u32; 3], String>
     dims_from_parts(&values).map_err(|e| format!("`{s}`: {e}"))
 }
 
+/// Dimensions as people read them, in hovers, tables and messages: `256`, `16×16`,
+/// `8×8×4` (trailing 1s left out). The launch grammar's own spelling, for text that is
+/// read back as code (annotations, flags), is [`dims_spec`].
+pub fn display_dims(d: [u32; 3]) -> String {
+    join_dims(d, "×")
+}
+
+/// Dimensions in the launch grammar, as [`parse_dims`] reads them back: `256`, `16x16`,
+/// `8x8x4`.
+pub fn dims_spec(d: [u32; 3]) -> String {
+    join_dims(d, "x")
+}
+
+fn join_dims(d: [u32; 3], sep: &str) -> String {
+    match d {
+        [x, 1, 1] => x.to_string(),
+        [x, y, 1] => format!("{x}{sep}{y}"),
+        [x, y, z] => format!("{x}{sep}{y}{sep}{z}"),
+    }
+}
+
 /// Dimensions from one to three numbers (the editor's `[16, 16]` or `256`): each must be
 /// a positive 32-bit integer; missing ones are 1.
 pub fn dims_from_parts(parts: &[i64]) -> Result<[u32; 3], String> {
@@ -448,6 +469,17 @@ fn binary_op(op: &str, lhs: i64, rhs: i64) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dims_are_displayed_one_way_and_written_back_in_the_grammar() {
+        assert_eq!(super::display_dims([256, 1, 1]), "256");
+        assert_eq!(super::display_dims([16, 16, 1]), "16×16");
+        assert_eq!(super::display_dims([8, 1, 4]), "8×1×4");
+        for d in [[256, 1, 1], [32, 8, 1], [8, 8, 4]] {
+            assert_eq!(super::parse_dims(&super::dims_spec(d)), Ok(d));
+        }
+        assert_eq!(super::dims_spec([32, 8, 1]), "32x8");
+    }
+
     use super::*;
 
     #[test]

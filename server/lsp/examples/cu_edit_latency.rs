@@ -87,7 +87,7 @@ fn main() {
                 eprintln!("{label}: not compiled: {:?} {:?}", p.diagnostics, p.notes);
                 std::process::exit(1);
             }
-            let cx = lsp::cuda::analysis_context(&p);
+            let cx = cuda_frontend::context::analysis_context(&p);
             let fa = analysis::analyze_memo(&p.ptx, &settings, &cx, Some(&mut memo));
             total.push(t.elapsed());
             front.push(t_front);

@@ -8,22 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// Which parts the inlay hint after a kernel signature shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InlayParts {
-    pub occupancy: bool,
-    pub bound: bool,
-    pub time: bool,
-    pub power: bool,
-    pub loops: bool,
-    pub memory: bool,
-}
-
-impl Default for InlayParts {
-    fn default() -> InlayParts {
-        InlayParts { occupancy: true, bound: true, time: true, power: true, loops: true, memory: true }
-    }
-}
+pub use analysis::hover::InlayParts;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -125,18 +110,7 @@ fn dims(v: &Value) -> Option<[u32; 3]> {
     }
 }
 
-pub fn parse_severity(s: &str) -> Option<Option<analysis::Severity>> {
-    Some(match s {
-        "error" => Some(analysis::Severity::Error),
-        "warning" => Some(analysis::Severity::Warning),
-        "information" | "info" => Some(analysis::Severity::Information),
-        "hint" => Some(analysis::Severity::Hint),
-        "off" | "none" => None,
-        _ => return None,
-    })
-}
-
-/// Limits on settings and request parameters (docs/lsp-extensions.md § Configuration):
+/// Limits on the editor's settings and request parameters (docs/lsp-extensions.md § Configuration):
 /// a value outside them is refused with a message, so that no setting can stall the
 /// server (a debounce of 2^62 ms published no diagnostics ever again; 10,000 GPU ids
 /// took 30 s and 624 MB).
@@ -145,51 +119,15 @@ pub mod limits {
     pub const MAX_DEBOUNCE_MS: u64 = 10_000;
     /// `compileTimeoutMs`: from 1 s to 10 min.
     pub const COMPILE_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 1_000..=600_000;
-    /// `defaultTripCount`, and the CLI's `--default-trip-count`: from 0 to 10^9 (a loop of
-    /// more than a billion iterations per thread runs for seconds per thread; as the
-    /// assumed count of *every* loop whose count is unknown it is never meant).
-    pub const MAX_DEFAULT_TRIP_COUNT: f64 = 1e9;
-    /// `gpus` (settings, `whatIf`, `compareGpus`) and the CLI's `--gpu`: twice the GPUs
-    /// of the database.
-    pub const MAX_GPUS: usize = 128;
-    /// The longest GPU id or alias accepted (the longest in the database has 24 bytes).
-    pub const MAX_GPU_ID_BYTES: usize = 100;
+    /// The limits the CLI shares: GPU ids and the default trip count.
+    pub use analysis::settings::limits::*;
     /// `args`: kernel argument values.
     pub const MAX_ARGS: usize = 256;
     /// `gpuFiles`: user GPU files.
     pub const MAX_GPU_FILES: usize = 16;
 }
 
-/// Checks a default trip count (editor setting or CLI flag): finite, from 0 to
-/// [`limits::MAX_DEFAULT_TRIP_COUNT`].
-pub fn check_default_trip_count(n: f64) -> Result<f64, String> {
-    if n.is_finite() && (0.0..=limits::MAX_DEFAULT_TRIP_COUNT).contains(&n) {
-        Ok(n)
-    } else {
-        let shown = if n.is_finite() && n.abs() < 1e6 { format!("{n}") } else { format!("{n:e}") };
-        Err(format!("{shown} is not a trip count from 0 to {:e}", limits::MAX_DEFAULT_TRIP_COUNT))
-    }
-}
-
-/// Checks a list of GPU ids (editor setting, request parameter or CLI flags): at most
-/// [`limits::MAX_GPUS`] ids of at most [`limits::MAX_GPU_ID_BYTES`] bytes. Duplicates are
-/// dropped, keeping the first.
-pub fn check_gpu_ids<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> Result<Vec<String>, String> {
-    let n = ids.len();
-    if n > limits::MAX_GPUS {
-        return Err(format!("{n} GPUs is more than the limit of {}", limits::MAX_GPUS));
-    }
-    let mut out: Vec<String> = Vec::with_capacity(n);
-    for id in ids {
-        if id.len() > limits::MAX_GPU_ID_BYTES {
-            return Err(format!("a GPU id of {} bytes is longer than the limit of {} (`warpsight gpus` lists the ids)", id.len(), limits::MAX_GPU_ID_BYTES));
-        }
-        if !out.iter().any(|o| o == id) {
-            out.push(id.to_string());
-        }
-    }
-    Ok(out)
-}
+use analysis::settings::{check_default_trip_count, check_gpu_ids, parse_severity};
 
 /// A JSON value shown in a message, shortened.
 fn show(v: &Value) -> String {

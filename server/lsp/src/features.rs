@@ -181,19 +181,10 @@ pub fn hover(doc: &Document, a: &DocAnalysis, pos: LineCol, enc: PositionEncodin
     if a.is_cuda() {
         // A source line with memory accesses: their classes.
         let line = pos.line + 1;
-        let mut parts = Vec::new();
-        for k in &a.file.kernels {
-            let Some(t) = k.targets.first() else { continue };
-            for m in &t.profile.memory_accesses {
-                if m.source_line == Some(line) && m.source_file.as_deref().is_some_and(|f| a.cuda.as_ref().is_some_and(|c| c.is_this_file(f))) {
-                    let stride = m.stride_bytes.map(|b| format!(", stride {b} B")).unwrap_or_default();
-                    let bank = m.bank_conflict_ways.map(|w| format!(", {w}-way bank conflict")).unwrap_or_default();
-                    parts.push(format!("- {} {:?}: **{:?}**{stride}, {} sector(s)/request{bank}", m.space.name(), m.kind, m.class, m.transactions_per_request));
-                }
-            }
-        }
-        parts.dedup();
-        return (!parts.is_empty()).then(|| lsp::Hover { contents: markdown(parts.join("\n")), range: None });
+        let cuda = a.cuda.as_ref()?;
+        let on_line = |m: &kernel_profile::MemoryAccess| m.source_line == Some(line) && m.source_file.as_deref().is_some_and(|f| cuda.is_this_file(f));
+        let card = analysis::hover::source_line_accesses(&a.file, on_line)?;
+        return Some(lsp::Hover { contents: markdown(card), range: None });
     }
     let offset = doc.offset(pos, enc) as u32;
     let k = a.file.kernels.iter().find(|k| k.span.start <= offset && offset < k.span.end)?;
@@ -212,29 +203,6 @@ fn hint(position: LineCol, label: String, tooltip: Option<String>) -> lsp::Inlay
         padding_right: None,
         data: None,
     }
-}
-
-/// The kernel summary line, with the configured parts.
-fn kernel_label(t: &analysis::TargetAnalysis, config: &Config) -> String {
-    let p = &config.inlay;
-    let mut parts = Vec::new();
-    if p.occupancy
-        && let Ok(o) = &t.occupancy {
-            parts.push(format!("occ {:.0}%", o.occupancy * 100.0));
-        }
-    if let Ok(r) = &t.models {
-        if p.bound {
-            parts.push(format!("{}-bound", r.headline.bound.name()));
-        }
-        if p.time {
-            parts.push(if r.headline.time_us >= 1000.0 { format!("≈{:.2} ms", r.headline.time_us / 1000.0) } else { format!("≈{:.1} µs", r.headline.time_us) });
-        }
-    }
-    if p.power
-        && let Some(pw) = &t.power {
-            parts.push(format!("{:.0} W", pw.watts));
-        }
-    parts.join(" · ")
 }
 
 /// While a `.cu` document's compile is pending, where the last analysis's lines are now:
@@ -295,7 +263,7 @@ pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &
         // After the kernel signature.
         let sig_line = if is_ptx { Some(k.ptx_line.saturating_sub(1)) } else { a.cuda.as_ref().and_then(|c| c.kernel_line(&a.file, ki)).map(|l| l - 1) };
         if let Some(line) = sig_line.and_then(now).filter(|l| in_range(*l)) {
-            let mut label = kernel_label(t, config);
+            let mut label = analysis::hover::kernel_label(t, &config.inlay);
             if !label.is_empty() {
                 if pending.is_some() {
                     label.push_str(PENDING);
@@ -304,19 +272,12 @@ pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &
             }
         }
         if config.inlay.loops {
-            let total = t.profile.counts.total_dynamic().max(1.0);
             for l in &t.profile.loops {
                 let Some(line) = doc_line(is_ptx, l.ptx_line, l.source_file.as_deref(), l.source_line, a.cuda.as_ref()).and_then(now) else { continue };
                 if !in_range(line) {
                     continue;
                 }
-                // The loop's share of the kernel's dynamic instructions.
-                let share = loop_share(t, l, total);
-                let count = match l.trip_count {
-                    Some(n) => format!("×{n:.0}"),
-                    None => format!("×{:.0}?", l.assumed_trip_count),
-                };
-                res.push(hint(doc.line_end(line, enc), format!("{count} · {share:.0}% of instructions"), l.trip_count_expr.clone()));
+                res.push(hint(doc.line_end(line, enc), analysis::hover::loop_label(t, l), l.trip_count_expr.clone()));
             }
         }
         if config.inlay.memory {
@@ -326,11 +287,7 @@ pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &
                 if !in_range(line) {
                     continue;
                 }
-                let label = match (m.space, m.bank_conflict_ways) {
-                    (kernel_profile::Space::Shared, Some(w)) if w > 1 => format!("{w}-way bank conflict"),
-                    (kernel_profile::Space::Shared, _) => continue,
-                    _ => format!("{} {:?} · {:.0} sectors", m.space.name(), m.class, m.transactions_per_request).to_lowercase(),
-                };
+                let Some(label) = analysis::hover::memory_label(m) else { continue };
                 if seen.insert((line, label.clone())) {
                     res.push(hint(doc.line_end(line, enc), label, None));
                 }
@@ -339,20 +296,6 @@ pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &
     }
     res.sort_by_key(|h| (h.position.line, h.position.character));
     res
-}
-
-/// The share (in %) of the kernel's dynamic instructions executed inside a loop.
-fn loop_share(t: &analysis::TargetAnalysis, l: &kernel_profile::LoopInfo, total: f64) -> f64 {
-    // Blocks are not tagged with their loop in the profile; approximate with the blocks
-    // whose execution count is at least the loop's trip count times the outer ones.
-    let inside: f64 = t
-        .profile
-        .blocks
-        .iter()
-        .filter(|b| b.executions >= l.assumed_trip_count && l.assumed_trip_count > 1.0)
-        .map(|b| b.executions * b.instructions.len() as f64)
-        .sum();
-    (100.0 * inside / total).clamp(0.0, 100.0)
 }
 
 pub fn code_lenses(doc: &Document, uri: &lsp::Uri, a: &DocAnalysis, enc: PositionEncoding) -> Vec<lsp::CodeLens> {

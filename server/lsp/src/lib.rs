@@ -15,7 +15,6 @@ mod state;
 mod to_proto;
 mod transport;
 
-pub use config::{check_default_trip_count, check_gpu_ids, limits, parse_severity};
 pub use document::{Document, LineCol, PositionEncoding};
 pub use transport::{MAX_MESSAGE_BYTES, framing};
 

@@ -409,7 +409,7 @@ impl State {
                 if cuda {
                     let prepared = crate::cuda::prepare(&path, &text, &config, &cancel);
                     let spans = cuda_frontend::kernel_spans(&text);
-                    let cx = crate::cuda::analysis_context(&prepared);
+                    let cx = cuda_frontend::context::analysis_context(&prepared);
                     let file = {
                         let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
                         analysis::analyze_memo(&prepared.ptx, &config.analysis, &cx, Some(&mut memo))
@@ -565,7 +565,7 @@ impl State {
         // and the GPU, not the code).
         let (ptx, cx, cuda) = match &state.analysis {
             Some((_, a)) if a.is_cuda() => {
-                let c = a.cuda.as_ref().map(|c| crate::cuda::analysis_context(&c.prepared)).unwrap_or_default();
+                let c = a.cuda.as_ref().map(|c| cuda_frontend::context::analysis_context(&c.prepared)).unwrap_or_default();
                 (a.ptx.clone(), c, true)
             }
             _ => (state.doc.text.to_string(), analysis::Context::default(), false),
@@ -600,8 +600,7 @@ fn report(uri: &Uri, a: &DocAnalysis, kernel: Option<&str>) -> Value {
     if let (Some(want), Some(kernels)) = (kernel, v.get_mut("kernels").and_then(Value::as_array_mut)) {
         kernels.retain(|k| {
             let name = k["name"].as_str().unwrap_or_default();
-            let dem = k["demangled"].as_str().unwrap_or_default();
-            name == want || dem == want || dem.split('(').next().is_some_and(|b| b.rsplit("::").next() == Some(want))
+            ptx::demangle::kernel_matches(name, k["demangled"].as_str(), want)
         });
     }
     if let (Some(c), Some(obj)) = (&a.cuda, v.as_object_mut()) {

@@ -82,7 +82,7 @@ impl LaunchArgs {
     pub fn settings(&self) -> anyhow::Result<analysis::Settings> {
         let mut s = analysis::Settings::default();
         if !self.gpus.is_empty() {
-            s.gpus = lsp::check_gpu_ids(self.gpus.iter().map(String::as_str)).map_err(|why| anyhow::anyhow!("--gpu: {why}"))?;
+            s.gpus = analysis::settings::check_gpu_ids(self.gpus.iter().map(String::as_str)).map_err(|why| anyhow::anyhow!("--gpu: {why}"))?;
         }
         s.user_gpus = load_gpu_files(&self.gpu_files)?;
         // A GPU the user named and the database does not have is a usage error (exit 2),
@@ -105,9 +105,9 @@ impl LaunchArgs {
             let (k, v) = cuda_frontend::launch::parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}: expected NAME=VALUE with an integer (or constant expression) value"))?;
             s.args.insert(k, v);
         }
-        s.profile.default_trip_count = lsp::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;
+        s.profile.default_trip_count = analysis::settings::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;
         for item in &self.severities {
-            let parsed = item.split_once('=').and_then(|(code, level)| lsp::parse_severity(level).map(|l| (code, l)));
+            let parsed = item.split_once('=').and_then(|(code, level)| analysis::settings::parse_severity(level).map(|l| (code, l)));
             let Some((code, level)) = parsed else {
                 bail!("--severity `{item}`: expected CODE=error|warning|information|hint|off");
             };
@@ -310,9 +310,7 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: &analysis::Settings, disp
     // Read it once, here, so that binary, huge or non-regular files get the same one-line
     // error as PTX; the compiler front end works on this text.
     let text = read_text(path)?;
-    let arch = args.arch.clone().or_else(|| {
-        settings.gpus.first().and_then(|g| settings.resolve_gpu(g).ok()).map(|g| format!("sm_{}{}", g.cc.major, g.cc.minor))
-    });
+    let arch = args.arch.clone().or_else(|| settings.target_arch());
     let opts = cuda_frontend::compile::Options {
         arch,
         compiler: if args.no_compile { cuda_frontend::compile::CompilerChoice::RecordedOnly } else { Default::default() },
@@ -337,7 +335,7 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: &analysis::Settings, disp
             format!("{file}{line}{col}: {}: {}", format!("{:?}", d.severity).to_lowercase(), d.message)
         })
         .collect();
-    let context = lsp::cuda::analysis_context(&prepared);
+    let context = cuda_frontend::context::analysis_context(&prepared);
     let compile_failed = prepared.has_errors() || prepared.ptx.is_empty();
     Ok(Source { display_path, kind: SourceKind::Cuda, ptx: prepared.ptx, context, notes, compiler_errors, compile_failed })
 }

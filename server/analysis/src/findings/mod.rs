@@ -227,7 +227,7 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let l = &self.kernel.launch;
-        let text = format!("// warpsight: grid={} block={}", dims(l.grid), dims(l.block));
+        let text = format!("// warpsight: grid={} block={}", launch_spec::dims_spec(l.grid), launch_spec::dims_spec(l.block));
         Some(Fix { title: "State the real launch configuration in a `// warpsight:` annotation".into(), kind: FixKind::InsertAnnotation { text } })
     }
 }
@@ -269,15 +269,6 @@ pub(crate) fn group_by_line<T>(items: impl IntoIterator<Item = T>, key: impl Fn(
 /// `" (3 PTX instructions)"` for a folded group, empty for one instruction.
 pub(crate) fn folded(n: usize) -> String {
     if n > 1 { format!(" ({n} PTX instructions on this line)") } else { String::new() }
-}
-
-/// `[256, 1, 1]` as `256`, `[32, 8, 1]` as `32x8`.
-pub(crate) fn dims(d: [u32; 3]) -> String {
-    match d {
-        [x, 1, 1] => x.to_string(),
-        [x, y, 1] => format!("{x}x{y}"),
-        [x, y, z] => format!("{x}x{y}x{z}"),
-    }
 }
 
 /// A percentage for messages (`37.5 %` → `38 %`).
@@ -368,7 +359,5 @@ mod tests {
         let items = vec![(Some(5), 10), (Some(5), 11), (None, 12), (None, 13), (Some(6), 14)];
         let g = group_by_line(items, |(l, p)| (None, *l, *p));
         assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 1, 1, 1]);
-        assert_eq!(dims([32, 8, 1]), "32x8");
-        assert_eq!(dims([256, 1, 1]), "256");
     }
 }

@@ -33,7 +33,7 @@ async fn hover_shows_the_performance_card() {
     let col = text.lines().nth(line as usize).unwrap().find("_Z12").unwrap() + 2;
     let hover = ts.request("textDocument/hover", json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": col } })).await;
     let card = hover["contents"]["value"].as_str().unwrap_or_default().to_string();
-    for needle in ["occupancy", "a100-sxm4-80gb", "tesla-k20", "mwp_cwp", "roofline", "scheduling", "launch: grid [64, 64, 1]"] {
+    for needle in ["occupancy", "a100-sxm4-80gb", "tesla-k20", "mwp_cwp", "roofline", "scheduling", "launch: grid 64×64"] {
         assert!(card.contains(needle), "card lacks `{needle}`:\n{card}");
     }
     // Power with its three largest contributions, in words and with the feature's name

@@ -185,14 +185,6 @@ impl Serialize for AccessesJson<'_> {
     }
 }
 
-fn dims(d: [u32; 3]) -> String {
-    match d {
-        [x, 1, 1] => x.to_string(),
-        [x, y, 1] => format!("{x}×{y}"),
-        [x, y, z] => format!("{x}×{y}×{z}"),
-    }
-}
-
 fn print_table(out: &mut impl Write, loaded: &mut input::Streamed) -> std::io::Result<()> {
     let a = &loaded.kernels;
     match (a.target.as_deref(), a.version) {
@@ -233,7 +225,7 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
     }
     let l = &k.launch;
     let src = serde_json::to_value(l.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    writeln!(out, "    launch       grid {}, block {}, dynamic smem {} B  ({src})", dims(l.grid), dims(l.block), l.dynamic_smem)?;
+    writeln!(out, "    launch       grid {}, block {}, dynamic smem {} B  ({src})", analysis::launch::display_dims(l.grid), analysis::launch::display_dims(l.block), l.dynamic_smem)?;
     if !l.args.is_empty() {
         let args: Vec<String> = l.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
         writeln!(out, "    arguments    {}", args.join(" "))?;

@@ -19,22 +19,9 @@ pub struct Args {
     pub launch: LaunchArgs,
 }
 
-/// `true` when `want` names the kernel: mangled name, demangled signature, or the
-/// unqualified base name (`saxpy` for `ns::saxpy(int, float*)`).
+/// `true` when `want` names the kernel (`ptx::demangle::kernel_matches`).
 pub fn matches_kernel(k: &analysis::KernelAnalysis, want: &str) -> bool {
-    let want = want.trim();
-    if k.name == want {
-        return true;
-    }
-    let Some(dem) = &k.demangled else { return false };
-    let compact = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-    if compact(dem) == compact(want) {
-        return true;
-    }
-    let base = dem.split('(').next().unwrap_or(dem);
-    let base = base.rsplit("::").next().unwrap_or(base);
-    let base = base.split('<').next().unwrap_or(base);
-    base == want
+    ptx::demangle::kernel_matches(&k.name, k.demangled.as_deref(), want)
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {

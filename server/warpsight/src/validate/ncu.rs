@@ -214,7 +214,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Vec<Row>> {
         let text = crate::input::read_text(&path)?;
         let name = path.display().to_string();
         for l in parse(&name, &text)? {
-            if imp.kernel.as_deref().is_some_and(|k| !super::run::kernel_matches(&l.kernel, Some(&l.kernel), k)) {
+            if imp.kernel.as_deref().is_some_and(|k| !ptx::demangle::kernel_matches(&l.kernel, Some(&l.kernel), k)) {
                 continue;
             }
             let Some(gpu) = imp.gpu.clone().or(l.device.clone()) else {

@@ -89,29 +89,7 @@ struct Key {
     arch: Option<String>,
 }
 
-/// `true` when `want` names the kernel (PTX name, demangled signature or base name), as
-/// `warpsight profile --kernel` matches; a signature with a return type ("void f<int>(int*)",
-/// as Nsight Compute prints templates) also matches by its base name.
-pub fn kernel_matches(ptx_name: &str, demangled: Option<&str>, want: &str) -> bool {
-    let want = want.trim();
-    if ptx_name == want {
-        return true;
-    }
-    let Some(dem) = demangled else { return false };
-    let compact = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-    if compact(dem) == compact(want) {
-        return true;
-    }
-    base_name(dem) == base_name(want)
-}
-
-/// `ns::f<int>` of `void ns::f<int>(int*)` → `f`.
-fn base_name(s: &str) -> &str {
-    let s = s.split('(').next().unwrap_or(s).trim();
-    let s = s.split('<').next().unwrap_or(s);
-    let s = s.rsplit(char::is_whitespace).next().unwrap_or(s);
-    s.rsplit("::").next().unwrap_or(s)
-}
+use ptx::demangle::kernel_matches;
 
 fn compile(key: &Key, opts: &CompileOptions) -> Compiled {
     let is_ptx = key.source.extension().and_then(|e| e.to_str()) == Some("ptx");
@@ -150,7 +128,7 @@ fn compile(key: &Key, opts: &CompileOptions) -> Compiled {
             });
             return c;
         }
-        let mut cx = lsp::cuda::analysis_context(&prepared);
+        let mut cx = cuda_frontend::context::analysis_context(&prepared);
         for k in cx.kernels.values_mut() {
             k.call_site = None;
             k.annotation = None;
@@ -418,18 +396,6 @@ impl RowResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kernel_names_match_like_the_cli() {
-        assert!(kernel_matches("_Z5saxpyifPKfPf", Some("saxpy(int, float, float const*, float*)"), "saxpy"));
-        assert!(kernel_matches("_Z5saxpyifPKfPf", Some("saxpy(int, float, float const*, float*)"), "saxpy(int,float,float const*,float*)"));
-        assert!(kernel_matches("_Z5saxpyifPKfPf", None, "_Z5saxpyifPKfPf"));
-        assert!(!kernel_matches("_Z5saxpyifPKfPf", None, "saxpy"));
-        // Nsight Compute prints template kernels with their return type.
-        assert!(kernel_matches("_Z1fIiEvPT_", Some("void ns::f<int>(int*)"), "void ns::f<int>(int *)"));
-        assert!(kernel_matches("_Z1fIiEvPT_", Some("void ns::f<int>(int*)"), "f"));
-        assert!(!kernel_matches("_Z1gv", Some("g()"), "f"));
-    }
 
     #[test]
     fn unknown_gpus_are_named_with_suggestions() {

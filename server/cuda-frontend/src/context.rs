@@ -1,0 +1,112 @@
+//! The analysis context from what the front end found: per kernel, its parameter names,
+//! launch site and annotation, ptxas resources and source line, in the analysis's own
+//! types. Used by the CLI, the language server and `validate` alike.
+
+/// The analysis context from what the CUDA front end found.
+pub fn analysis_context(p: &crate::compile::Prepared) -> analysis::Context {
+    use crate::launch::SiteOrigin;
+    let mut cx = analysis::Context { used_args: p.used_args.iter().cloned().collect(), ..Default::default() };
+    for m in &p.kernels {
+        // Parameter names from the kernel's declaration wherever it lives: the file, or an
+        // included local header.
+        let decl = p.kernel_decls.iter().filter(|d| d.name == m.base_name).max_by_key(|d| (d.file.is_none(), d.is_definition));
+        let param_names: Vec<String> = decl.map(|d| d.params.iter().map(|p| p.name.clone()).collect()).unwrap_or_default();
+        let sites: Vec<&crate::launch::LaunchSite> = p.launch_sites.iter().filter(|s| s.kernel == m.base_name).collect();
+        // Of several launches, the one whose explicit template arguments are this
+        // instantiation's (`k<256><<<...>>>` for `void k<256>(float*)`), else the first.
+        let wanted = template_args_of(&m.demangled);
+        let launches = sites.iter().filter(|s| s.origin == SiteOrigin::Launch);
+        let call_site = launches
+            .clone()
+            .find(|s| wanted.as_ref().is_some_and(|w| !s.template_args.is_empty() && same_args(&s.template_args, w)))
+            .or_else(|| launches.clone().next())
+            .copied();
+        let annotation = sites.iter().find(|s| s.origin == SiteOrigin::Annotation).map(|s| s.partial());
+        let call_site_note = call_site.filter(|s| !s.unresolved.is_empty()).map(|s| format!("the launch of `{}` at line {} is {}", s.kernel, s.line, s.unresolved_sentence()));
+        let call_site = call_site.map(|s| s.partial());
+        let resources = p.resources_of(&m.ptx_name).map(|r| kernel_profile::Resources {
+            registers_per_thread: r.registers,
+            static_smem_bytes: r.shared_bytes,
+            local_bytes_per_thread: r.stack_frame_bytes,
+            spill_store_bytes: r.spill_store_bytes,
+            spill_load_bytes: r.spill_load_bytes,
+            stack_frame_bytes: r.stack_frame_bytes,
+            barriers: r.barriers,
+            source: kernel_profile::ResourceSource::Ptxas,
+        });
+        let demangled = (m.demangled != m.ptx_name).then(|| m.demangled.clone());
+        // The `.file` path of the main source, so kernel-level findings land on the
+        // definition's line like instruction-level ones land on theirs.
+        let source = m.line.map(|l| (m.file.clone().unwrap_or_else(|| p.path.display().to_string()), l));
+        cx.kernels.insert(m.ptx_name.clone(), analysis::KernelContext { demangled, param_names, call_site, annotation, resources, source, call_site_note });
+    }
+    cx
+}
+
+/// The template arguments of a demangled function name: `void k<256, float>(float*)`
+/// gives `["256", "float"]`; `None` for a function that is not a template instance.
+fn template_args_of(demangled: &str) -> Option<Vec<String>> {
+    let paren = demangled.find('(').unwrap_or(demangled.len());
+    let head = &demangled[..paren];
+    let close = head.rfind('>')?;
+    let mut depth = 0i32;
+    let mut open = None;
+    for (i, c) in head[..=close].char_indices().rev() {
+        match c {
+            '>' => depth += 1,
+            '<' => {
+                depth -= 1;
+                if depth == 0 {
+                    open = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let inner = &head[open? + 1..close];
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(inner[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(inner[start..].trim().to_string());
+    Some(out)
+}
+
+/// Whether a launch's template arguments (folded, as written) name the same
+/// instantiation as the demangled ones (`256` and `256`, `float` and `float`; the
+/// demangler writes `256u` or `(unsigned char)3` for some types).
+fn same_args(site: &[String], demangled: &[String]) -> bool {
+    let norm = |s: &str| -> String {
+        let s = s.trim();
+        let s = s.rsplit(')').next().unwrap_or(s);
+        let s = s.trim_end_matches(['u', 'l', 'U', 'L']);
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    site.len() == demangled.len() && site.iter().zip(demangled).all(|(a, b)| norm(a) == norm(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_arguments_of_demangled_names() {
+        assert_eq!(template_args_of("void red<256, float>(float const*, int)"), Some(vec!["256".to_string(), "float".to_string()]));
+        assert_eq!(template_args_of("void k<ops::Add<int> >(int*)"), Some(vec!["ops::Add<int>".to_string()]));
+        assert_eq!(template_args_of("saxpy(int, float)"), None);
+        assert!(same_args(&["256".to_string()], &["256u".to_string()]));
+        assert!(same_args(&["3".to_string()], &["(unsigned char)3".to_string()]));
+        assert!(!same_args(&["128".to_string()], &["256".to_string()]));
+    }
+}
