@@ -32,9 +32,17 @@ pub(crate) struct Limiter {
     pub bit: u8,
     /// Words for the message, e.g. "registers".
     pub what: &'static str,
-    /// `true`: fire at or below [`OCCUPANCY_THRESHOLD`]; `false`: below
-    /// [`WARP_SLOTS_THRESHOLD`].
-    pub half: bool,
+    /// When the occupancy is low enough for the finding.
+    pub threshold: Threshold,
+}
+
+/// Which occupancy threshold a [`Limiter`] fires at.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Threshold {
+    /// At or below [`OCCUPANCY_THRESHOLD`].
+    Occupancy,
+    /// Below [`WARP_SLOTS_THRESHOLD`].
+    WarpSlots,
 }
 
 /// Blocks per SM allowed by every resource except `bit` (`None`: nothing else limits).
@@ -61,7 +69,10 @@ pub(crate) fn check(
 ) {
     per_gpu(cx, acc, |cx, t| {
         let o = t.occupancy.as_ref().ok()?;
-        let low = if limiter.half { o.occupancy <= OCCUPANCY_THRESHOLD } else { o.occupancy < WARP_SLOTS_THRESHOLD };
+        let low = match limiter.threshold {
+            Threshold::Occupancy => o.occupancy <= OCCUPANCY_THRESHOLD,
+            Threshold::WarpSlots => o.occupancy < WARP_SLOTS_THRESHOLD,
+        };
         if o.blocks_per_sm == 0 || !o.limiters.contains(limiter.bit) || !low {
             return None;
         }
