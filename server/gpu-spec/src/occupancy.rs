@@ -823,7 +823,7 @@ pub struct Waves {
 }
 
 /// Waves for a grid of `grid_blocks` blocks on `sm_count` SMs with `blocks_per_sm`
-/// resident blocks each (seed 000 Eq. 1; Hong & Kim's `#Rep` rounded up).
+/// resident blocks each (Hasan et al. 2014 Eq. 1; Hong & Kim's `#Rep` rounded up).
 pub fn waves(grid_blocks: u64, blocks_per_sm: u32, sm_count: u32) -> Waves {
     let per_wave = blocks_per_sm as u64 * sm_count as u64;
     if per_wave == 0 || grid_blocks == 0 {
