@@ -29,7 +29,7 @@ pub const WARP_SLOTS_THRESHOLD: f64 = 0.75;
 pub(crate) struct Limiter {
     pub code: &'static str,
     pub severity: Severity,
-    pub bit: u8,
+    pub bit: Limiters,
     /// Words for the message, e.g. "registers".
     pub what: &'static str,
     /// When the occupancy is low enough for the finding.
@@ -46,7 +46,7 @@ pub(crate) enum Threshold {
 }
 
 /// Blocks per SM allowed by every resource except `bit` (`None`: nothing else limits).
-pub(crate) fn other_limit(o: &Occupancy, bit: u8) -> Option<u32> {
+pub(crate) fn other_limit(o: &Occupancy, bit: Limiters) -> Option<u32> {
     let all = [
         (Limiters::WARPS, Some(o.limit_warps)),
         (Limiters::REGISTERS, o.limit_registers),
