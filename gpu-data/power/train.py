@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Train warpsight's static power model (seed 004, Alavani 2023, Ch. 5) and export it.
+"""Train warpsight's static power model (Alavani 2023, Ch. 5) and export it.
 
 Data: the measured power datasets published in the public GitHub repository
-`santonus/energymodel` (the companion repository of the thesis; files listed in
-`../shared/data/power/README.md`). They are NOT copied into this repository: pass their
-folder as the first argument (default `../shared/data/power` relative to the repo root).
+`santonus/energymodel` (the companion repository of the thesis). They are NOT copied into
+this repository: pass the path of a checkout of that repository as the first argument
+(`git clone https://github.com/santonus/energymodel`). The script reads
+`Datasets/Power Model Inputs - *.csv` and `PowerQuant/**/all_merge_df_*.csv` there
+(DATASET_PATHS); a folder holding flat copies under the names of ENERGYMODEL and
+POWERQUANT works as well.
 
 What it does, deterministically (fixed seeds, one thread):
   1. cleans every CSV and logs each dropped row group and why;
@@ -26,7 +29,7 @@ What it does, deterministically (fixed seeds, one thread):
      held-out synthetic rows) for the Rust crate's exactness test;
   6. writes results.md, the CV tables copied into docs/power.md.
 
-Usage:  python gpu-data/power/train.py [DATA_DIR] [--skip-experiments]
+Usage:  python gpu-data/power/train.py ENERGYMODEL_CHECKOUT [--skip-experiments]
 Runtime: about 6.5 minutes of CPU in total, run as two single-threaded processes
 (measured on a 2-core machine: 6m22s user, 3m24s wall).
 """
@@ -52,7 +55,7 @@ SEED = 20230
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
-# The thesis's final 15 features (seed 004 Table 5.4, spec 004 section 7.3).
+# The thesis's final 15 features (Alavani 2023 Table 5.4).
 FEATURES_THESIS = [
     "inst_issue_cycles", "avg_comp_lat", "avg_glob_lat", "avg_shar_lat", "branch",
     "comp_inst_kernel", "glob_inst_kernel", "glob_load_sm", "glob_store_sm",
@@ -60,7 +63,7 @@ FEATURES_THESIS = [
     "block_size",
 ]
 
-# The thesis's XGBoost hyperparameters (seed 004 Table 5.7).
+# The thesis's XGBoost hyperparameters (Alavani 2023 Table 5.7).
 HP_THESIS = dict(n_estimators=500, max_depth=6, learning_rate=0.05, min_child_weight=1,
                  subsample=0.7, colsample_bytree=0.7)
 
@@ -93,6 +96,31 @@ POWERQUANT = {
     "pq-ampere": ("powerquant-Ampere.csv", "an Ampere GPU"),
     "pq-ada": ("powerquant-AdaLovelace.csv", "an Ada Lovelace GPU"),
 }
+# Where each file lies in a checkout of santonus/energymodel (a glob, relative to it).
+DATASET_PATHS = {
+    "energymodel-k20-larger.csv": "Datasets/Power Model Inputs - K20_larger_dataset.csv",
+    "energymodel-k20-smaller.csv": "Datasets/Power Model Inputs - K20_smaller_dataset.csv",
+    "energymodel-m60-maxwell.csv": "Datasets/Power Model Inputs - Maxwell_data.csv",
+    "energymodel-v100.csv": "Datasets/Power Model Inputs - V100_data.csv",
+    "powerquant-K80.csv": "PowerQuant/**/all_merge_df_K80.csv",
+    "powerquant-Tesla.csv": "PowerQuant/**/all_merge_df_Tesla.csv",
+    "powerquant-Ampere.csv": "PowerQuant/**/all_merge_df_Ampere.csv",
+    "powerquant-AdaLovelace.csv": "PowerQuant/**/all_merge_df_AdaLovelace.csv",
+}
+
+
+def dataset_file(root: Path, name: str) -> Path:
+    """The file `name` of ENERGYMODEL or POWERQUANT: a flat copy in `root`, or its path in
+    a checkout of santonus/energymodel (DATASET_PATHS)."""
+    if (root / name).is_file():
+        return root / name
+    hits = sorted(root.glob(DATASET_PATHS[name]))
+    if len(hits) != 1:
+        sys.exit(f"{DATASET_PATHS[name]}: expected one file in {root} "
+                 f"(a checkout of santonus/energymodel), found {len(hits)}")
+    return hits[0]
+
+
 SHIPPED = ["k20", "m60", "v100"]
 
 
@@ -534,7 +562,9 @@ def fixture_rows(d: pd.DataFrame, feats: list[str], n: int = 24) -> pd.DataFrame
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("data_dir", nargs="?", default=str(REPO / ".." / "shared/data/power"))
+    ap.add_argument("data_dir", metavar="ENERGYMODEL_CHECKOUT",
+                    help="a checkout of github.com/santonus/energymodel (or a folder of "
+                         "flat copies of its CSVs)")
     ap.add_argument("--skip-experiments", action="store_true")
     args = ap.parse_args()
     data_dir = Path(args.data_dir)
@@ -545,11 +575,11 @@ def main() -> int:
     data: dict[str, pd.DataFrame] = {}
     clean_log: list[str] = []
     for key, (fname, _) in ENERGYMODEL.items():
-        d, notes = load_energymodel(data_dir / fname, key)
+        d, notes = load_energymodel(dataset_file(data_dir, fname), key)
         data[key] = add_ws_features(d)
         clean_log += notes
     for key, (fname, _) in POWERQUANT.items():
-        d, notes = load_powerquant(data_dir / fname)
+        d, notes = load_powerquant(dataset_file(data_dir, fname))
         data[key] = d
         clean_log += notes
     log("Cleaning:")
@@ -652,7 +682,7 @@ def main() -> int:
     fixtures_dir = HERE / "fixtures"
     models_dir.mkdir(exist_ok=True)
     fixtures_dir.mkdir(exist_ok=True)
-    manifest = {"source": "github.com/santonus/energymodel (companion of seed 004)",
+    manifest = {"source": "github.com/santonus/energymodel (companion of Alavani 2023)",
                 "features": FEATURES_SHIPPED,
                 "blend": {"model": "alpha * e6 + (1 - alpha) * plain, merged into one model",
                           "e6": {"features": FEATURES_SHIPPED, "hyperparameters": HP_SHIPPED,

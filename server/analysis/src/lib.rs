@@ -144,7 +144,7 @@ pub struct TargetAnalysis {
     /// predicted ("cannot predict: ...", e.g. trip counts that multiply to an absurd
     /// count; `perf_models::guard`).
     pub models: Result<perf_models::Report, String>,
-    /// Predicted average power while the kernel runs (seed 004's static-feature model);
+    /// Predicted average power while the kernel runs (Alavani 2023's static-feature model);
     /// `None` also when no time can be predicted (the same absurd counts are its inputs).
     pub power: Option<PowerSummary>,
     /// Predicted energy per launch: power × headline time.
@@ -688,7 +688,7 @@ fn analyze_kernel(
     kernel
 }
 
-/// The GPUs with a trained power model (seed 004's datasets), by database id.
+/// The GPUs with a trained power model (Alavani 2023's datasets), by database id.
 fn trained_model(gpu: &gpu_spec::Gpu) -> Option<power_model::TrainedGpu> {
     match gpu.id.as_str() {
         "tesla-k20" => Some(power_model::TrainedGpu::K20),

@@ -1,4 +1,4 @@
-//! Incrementality is tested, not assumed (house-style §2.1 rule 13): an edit inside one
+//! Incrementality is tested, not assumed (as rust-analyzer's incremental tests do): an edit inside one
 //! kernel re-runs only that kernel's profile and models, and an edit that only moves a
 //! kernel reuses its results with shifted positions.
 

@@ -289,13 +289,8 @@ mod tests {
     use super::*;
 
     fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "warpsight-cache-test-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&d);
-        let _ = std::fs::create_dir_all(&d);
-        d
+        // An unpredictable name, created exclusively (tempfile); the tests remove it.
+        tempfile::Builder::new().prefix(&format!("warpsight-cache-test-{name}-")).tempdir().expect("a temporary directory").keep()
     }
 
     #[test]

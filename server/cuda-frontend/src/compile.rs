@@ -1179,8 +1179,8 @@ fn run_nvrtc(job: &Job<'_>, lib: &std::sync::Arc<crate::nvrtc::Nvrtc>, src: Stri
     }
 }
 
-/// CUDA keywords for clang without any NVIDIA headers (shared/notes/toolchain.md §1,
-/// "It also works with no NVIDIA files at all").
+/// CUDA keywords for clang without any NVIDIA headers: clang's CUDA mode compiles a
+/// kernel to PTX with no NVIDIA file at all once these keywords are defined.
 const CLANG_SHIM: &str = r#"// warpsight clang shim: CUDA keywords without NVIDIA headers.
 #define WARPSIGHT_CLANG_SHIM 1
 #define __global__ __attribute__((global))

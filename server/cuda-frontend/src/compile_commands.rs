@@ -256,8 +256,7 @@ mod tests {
 
     #[test]
     fn the_command_form_is_split_as_shell_words_without_expansion() {
-        let d = std::env::temp_dir().join(format!("warpsight-ccdb-split-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let d = tempfile::Builder::new().prefix("warpsight-ccdb-split-").tempdir().expect("a temporary directory").keep();
         let _ = std::fs::create_dir_all(&d);
         let _ = std::fs::write(d.join("k.cu"), "");
         let _ = std::fs::write(d.join("q.cu"), "");
@@ -283,8 +282,7 @@ mod tests {
 
     #[test]
     fn database_lookup_keeps_nvcc_flags_and_drops_clang_ones() {
-        let d = std::env::temp_dir().join(format!("warpsight-ccdb-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let d = tempfile::Builder::new().prefix("warpsight-ccdb-").tempdir().expect("a temporary directory").keep();
         let _ = std::fs::create_dir_all(d.join("src"));
         let _ = std::fs::create_dir_all(d.join("build"));
         let _ = std::fs::write(d.join("src/k.cu"), "__global__ void k() {}\n");

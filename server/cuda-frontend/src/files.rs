@@ -200,9 +200,7 @@ mod tests {
     use super::*;
 
     fn scratch(tag: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("warpsight-files-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        dir
+        tempfile::Builder::new().prefix(&format!("warpsight-files-{tag}-")).tempdir().expect("scratch dir").keep()
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! NVRTC compiles device code to PTX in about 40 ms, ten times faster than starting nvcc,
 //! which matters on every keystroke. It is loaded with `libloading` so that the server
 //! builds and runs without CUDA: a missing library is an `Err`, never a panic (the `cudarc`
-//! crate panics in that case, shared/notes/toolchain.md §1, hence this minimal FFI).
+//! crate panics in that case, as we found when we tried it, hence this minimal FFI).
 //! Only the functions listed in the NVRTC API reference (CUDA 13, "NVRTC" §3.1-3.3) that we
 //! need are bound: create, compile, PTX size and text, log size and text, destroy, version,
 //! and (optionally) the supported-architecture list.

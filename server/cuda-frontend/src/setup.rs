@@ -5,7 +5,7 @@
 //! `nvidia-cuda-crt`; `nvidia-cuda-cccl` for `<cuda/std/...>`, CUB and Thrust; the header
 //! packages in [`PACKAGES`] and, on request, NVRTC and cuBLAS). Installed
 //! into a venv they form a complete `nvidia/cu13/{bin,include,lib,nvvm}` tree that nvcc
-//! finds relative to itself (shared/notes/toolchain.md §1: 13.5.37 verified, 346 MB).
+//! finds relative to itself (13.5.37 verified: about 346 MB installed).
 //! The versions are pinned so that every user gets the PTX our fixtures were made with.
 //! The venv lives in the user's data directory (`~/.local/share/warpsight/cuda` on Linux)
 //! unless a prefix is given, and discovery looks there last.

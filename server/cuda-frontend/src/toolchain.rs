@@ -5,7 +5,7 @@
 //! 2. `CUDA_HOME/bin/nvcc`, then `CUDA_PATH/bin/nvcc`;
 //! 3. `nvcc` on `PATH`;
 //! 4. the project-managed environment made by `warpsight setup-cuda` (a Python venv holding
-//!    PyPI's `nvidia-cuda-nvcc`; shared/notes/toolchain.md §1).
+//!    PyPI's `nvidia-cuda-nvcc`; docs/cuda.md).
 //!
 //! Nothing in the analysed file's folder or its repository is ever a candidate (a `.cuda/`
 //! venv there is named in a hint, [`workspace_venv_nvcc`], but not run): a workspace must

@@ -682,7 +682,7 @@ impl Database {
             let best = std::iter::once(&g.id)
                 .chain(&g.aliases)
                 .map(|name| {
-                    let d = levenshtein(&q, name);
+                    let d = strsim::levenshtein(&q, name);
                     // A name containing the query (or the reverse) is a strong hint.
                     if name.contains(&q) || q.contains(name.as_str()) { d.min(1) } else { d }
                 })
@@ -735,21 +735,6 @@ pub fn device_name_key(name: &str) -> String {
 
 fn is_slug(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-}
-
-/// Edit distance (insertions, deletions, substitutions).
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Why a source string is unacceptable, if it is.

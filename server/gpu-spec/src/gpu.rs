@@ -135,7 +135,7 @@ pub struct Gpu {
     /// Classes not present: use [`Gpu::issue_cycles`].
     pub issue_cycles: BTreeMap<String, f64>,
     /// Dependent-issue latency in cycles per instruction class (`fp32`, `fp64`,
-    /// `int_alu`, `sfu`, ...) or per PTX operation as measured in seed 004 Table 3.2
+    /// `int_alu`, `sfu`, ...) or per PTX operation as measured in Alavani 2023 Table 3.2
     /// (`addf`, `fma`, `divf`, `sqrt`, `mov`, ...). Only what a source gives.
     pub instr_latency_cycles: BTreeMap<String, f64>,
     /// Parameters one paper's model needs and no other, keyed `seedNNN.name`

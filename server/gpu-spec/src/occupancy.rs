@@ -168,18 +168,22 @@ pub struct DeviceState {
     pub carveout_percent: Option<u32>,
 }
 
-/// A set of limiting factors (`cudaOccLimitingFactor` bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub struct Limiters(pub u8);
+bitflags::bitflags! {
+    /// A set of limiting factors (`cudaOccLimitingFactor` bits).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+    pub struct Limiters: u8 {
+        const WARPS = 0x01;
+        const REGISTERS = 0x02;
+        const SHARED_MEMORY = 0x04;
+        const BLOCKS = 0x08;
+        const BARRIERS = 0x10;
+        const VIRTUAL_RESOURCES = 0x20;
+    }
+}
 
 impl Limiters {
-    pub const WARPS: u8 = 0x01;
-    pub const REGISTERS: u8 = 0x02;
-    pub const SHARED_MEMORY: u8 = 0x04;
-    pub const BLOCKS: u8 = 0x08;
-    pub const BARRIERS: u8 = 0x10;
-    pub const VIRTUAL_RESOURCES: u8 = 0x20;
-    const NAMES: [(u8, &'static str); 6] = [
+    /// The user-visible names (JSON and text output), in bit order.
+    const NAMES: [(Limiters, &'static str); 6] = [
         (Self::WARPS, "warps"),
         (Self::REGISTERS, "registers"),
         (Self::SHARED_MEMORY, "shared_memory"),
@@ -187,15 +191,6 @@ impl Limiters {
         (Self::BARRIERS, "barriers"),
         (Self::VIRTUAL_RESOURCES, "virtual_resources"),
     ];
-
-    /// The header's bit set.
-    pub fn bits(self) -> u8 {
-        self.0
-    }
-
-    pub fn contains(self, bit: u8) -> bool {
-        self.0 & bit != 0
-    }
 
     /// Names of the set bits in bit order: `warps`, `registers`, `shared_memory`,
     /// `blocks`, `barriers`, `virtual_resources`.
@@ -508,7 +503,7 @@ pub fn calculate(
     };
 
     let mut cta = limit_regs.min(limit_smem).min(limit_warps).min(limit_blocks).min(limit_virtual);
-    let mut bits = 0u8;
+    let mut bits = Limiters::empty();
     for (limit, bit) in [
         (limit_warps, Limiters::WARPS),
         (limit_regs, Limiters::REGISTERS),
@@ -534,7 +529,7 @@ pub fn calculate(
     let reason = (cta == 0).then(|| {
         zero_reason(props, attrs, bs, dynamic_smem_bytes, smem.allocated_per_cta, limit_warps, limit_regs, limit_smem, limit_bars, limit_virtual)
     });
-    Ok(finish(props, bs, cta, Limiters(bits), limit_warps, limit_regs, limit_smem, limit_blocks, limit_bars, limit_virtual, regs.allocated_per_cta, smem.allocated_per_cta, gc != PartitionedGc::Off, reason))
+    Ok(finish(props, bs, cta, bits, limit_warps, limit_regs, limit_smem, limit_blocks, limit_bars, limit_virtual, regs.allocated_per_cta, smem.allocated_per_cta, gc != PartitionedGc::Off, reason))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -662,7 +657,7 @@ fn calculate_cc1(props: &DeviceProps, attrs: &FuncAttrs, block_size: u32, dynami
     };
     let limit_blocks = props.max_blocks_per_sm as i64;
     let cta = limit_regs.min(limit_smem).min(limit_warps).min(limit_blocks);
-    let mut bits = 0u8;
+    let mut bits = Limiters::empty();
     for (limit, bit) in [
         (limit_warps, Limiters::WARPS),
         (limit_regs, Limiters::REGISTERS),
@@ -675,7 +670,7 @@ fn calculate_cc1(props: &DeviceProps, attrs: &FuncAttrs, block_size: u32, dynami
     }
     let reason = (cta == 0)
         .then(|| zero_reason(props, attrs, bs, dynamic, smem_per_cta, limit_warps, limit_regs, limit_smem, UNLIMITED, UNLIMITED));
-    Ok(finish(props, bs, cta, Limiters(bits), limit_warps, limit_regs, limit_smem, limit_blocks, UNLIMITED, UNLIMITED, regs_per_cta, smem_per_cta, false, reason))
+    Ok(finish(props, bs, cta, bits, limit_warps, limit_regs, limit_smem, limit_blocks, UNLIMITED, UNLIMITED, regs_per_cta, smem_per_cta, false, reason))
 }
 
 /// The result of [`max_potential_block_size`] (`cudaOccMaxPotentialOccupancyBlockSize`).
@@ -823,7 +818,7 @@ pub struct Waves {
 }
 
 /// Waves for a grid of `grid_blocks` blocks on `sm_count` SMs with `blocks_per_sm`
-/// resident blocks each (seed 000 Eq. 1; Hong & Kim's `#Rep` rounded up).
+/// resident blocks each (Hasan et al. 2014 Eq. 1; Hong & Kim's `#Rep` rounded up).
 pub fn waves(grid_blocks: u64, blocks_per_sm: u32, sm_count: u32) -> Waves {
     let per_wave = blocks_per_sm as u64 * sm_count as u64;
     if per_wave == 0 || grid_blocks == 0 {

@@ -9,7 +9,7 @@
 //!    their control flow ([`crate::simt`]; loop trip counts then come from it too).
 //!    Otherwise the fraction of the grid's warps that run it, from the branch conditions
 //!    evaluated over the launch and the arguments (unknown ones count both sides, as the
-//!    seeds do: seed 002 §3.1, seed 004 §4.2), times the trip counts of the loops around
+//!    seeds do: Dasgupta 2011 §3.1, Alavani 2023 §4.2), times the trip counts of the loops around
 //!    it ([`crate::frequency`]).
 //! 3. Dynamic per-thread counts by class, with device-function calls inlined.
 //! 4. Every global, shared, local, generic and texture access classified from its affine
@@ -38,7 +38,7 @@ pub struct ProfileOptions {
     pub irregular_sectors: f64,
     /// Fraction of the warps reaching a branch whose condition is unknown (data, an
     /// argument not supplied) that run each of its sides: 1 counts both sides, as the
-    /// seeds do for divergent branches (seed 002 §3.1, seed 004 §4.2).
+    /// seeds do for divergent branches (Dasgupta 2011 §3.1, Alavani 2023 §4.2).
     pub unknown_branch_probability: f64,
 }
 

@@ -17,7 +17,7 @@
 //! - any other condition (data, an argument nobody supplied, a value that changes inside
 //!   a loop) keeps the documented default: each side runs in a fixed fraction of the
 //!   warps that reach the branch, 1 by default, i.e. both sides are counted, as the seeds
-//!   count divergent branches (seed 002 §3.1, seed 004 §4.2: "all paths are assumed to be
+//!   count divergent branches (Dasgupta 2011 §3.1, Alavani 2023 §4.2: "all paths are assumed to be
 //!   executed").
 //!
 //! Propagation follows the forward edges of the CFG in reverse post-order (back edges

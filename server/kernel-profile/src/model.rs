@@ -36,7 +36,7 @@ pub struct KernelProfile {
     #[serde(default)]
     pub divergent_branches: Vec<BranchInfo>,
     /// Per basic block: its expected executions per thread and its instructions with
-    /// their dependences (what the list-scheduling model of seed 004 schedules).
+    /// their dependences (what the list-scheduling model of Alavani 2023 schedules).
     #[serde(default)]
     pub blocks: Vec<BlockProfile>,
     /// Every assumption made while building the profile, in words a user can read

@@ -120,30 +120,13 @@ struct Server {
 fn write_frame(w: &Mutex<ChildStdin>, msg: &Value) -> Result<()> {
     let body = serde_json::to_vec(msg)?;
     let mut w = w.lock().map_err(|_| anyhow::anyhow!("stdin lock poisoned"))?;
-    write!(w, "Content-Length: {}\r\n\r\n", body.len())?;
-    w.write_all(&body)?;
+    w.write_all(&lsp::framing::frame(&body))?;
     w.flush()?;
     Ok(())
 }
 
 fn read_frame(r: &mut impl BufRead) -> Option<Vec<u8>> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length: ") {
-            len = v.parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; len?];
-    r.read_exact(&mut body).ok()?;
-    Some(body)
+    lsp::framing::read_message_blocking(r).ok().flatten()
 }
 
 const WAIT: Duration = Duration::from_secs(600);

@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::document::{Document, LineCol, PositionEncoding};
 
 /// The diagnostic code of compiler messages (docs/diagnostics.md).
-pub const COMPILER_ERROR: &str = "compiler-error";
+pub use analysis::findings::compiler_error::CODE as COMPILER_ERROR;
 
 #[derive(Debug)]
 pub struct CudaInfo {

@@ -1,6 +1,6 @@
 //! The warpsight language server: the only crate that knows LSP.
 //!
-//! Shape (house-style §2.1 rules 3 and 10): `server.rs` implements the protocol surface and
+//! Shape (after ruff's server and rust-analyzer's main loop): `server.rs` implements the protocol surface and
 //! does nothing but translate and forward; one task, the state actor in `state.rs`, owns
 //! every open document and every analysis result and applies notifications in arrival
 //! order; analysis runs on a blocking pool against a text snapshot and comes back tagged

@@ -3,7 +3,7 @@
 //!
 //! Why forward instead of locking shared state: tower-lsp-server runs handlers
 //! concurrently, so two `didChange` handlers that each await a lock can apply their edits
-//! out of order (house-style §3, ruff's CONTRIBUTING.md on tower-lsp#284). Here every
+//! out of order (ruff's CONTRIBUTING.md on tower-lsp issue 284). Here every
 //! handler sends its message *before its first `.await`*; the service polls new handler
 //! futures in arrival order, so the actor receives notifications in the order the client
 //! sent them.

@@ -454,68 +454,89 @@ pub mod framing {
         }
     }
 
-    /// Reads one message body. `Ok(None)` at end of input before a header; an error for
-    /// a header block without a usable `Content-Length` (or one over
-    /// [`super::MAX_MESSAGE_BYTES`]) and for input that ends inside a frame.
-    pub async fn read_message<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<Option<Vec<u8>>> {
-        let mut len: Option<u64> = None;
-        let mut started = false;
-        loop {
-            let mut line = Vec::new();
-            let n = (&mut *reader).take(super::MAX_HEADER_LINE as u64).read_until(b'\n', &mut line).await?;
+    /// The header block being read, one line at a time: the one reader of headers behind
+    /// [`read_message`] and [`read_message_blocking`].
+    #[derive(Default)]
+    struct Headers {
+        len: Option<u64>,
+        started: bool,
+    }
+
+    /// What a header line means for the frame being read.
+    enum Step {
+        /// Read another header line.
+        More,
+        /// The input ended before a header: no more messages.
+        End,
+        /// The header block is complete; the body has this many bytes.
+        Body(u64),
+    }
+
+    impl Headers {
+        /// Takes one line as read (`n` bytes, 0 at the end of input).
+        fn line(&mut self, n: usize, line: &[u8]) -> std::io::Result<Step> {
             if n == 0 {
-                return if started { Err(std::io::ErrorKind::UnexpectedEof.into()) } else { Ok(None) };
+                return if self.started { Err(std::io::ErrorKind::UnexpectedEof.into()) } else { Ok(Step::End) };
             }
-            let text = String::from_utf8_lossy(&line);
+            let text = String::from_utf8_lossy(line);
             let text = text.trim_end();
             if text.is_empty() {
-                if started {
-                    break;
+                if !self.started {
+                    return Ok(Step::More);
                 }
-                continue;
+                let len = self.len.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "no Content-Length header"))?;
+                return Ok(Step::Body(len));
             }
-            started = true;
-            len = header(text)?.or(len);
+            self.started = true;
+            self.len = header(text)?.or(self.len);
+            Ok(Step::More)
         }
-        let len = len.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "no Content-Length header"))?;
-        let mut body = Vec::new();
-        (&mut *reader).take(len).read_to_end(&mut body).await?;
+    }
+
+    /// The body, or an error where the input ended before `len` bytes.
+    fn whole(body: Vec<u8>, len: u64) -> std::io::Result<Option<Vec<u8>>> {
         if (body.len() as u64) < len {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
         Ok(Some(body))
     }
 
+    /// Reads one message body. `Ok(None)` at end of input before a header; an error for
+    /// a header block without a usable `Content-Length` (or one over
+    /// [`super::MAX_MESSAGE_BYTES`]) and for input that ends inside a frame.
+    pub async fn read_message<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<Option<Vec<u8>>> {
+        let mut headers = Headers::default();
+        let len = loop {
+            let mut line = Vec::new();
+            let n = (&mut *reader).take(super::MAX_HEADER_LINE as u64).read_until(b'\n', &mut line).await?;
+            match headers.line(n, &line)? {
+                Step::More => {}
+                Step::End => return Ok(None),
+                Step::Body(len) => break len,
+            }
+        };
+        let mut body = Vec::new();
+        (&mut *reader).take(len).read_to_end(&mut body).await?;
+        whole(body, len)
+    }
+
     /// [`read_message`] for blocking readers (tools and tests that drive `warpsight lsp`
     /// as a process).
     pub fn read_message_blocking<R: std::io::BufRead>(reader: &mut R) -> std::io::Result<Option<Vec<u8>>> {
         use std::io::Read;
-        let mut len: Option<u64> = None;
-        let mut started = false;
-        loop {
+        let mut headers = Headers::default();
+        let len = loop {
             let mut line = Vec::new();
             let n = std::io::BufRead::read_until(&mut (&mut *reader).take(super::MAX_HEADER_LINE as u64), b'\n', &mut line)?;
-            if n == 0 {
-                return if started { Err(std::io::ErrorKind::UnexpectedEof.into()) } else { Ok(None) };
+            match headers.line(n, &line)? {
+                Step::More => {}
+                Step::End => return Ok(None),
+                Step::Body(len) => break len,
             }
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end();
-            if text.is_empty() {
-                if started {
-                    break;
-                }
-                continue;
-            }
-            started = true;
-            len = header(text)?.or(len);
-        }
-        let len = len.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "no Content-Length header"))?;
+        };
         let mut body = Vec::new();
         (&mut *reader).take(len).read_to_end(&mut body)?;
-        if (body.len() as u64) < len {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        Ok(Some(body))
+        whole(body, len)
     }
 }
 

@@ -1,4 +1,4 @@
-//! `bsp`: the BSP-based model of Amarís, Cordeiro, Goldman and de Camargo (2016, seed 001).
+//! `bsp`: the BSP-based model of Amarís, Cordeiro, Goldman and de Camargo (2016, Amarís et al. 2016).
 //!
 //! **What it estimates.** Kernel time as the total per-thread cost of computation and
 //! communication, spread over every core of the GPU at its clock, divided by one

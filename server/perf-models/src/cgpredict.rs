@@ -1,6 +1,6 @@
 //! CGPredict's execution-time model: Hong & Kim's MWP/CWP model with access classes, an
 //! L2/DRAM latency model and a shared-memory extension (Wang, Zhong and Mitra, ACM TECS
-//! 16(5s), 2017; seed 003).
+//! 16(5s), 2017; Wang et al. 2017).
 //!
 //! # What it estimates
 //! The execution time of one kernel on the Jetson TK1's Kepler GPU (1 SMX, 852 MHz). Every
@@ -25,7 +25,7 @@
 //! - [`predict`] is the adapter from a static [`KernelProfile`] to a [`Prediction`].
 //!
 //! # Sources
-//! Equation numbers are the paper's (seed 003 §3.3–3.6), as reconstructed in spec 003 §4–6.
+//! Equation numbers are the paper's (Wang et al. 2017 §3.3–3.6), as reconstructed in spec 003 §4–6.
 //! The reconstruction is checked numerically on SYRK and GEMM in spec 003 §9; our golden
 //! tests repeat that check.
 //!
@@ -84,7 +84,7 @@ pub struct Platform {
 impl Platform {
     /// The Jetson TK1 (Tegra K1, GK20A, compute capability 3.2) with the paper's constants.
     ///
-    /// Sources: seed 003 Table 3 (852 MHz, inst_cycle 0.5, latencies 164/332/67, 506 for a
+    /// Sources: Wang et al. 2017 Table 3 (852 MHz, inst_cycle 0.5, latencies 164/332/67, 506 for a
     /// cooperative load, departure delays 2/10, X 16/1/1, transactions 32/2/1), Table 1
     /// (128 KB L2 with 64 B lines), §2.1 (1 SMX, 2048 resident threads). The L2
     /// associativity is not given by the paper (pitfall 13); 16 ways is an assumption.
@@ -397,7 +397,7 @@ pub struct L2Stats {
     pub misses: u64,
 }
 
-/// The paper's L2 analyser (seed 003 §3.3.4, eqs 9–11): for each reference `m[j]` of a
+/// The paper's L2 analyser (Wang et al. 2017 §3.3.4, eqs 9–11): for each reference `m[j]` of a
 /// block `m` in its set's subtrace, the temporal conflict set `TCS_m[j]` is the set of
 /// distinct blocks referenced since `m[j−1]`. The reference hits when `j > 1` and
 /// `|TCS_m[j]| < A`. The first reference of a block is a cold miss.
@@ -438,7 +438,7 @@ pub struct WarpAccess {
     pub addresses: Vec<u64>,
 }
 
-/// The paper's three access classes (seed 003 §3.3.2).
+/// The paper's three access classes (Wang et al. 2017 §3.3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccessClass3 {
     Uncoalesced,
@@ -446,7 +446,7 @@ pub enum AccessClass3 {
     Constant,
 }
 
-/// Classifies one warp instruction by its lanes' addresses (seed 003 §3.3.2): max stride
+/// Classifies one warp instruction by its lanes' addresses (Wang et al. 2017 §3.3.2): max stride
 /// 0 is constant, max stride of one element is coalesced, anything else uncoalesced.
 pub fn classify(addresses: &[u64], element_bytes: u64) -> AccessClass3 {
     let max_stride = addresses
@@ -521,7 +521,7 @@ pub struct AdapterOptions {
 }
 
 /// The paper's class of a profiled access: uniform addresses are constant, a stride of at
-/// most one element is coalesced, everything else uncoalesced (seed 003 §3.3.2).
+/// most one element is coalesced, everything else uncoalesced (Wang et al. 2017 §3.3.2).
 fn class_of(a: &kernel_profile::MemoryAccess) -> AccessClass3 {
     let element = i64::from(a.bytes_per_thread.max(1));
     match (a.class, a.stride_bytes) {
@@ -578,7 +578,7 @@ pub fn inputs_from_profile(
                     *slot(&mut ways_n, class) += a.executions;
                 }
             }
-            // Local memory is cached in L1 on Kepler (seed 003 §3.3.1); constant, param and
+            // Local memory is cached in L1 on Kepler (Wang et al. 2017 §3.3.1); constant, param and
             // texture spaces have their own caches. None of them enters the L2 model.
             _ => {}
         }

@@ -7,7 +7,7 @@
 //! **The rule** (evidence in `docs/models.md` and `docs/validation.md`), applied in order:
 //! 1. *Calibrated on this kernel and GPU.* If the user supplied a measurement-derived
 //!    calibration for this kernel on this GPU — BSP's λ, or the wave model's τ — that
-//!    model is the headline: seed 001 reports predictions within 5 % once λ is fitted per
+//!    model is the headline: Amarís et al. 2016 reports predictions within 5 % once λ is fitted per
 //!    GPU (§VI, Fig. 7), and a measured τ pins the wave model the same way. BSP wins if
 //!    both are given (its evidence covers six GPUs).
 //! 2. *Otherwise the `bottleneck` model* on every database GPU: it is built for the
@@ -15,8 +15,8 @@
 //!    Turing/Ampere GeForce cards (docs/validation.md). Calibrated or not, no uncalibrated
 //!    seed model decides the headline on a GPU it was not validated on.
 //! 3. *A GPU that is not in the database* (the papers' own presets): the model validated on
-//!    that architecture family: CC 1.x `mwp_cwp` (seed 002's C1060 tuning), the Jetson TK1
-//!    `cgpredict` (seed 003, Table 4), CC 3.0–7.2 `scheduling` (seed 004, Table 4.8);
+//!    that architecture family: CC 1.x `mwp_cwp` (Dasgupta 2011's C1060 tuning), the Jetson TK1
+//!    `cgpredict` (Wang et al. 2017, Table 4), CC 3.0–7.2 `scheduling` (Alavani 2023, Table 4.8);
 //!    else the median of the applicable models other than the floor.
 //! 4. *Never below the floor.* If the chosen time is below the roofline floor, the floor
 //!    is the headline (model `roofline`) and the chosen model is listed in

@@ -229,17 +229,17 @@ impl GpuParams {
         GpuParams::builtin_paper("tesla-k20")
     }
 
-    /// NVIDIA Quadro K4200 (GK104, CC 3.0), a GPU of seed 004.
+    /// NVIDIA Quadro K4200 (GK104, CC 3.0), a GPU of Alavani 2023.
     pub fn quadro_k4200() -> GpuParams {
         GpuParams::builtin_paper("quadro-k4200")
     }
 
-    /// NVIDIA Tesla M60 (one GM204 GPU, CC 5.2), a GPU of seed 004.
+    /// NVIDIA Tesla M60 (one GM204 GPU, CC 5.2), a GPU of Alavani 2023.
     pub fn tesla_m60() -> GpuParams {
         GpuParams::builtin_paper("tesla-m60")
     }
 
-    /// NVIDIA GeForce GTX 1050 (GP107, CC 6.1), a GPU of seed 004.
+    /// NVIDIA GeForce GTX 1050 (GP107, CC 6.1), a GPU of Alavani 2023.
     pub fn gtx_1050() -> GpuParams {
         GpuParams::builtin_paper("gtx-1050")
     }
@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn presets_carry_the_papers_numbers() {
-        // Seed 001 Table I and seed 004 §3.3.3 / Table 3.2 / Table 4.6.
+        // Seed 001 Table I and Alavani 2023 §3.3.3 / Table 3.2 / Table 4.6.
         let k20 = GpuParams::tesla_k20();
         assert_eq!((k20.sm_count, k20.clock_mhz, k20.mem_bandwidth_gbs, k20.l2_bytes), (13, 706.0, 208.0, 1_310_720));
         assert_eq!((k20.alu_latency_cycles, k20.dram_latency_cycles, k20.shared_latency_cycles), (9.0, 221.0, 47.0));

@@ -1,4 +1,4 @@
-//! `scheduling`: Alavani's static execution-time model v2 (seed 004, thesis §4.4; CCPE
+//! `scheduling`: Alavani's static execution-time model v2 (Alavani 2023, thesis §4.4; CCPE
 //! 2021): resource-reservation list scheduling of each basic block's dependence graph.
 //!
 //! **What it estimates.** `t_kernel = d_kernel / v_gpu + l_overhead + gm_penalty +

@@ -1,5 +1,5 @@
 //! `wave`: the residency-and-waves model of Hasan, Chatterjee, Radhakrishnan and Antonio
-//! (NPC 2014, seed 000), read as a modern wave (tail-effect) model.
+//! (NPC 2014, Hasan et al. 2014), read as a modern wave (tail-effect) model.
 //!
 //! **What it estimates.** Kernel time as a sum over *waves* (rounds of resident blocks on
 //! the busiest SM) of the time of one wave, where a wave costs the "ideal" time τ of one
@@ -37,7 +37,7 @@ use kernel_profile::{InstrClass, KernelProfile, Space};
 use crate::gpu::GpuParams;
 use crate::prediction::{Bound, Confidence, Prediction};
 
-/// The paper's own equations, with its own symbols (seed 000 Table 1).
+/// The paper's own equations, with its own symbols (Hasan et al. 2014 Table 1).
 pub mod paper {
     /// The GPU as the paper describes it (Table 1).
     #[derive(Debug, Clone, Copy, PartialEq)]
@@ -437,7 +437,7 @@ pub(crate) fn class_latency_and_units(class: InstrClass, gpu: &GpuParams) -> (f6
     let u = &gpu.units;
     let alu = gpu.alu_latency_cycles;
     // Estimate: FP64 and SFU operations are charged twice the ALU latency; no seed gives
-    // their latencies for every GPU (seed 004 Table 3.2 has none for FP64 or SFU ops).
+    // their latencies for every GPU (Alavani 2023 Table 3.2 has none for FP64 or SFU ops).
     match class {
         InstrClass::Fp64 => (alu * 2.0, f64::from(u.fp64)),
         InstrClass::Sfu => (alu * 2.0, f64::from(u.sfu)),

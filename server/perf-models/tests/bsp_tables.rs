@@ -1,4 +1,4 @@
-//! Reproduction of seed 001 (Amarís et al. 2016): the matrix-multiplication predictions of
+//! Reproduction of Amarís et al. 2016: the matrix-multiplication predictions of
 //! Eq. 3 on the six GPUs of Table I with the λ of Table II, and the paper's cross-GPU
 //! claim checked against its own λ values. The paper prints no measured times (only the
 //! T_k/T_m ratios of Figs. 6–7), so the generated tables in `docs/models/bsp.md` give our

@@ -1,4 +1,4 @@
-//! Golden reproductions of CGPredict (seed 003) with the `cgpredict` paper layer.
+//! Golden reproductions of CGPredict (Wang et al. 2017) with the `cgpredict` paper layer.
 //!
 //! The paper publishes full inputs for none of its kernels. It does publish, for SYRK and
 //! GEMM, the access-class mix (half constant, half uncoalesced or coalesced), 2048 memory

@@ -1,4 +1,4 @@
-//! Golden reproductions of Dasgupta's thesis (seed 002) with the `mwp_cwp` paper layer.
+//! Golden reproductions of Dasgupta's thesis (Dasgupta 2011) with the `mwp_cwp` paper layer.
 //!
 //! Each test feeds the thesis's published inputs into the model and compares with its
 //! published outputs: the tuning tables 8–10 exactly (the thesis truncates), the vector

@@ -1,4 +1,4 @@
-//! Reproduction of seed 004 (Alavani 2023), execution-time model v2: the worked example of
+//! Reproduction of Alavani 2023, execution-time model v2: the worked example of
 //! Fig. 4.6 (vectorAdd on the K20, Algorithm 6), the bug fixes in Algorithms 6–8, and the
 //! status of Table 4.8. Generated tables: `docs/models/scheduling.md`.
 

@@ -1,4 +1,4 @@
-//! Reproduction of seed 000 Table 2 (Tesla K20, Sum of Binomial Series, times in ms) from
+//! Reproduction of Hasan et al. 2014 Table 2 (Tesla K20, Sum of Binomial Series, times in ms) from
 //! τ = 14.5 ms and the K20's residency limits, with the paper's Eqs. 1–3 and with the wave
 //! reading of `perf_models::wave`. The paper claims 0.13–5.69 % error; the assertions pin
 //! what we actually get and the generated tables in `docs/models/wave.md` show every cell.

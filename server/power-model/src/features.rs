@@ -1,6 +1,6 @@
 //! The power model's input features, computed from warpsight's static `KernelProfile`.
 //!
-//! The model is trained on the published datasets of seed 004 (Alavani 2023, Ch. 5; CSVs
+//! The model is trained on the published datasets of Alavani 2023 (Ch. 5; CSVs
 //! from the `santonus/energymodel` repository), so every feature here is computed the way
 //! *those datasets* computed it, not the way the thesis prints it, where the two differ
 //! (spec 004 §12.5 item 17 and §16; `docs/power.md` "Feature definitions" lists each one
@@ -15,7 +15,7 @@
 //!   class X × `wtotal`. This reproduces loop-free kernels' rows (e.g. `div`, `vectorAdd`
 //!   in the K20 file); the thesis's simulator multiplied loops by a per-run user input
 //!   that the CSVs do not record, so for loops it is an approximation.
-//! - Classes (seed 004 §3.1.1 lists four: compute, global, shared, misc): compute =
+//! - Classes (Alavani 2023 §3.1.1 lists four: compute, global, shared, misc): compute =
 //!   integer/fp32/fp64/fp16/SFU/tensor ALU plus `cvt`/`cvta` and `mov` (Table 3.1 lists
 //!   `cvt` and `mov` among compute instructions); global = loads/stores/atomics in the
 //!   global, generic, local and texture spaces (all reach device memory); shared =
@@ -248,7 +248,7 @@ pub fn dataset_waves(threads: f64) -> f64 {
 }
 
 /// The shipped models' features, in the models' order. The first 15 are the thesis's
-/// final features (seed 004 Table 5.4); the rest are mixes and ratios added by warpsight
+/// final features (Alavani 2023 Table 5.4); the rest are mixes and ratios added by warpsight
 /// to generalise to unseen kernels (docs/power.md, experiments E3-E6).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Features {

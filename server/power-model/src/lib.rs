@@ -1,4 +1,4 @@
-//! Static power and energy estimates for CUDA kernels (seed 004, Alavani 2023, Ch. 5).
+//! Static power and energy estimates for CUDA kernels (Alavani 2023, Ch. 5).
 //!
 //! The thesis predicts a kernel's average board power with an XGBoost model over static
 //! PTX features and computes energy as power × predicted time. We ship one gradient-boosted

@@ -22,7 +22,6 @@
 //! operand (now once per function, after the module's variables are all known).
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use smallvec::SmallVec;
@@ -31,83 +30,12 @@ use crate::class::InstrClass;
 use crate::classify::classify;
 use crate::ir::*;
 
-/// The multiply-rotate hash of rustc's `FxHasher` (rustc-hash crate), with a short-key
-/// fast path: the interning maps here are keyed by short register names, opcodes and
-/// symbols from trusted-enough input, where SipHash's DoS resistance costs more than it
-/// buys. Keys of 4 to 16 bytes are read as two overlapping words instead of byte chunks.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-const FX_K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(FX_K);
-    }
-}
-
-#[inline]
-fn word8(b: &[u8], at: usize) -> u64 {
-    let mut buf = [0u8; 8];
-    buf.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(buf)
-}
-
-#[inline]
-fn word4(b: &[u8], at: usize) -> u64 {
-    let mut buf = [0u8; 4];
-    buf.copy_from_slice(&b[at..at + 4]);
-    u64::from(u32::from_le_bytes(buf))
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let n = bytes.len();
-        if (8..=16).contains(&n) {
-            self.add(word8(bytes, 0));
-            self.add(word8(bytes, n - 8));
-        } else if (4..8).contains(&n) {
-            self.add(word4(bytes, 0) | (word4(bytes, n - 4) << 32));
-        } else if n < 4 {
-            let mut w = 0u64;
-            for &b in bytes {
-                w = (w << 8) | u64::from(b);
-            }
-            self.add(w);
-        } else {
-            for chunk in bytes.chunks(8) {
-                let mut buf = [0u8; 8];
-                buf[..chunk.len()].copy_from_slice(chunk);
-                self.add(u64::from_le_bytes(buf));
-            }
-        }
-        self.add(n as u64);
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-pub(crate) type FxSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
+/// The interning maps here are keyed by short register names, opcodes and symbols from
+/// trusted-enough input, where SipHash's DoS resistance costs more than it buys: rustc's
+/// Fx hash ([`rustc_hash`]) instead. Nothing iterates these maps, so the hash never
+/// decides an output order.
+pub(crate) type FxMap<K, V> = rustc_hash::FxHashMap<K, V>;
+pub(crate) type FxSet<K> = rustc_hash::FxHashSet<K>;
 
 /// Lowers one parsed module. `src` must be the text `module` was parsed from (it is used
 /// for PTX line numbers only; an empty string gives line 1 everywhere).

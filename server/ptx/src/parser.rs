@@ -3,7 +3,8 @@
 //! Shape: one function per construct, each starting at the current token and leaving the
 //! parser on the first token after the construct. Nothing here returns `Result`: a
 //! construct that goes wrong records a [`ParseError`], skips to a resynchronisation point
-//! and hands back an error node, so the caller simply continues (house-style §2.1 rule 6).
+//! and hands back an error node, so the caller simply continues (the resilient parsing of
+//! rust-analyzer and ruff).
 //!
 //! Resynchronisation points, from the most to the least local:
 //! - inside a statement: the next `;` (consumed), a `{` or `}` (left for the block), or a

@@ -9,7 +9,7 @@
 //! 5 MB kept 2.2 GB resident after all were closed; `docs/benchmarks.md`).
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -37,8 +37,7 @@ fn module(min_bytes: usize) -> String {
 
 fn send(w: &mut ChildStdin, msg: &Value) {
     let body = serde_json::to_vec(msg).expect("json");
-    write!(w, "Content-Length: {}\r\n\r\n", body.len()).expect("write");
-    w.write_all(&body).expect("write");
+    w.write_all(&lsp::framing::frame(&body)).expect("write");
     w.flush().expect("flush");
 }
 
@@ -46,25 +45,7 @@ fn reader(stdout: std::process::ChildStdout) -> Receiver<Value> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         let mut r = BufReader::new(stdout);
-        loop {
-            let mut len = None;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.strip_prefix("Content-Length: ") {
-                    len = v.parse::<usize>().ok();
-                }
-            }
-            let mut body = vec![0; len.unwrap_or(0)];
-            if r.read_exact(&mut body).is_err() {
-                return;
-            }
+        while let Ok(Some(body)) = lsp::framing::read_message_blocking(&mut r) {
             if let Ok(msg) = serde_json::from_slice::<Value>(&body)
                 && tx.send(msg).is_err()
             {

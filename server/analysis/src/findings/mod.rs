@@ -1,10 +1,10 @@
 //! Performance findings: diagnostics with stable kebab-case codes, computed from one
 //! kernel's analysis (its profile, occupancy, waves and model report).
 //!
-//! Layout (after rust-analyzer's `ide-diagnostics`, house-style §1.1 habit 1): one module
+//! Layout (after rust-analyzer's `ide-diagnostics` crate): one module
 //! per code, named after the code with underscores. Each module starts with user-facing
 //! documentation in ruff's fixed sections (`## What it does`, `## Why is this bad?`,
-//! `## Example`, `## Fix`; house-style §1.2 habit 3), holds its thresholds as documented
+//! `## Example`, `## Fix`, as ruff's rule docs do), holds its thresholds as documented
 //! constants, computes its findings and its fixes, and carries its own tests. The same
 //! text, with real snippets from the fixture corpus, is the reference in
 //! `docs/diagnostics.md`.

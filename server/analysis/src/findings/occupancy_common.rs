@@ -29,16 +29,24 @@ pub const WARP_SLOTS_THRESHOLD: f64 = 0.75;
 pub(crate) struct Limiter {
     pub code: &'static str,
     pub severity: Severity,
-    pub bit: u8,
+    pub bit: Limiters,
     /// Words for the message, e.g. "registers".
     pub what: &'static str,
-    /// `true`: fire at or below [`OCCUPANCY_THRESHOLD`]; `false`: below
-    /// [`WARP_SLOTS_THRESHOLD`].
-    pub half: bool,
+    /// When the occupancy is low enough for the finding.
+    pub threshold: Threshold,
+}
+
+/// Which occupancy threshold a [`Limiter`] fires at.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Threshold {
+    /// At or below [`OCCUPANCY_THRESHOLD`].
+    Occupancy,
+    /// Below [`WARP_SLOTS_THRESHOLD`].
+    WarpSlots,
 }
 
 /// Blocks per SM allowed by every resource except `bit` (`None`: nothing else limits).
-pub(crate) fn other_limit(o: &Occupancy, bit: u8) -> Option<u32> {
+pub(crate) fn other_limit(o: &Occupancy, bit: Limiters) -> Option<u32> {
     let all = [
         (Limiters::WARPS, Some(o.limit_warps)),
         (Limiters::REGISTERS, o.limit_registers),
@@ -61,7 +69,10 @@ pub(crate) fn check(
 ) {
     per_gpu(cx, acc, |cx, t| {
         let o = t.occupancy.as_ref().ok()?;
-        let low = if limiter.half { o.occupancy <= OCCUPANCY_THRESHOLD } else { o.occupancy < WARP_SLOTS_THRESHOLD };
+        let low = match limiter.threshold {
+            Threshold::Occupancy => o.occupancy <= OCCUPANCY_THRESHOLD,
+            Threshold::WarpSlots => o.occupancy < WARP_SLOTS_THRESHOLD,
+        };
         if o.blocks_per_sm == 0 || !o.limiters.contains(limiter.bit) || !low {
             return None;
         }

@@ -23,7 +23,7 @@
 
 use gpu_spec::{Limiters, Occupancy};
 
-use super::occupancy_common::{self, Limiter};
+use super::occupancy_common::{self, Limiter, Threshold};
 pub use super::occupancy_common::OCCUPANCY_THRESHOLD;
 use super::{Ctx, Finding, Fix};
 use crate::{Severity, TargetAnalysis};
@@ -31,7 +31,7 @@ use crate::{Severity, TargetAnalysis};
 pub const CODE: &str = "occupancy-limited-by-blocks";
 pub const SEVERITY: Severity = Severity::Information;
 
-const LIMITER: Limiter = Limiter { code: CODE, severity: SEVERITY, bit: Limiters::BLOCKS, what: "blocks", half: true };
+const LIMITER: Limiter = Limiter { code: CODE, severity: SEVERITY, bit: Limiters::BLOCKS, what: "blocks", threshold: Threshold::Occupancy };
 
 pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
     occupancy_common::check(cx, acc, &LIMITER, detail, fixes);

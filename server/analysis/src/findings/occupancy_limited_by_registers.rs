@@ -29,7 +29,7 @@
 
 use gpu_spec::{Limiters, Occupancy};
 
-use super::occupancy_common::{self, Limiter, other_limit};
+use super::occupancy_common::{self, Limiter, Threshold, other_limit};
 pub use super::occupancy_common::OCCUPANCY_THRESHOLD;
 use super::{Ctx, Finding, Fix, FixKind, pct};
 use crate::{Severity, TargetAnalysis};
@@ -37,7 +37,7 @@ use crate::{Severity, TargetAnalysis};
 pub const CODE: &str = "occupancy-limited-by-registers";
 pub const SEVERITY: Severity = Severity::Information;
 
-const LIMITER: Limiter = Limiter { code: CODE, severity: SEVERITY, bit: Limiters::REGISTERS, what: "registers", half: true };
+const LIMITER: Limiter = Limiter { code: CODE, severity: SEVERITY, bit: Limiters::REGISTERS, what: "registers", threshold: Threshold::Occupancy };
 
 pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
     occupancy_common::check(cx, acc, &LIMITER, detail, fixes);

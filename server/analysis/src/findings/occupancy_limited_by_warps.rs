@@ -25,7 +25,7 @@
 use gpu_spec::{Limiters, Occupancy};
 
 
-use super::occupancy_common::{self, Limiter};
+use super::occupancy_common::{self, Limiter, Threshold};
 pub use super::occupancy_common::WARP_SLOTS_THRESHOLD;
 use super::{Ctx, Finding, Fix};
 use crate::{Severity, TargetAnalysis};
@@ -33,7 +33,7 @@ use crate::{Severity, TargetAnalysis};
 pub const CODE: &str = "occupancy-limited-by-warps";
 pub const SEVERITY: Severity = Severity::Information;
 
-const LIMITER: Limiter = Limiter { code: CODE, severity: SEVERITY, bit: Limiters::WARPS, what: "warps", half: false };
+const LIMITER: Limiter = Limiter { code: CODE, severity: SEVERITY, bit: Limiters::WARPS, what: "warps", threshold: Threshold::WarpSlots };
 
 pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
     occupancy_common::check(cx, acc, &LIMITER, detail, fixes);

@@ -2,7 +2,7 @@
 //!
 //! ## What it does
 //! Reports a launch whose grid, on the primary GPU, takes between 1 and [`MAX_WAVES`] (4)
-//! waves of fully resident blocks (`blocks_per_sm × SMs` per wave, seed 000 Eq. 1) and
+//! waves of fully resident blocks (`blocks_per_sm × SMs` per wave, Hasan et al. 2014 Eq. 1) and
 //! whose last wave is less than [`MAX_LAST_WAVE_FILL`] (50 %) full. Not produced for the
 //! default launch (nothing known about the grid) nor when `grid-too-small` applies (fewer
 //! blocks than SMs).
@@ -10,7 +10,7 @@
 //! ## Why is this bad?
 //! While the last wave runs, the rest of the GPU waits: with 2 waves and a last one 10 %
 //! full, about 45 % of the SM time is idle. With many waves the tail is amortised, hence
-//! the limit of 4 (the wave model, seed 000, and Hong & Kim's `#Rep`, seed 002, both
+//! the limit of 4 (the wave model, Hasan et al. 2014, and Hong & Kim's `#Rep`, Dasgupta 2011, both
 //! count whole waves).
 //!
 //! ## Example

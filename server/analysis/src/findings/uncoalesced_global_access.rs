@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn naive_matmul_md_is_uncoalesced_at_its_source_line() {
-        // seed 001 Fig. 3: Md[j*N + k] with j = threadIdx.x: 16 sectors vs 4 minimum.
+        // Amarís et al. 2016 Fig. 3: Md[j*N + k] with j = threadIdx.x: 16 sectors vs 4 minimum.
         let (_, a) = analyze("matmul_naive", [64, 64, 1], [16, 16, 1], &[("param_3", 1024)], &["a100-sxm4-80gb"]);
         let f = findings(&a, "matmul_naive", CODE);
         let (load_line, store_line) = (cu_line("matmul_naive", "Pvalue += Md"), cu_line("matmul_naive", "Pd[j * N + i] ="));

@@ -1,9 +1,10 @@
 //! Fixes of performance findings, as data ([`Fix`], [`FixKind`]) and as pure text edits
 //! on a CUDA source file ([`edits`]).
 //!
-//! Why text edits here and not in the language server: the CLI (`--fix`) and the editor
-//! must apply the same edits, and building them needs no LSP type: byte ranges into the
-//! `.cu` text. The language server converts them to `WorkspaceEdit`s.
+//! Why text edits here and not in the language server: building them needs no LSP type
+//! (byte ranges into the `.cu` text), and any client of the analysis gets the same edits
+//! and can test them without an editor. The language server converts them to
+//! `WorkspaceEdit`s; the command line applies none (it has no `--fix`).
 //!
 //! The builders read the source with a small scanner ([`scan`]) that blanks comments,
 //! string and character literals and preprocessor lines, so that a `__shared__` in a

@@ -8,8 +8,8 @@
 //! Why these cases: an editor is a hostile client in practice. Extensions crash halfway
 //! through a frame, proxies batch messages, users open multi-megabyte generated PTX or a
 //! binary file with a `.ptx` name, and `nvcc` can hang on a network include path. The
-//! latency assertions follow rust-analyzer's `diagnostics_dont_block_typing` (house-style
-//! §1.1 "Testing"): a request on a small document must not wait for the analysis of a big
+//! latency assertions follow rust-analyzer's `diagnostics_dont_block_typing`
+//! (`crates/rust-analyzer/tests/slow-tests/main.rs`): a request on a small document must not wait for the analysis of a big
 //! one. The full 100 MB case runs in the release benchmark (`examples/lsp_bench.rs`); here
 //! its size comes from `WARPSIGHT_BIG_PTX_MB` (default [`DEFAULT_BIG_PTX_MB`]) so the debug
 //! test suite stays fast.

@@ -1,6 +1,6 @@
 //! The one end-to-end harness: the real server on an in-memory transport.
 //!
-//! Modelled on ruff's `tests/e2e/main.rs` (house-style §1.2): a builder-free `TestServer`
+//! Modelled on ruff's `crates/ruff_server/tests/e2e/main.rs`: a builder-free `TestServer`
 //! that initialises the server, typed request helpers with timeouts, a notification
 //! mailbox, and a `shutdown` check that the server answers `shutdown` (with `params: null`,
 //! as LSP4J and eglot send it) and then ends after `exit`.

@@ -1,4 +1,4 @@
-//! The thesis' measured latencies and fitted models (seed 004 Tables 3.1, 3.2, 3.3, 4.5 and
+//! The thesis' measured latencies and fitted models (Alavani 2023 Tables 3.1, 3.2, 3.3, 4.5 and
 //! §3.5), copied as printed, and the mapping from PTX opcodes to their rows.
 //!
 //! Why a mapping is needed: the thesis measures sixteen operations (`addf`, `adds`, `fma`,

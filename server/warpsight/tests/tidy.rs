@@ -1,0 +1,206 @@
+//! Tidy checks: the invariants of `server/ARCHITECTURE.md` enforced by `cargo test`, after
+//! rust-analyzer's `xtask/src/tidy.rs`. They read the repository's files, never build or
+//! run anything:
+//!
+//! - no crate below `lsp` depends on the async runtime, the rope or the protocol crates
+//!   (the analysis stays usable from the command line and from tests without them);
+//! - no library crate prints to stdout, which belongs to the protocol wire in `warpsight
+//!   lsp` (the workspace's clippy lints say the same; this holds without clippy);
+//! - no file cites something outside the repository (a reader must be able to follow
+//!   every citation from a checkout: a paper, an NVIDIA document or a file in it).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("the repository root")
+}
+
+/// The crates under `server/`, by folder name.
+fn crates(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("server"))
+        .expect("server/")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The crates that may use the runtime and the protocol: the language server and the
+/// binary that runs it.
+const PROTOCOL_LAYER: &[&str] = &["lsp", "warpsight"];
+
+/// Dependencies that belong to the protocol layer only.
+const PROTOCOL_DEPS: &[&str] = &["tokio", "ropey", "tower-lsp-server", "tower-lsp", "lsp-types", "ls-types", "lsp-server", "tower"];
+
+#[test]
+fn crates_below_lsp_do_not_depend_on_the_runtime_the_rope_or_the_protocol() {
+    let root = repo_root();
+    let mut bad = Vec::new();
+    for krate in crates(&root) {
+        if PROTOCOL_LAYER.contains(&krate.as_str()) {
+            continue;
+        }
+        let path = root.join("server").join(&krate).join("Cargo.toml");
+        let text = std::fs::read_to_string(&path).expect("Cargo.toml");
+        let manifest: toml::Table = text.parse().expect("a valid Cargo.toml");
+        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            let Some(deps) = manifest.get(section).and_then(|d| d.as_table()) else { continue };
+            for name in deps.keys() {
+                if PROTOCOL_DEPS.contains(&name.as_str()) {
+                    bad.push(format!("server/{krate}/Cargo.toml [{section}] {name}"));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "crates below `lsp` must not depend on these (server/ARCHITECTURE.md):\n{}", bad.join("\n"));
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The code of a library source file that is not test code: everything before the first
+/// `#[cfg(test)]` (test modules sit at the end of a file in this workspace).
+fn non_test_code(text: &str) -> &str {
+    text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
+}
+
+#[test]
+fn library_crates_do_not_print_to_stdout() {
+    let root = repo_root();
+    let mut bad = Vec::new();
+    for krate in crates(&root) {
+        let src = root.join("server").join(&krate).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let rel = file.strip_prefix(&src).expect("under src");
+            // Binaries own their stdout.
+            if rel == Path::new("main.rs") || rel.starts_with("bin") || krate == "warpsight" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("a source file");
+            for (n, line) in non_test_code(&text).lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains("println!(") || code.contains("print!(") {
+                    bad.push(format!("{}:{}: {}", file.strip_prefix(&root).unwrap_or(&file).display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "library crates must not print to stdout (it is the protocol wire of `warpsight lsp`):\n{}", bad.join("\n"));
+}
+
+/// What a citation of a file outside the repository looks like. Built from parts so
+/// that this file does not match itself.
+fn outside_citations() -> Vec<String> {
+    vec![
+        ["house", "-style"].concat(),
+        ["shared/", "notes"].concat(),
+        ["../shared/", "spec"].concat(),
+        ["spec ", "00"].concat(),
+        ["seed ", "00"].concat(),
+    ]
+}
+
+/// Files that still cite the project's extraction notes of a paper by their own section
+/// numbers (the "spec" or "seed" of a paper, not in this repository) instead of the
+/// paper itself. Known debt, to be shrunk, never grown: the test
+/// fails for a file that cites and is not listed, and for a listed file that no longer
+/// cites (remove it from the list).
+const CITING_STILL: &[&str] = &[
+    "docs/diagnostics.md",
+    "docs/models/cgpredict.md",
+    "docs/models/mwp_cwp.md",
+    "docs/models/scheduling.md",
+    "docs/power.md",
+    "gpu-data/gpus/kepler.toml",
+    "gpu-data/gpus/volta-turing.toml",
+    "server/analysis/src/findings/grid_too_small.rs",
+    "server/analysis/src/findings/memory_bound.rs",
+    "server/analysis/src/findings/occupancy_common.rs",
+    "server/analysis/src/findings/occupancy_limited_by_blocks.rs",
+    "server/analysis/src/findings/occupancy_limited_by_registers.rs",
+    "server/analysis/src/findings/occupancy_limited_by_shared_memory.rs",
+    "server/analysis/src/findings/occupancy_limited_by_warps.rs",
+    "server/analysis/src/findings/shared_bank_conflict.rs",
+    "server/analysis/src/findings/uncoalesced_global_access.rs",
+    "server/perf-models/src/bsp.rs",
+    "server/perf-models/src/cgpredict.rs",
+    "server/perf-models/src/consensus.rs",
+    "server/perf-models/src/mwp_cwp.rs",
+    "server/perf-models/src/scheduling.rs",
+    "server/perf-models/src/scheduling/tables.rs",
+    "server/perf-models/src/wave.rs",
+    "server/perf-models/tests/cgpredict_tables.rs",
+    "server/perf-models/tests/mwp_cwp_adapter.rs",
+    "server/perf-models/tests/mwp_cwp_tables.rs",
+    "server/power-model/src/features.rs",
+    "server/power-model/src/lib.rs",
+];
+
+/// The folders and files whose text a reader follows: sources, docs, scripts and data
+/// descriptions.
+const SCANNED: &[&str] = &["server", "docs", "scripts", "gpu-data", "tests", "examples", "vscode-extension", "eclipse-bridge", "README.md", "Cargo.toml"];
+
+const SKIPPED_DIRS: &[&str] = &["target", "node_modules", ".git", ".venv", "__pycache__"];
+
+fn text_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_file() {
+        out.push(path.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(kind) = e.file_type() else { continue };
+        if kind.is_symlink() || (kind.is_dir() && (SKIPPED_DIRS.contains(&name.as_str()) || name.starts_with('.'))) {
+            continue;
+        }
+        if kind.is_dir() {
+            text_files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn no_file_cites_something_outside_the_repository() {
+    let root = repo_root();
+    let patterns = outside_citations();
+    let mut files = Vec::new();
+    for entry in SCANNED {
+        text_files(&root.join(entry), &mut files);
+    }
+    let mut citing = BTreeSet::new();
+    let mut bad = Vec::new();
+    for file in files {
+        // Binary files and data files that are not UTF-8 cite nothing.
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let rel = file.strip_prefix(&root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
+        for (n, line) in text.lines().enumerate() {
+            if patterns.iter().any(|p| line.contains(p.as_str())) {
+                citing.insert(rel.clone());
+                if !CITING_STILL.contains(&rel.as_str()) {
+                    bad.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "cite the paper (gpu-data/references.toml), an NVIDIA document or a file in the repository instead:\n{}", bad.join("\n"));
+    let stale: Vec<&&str> = CITING_STILL.iter().filter(|f| !citing.contains(**f)).collect();
+    assert!(stale.is_empty(), "these files no longer cite outside the repository: remove them from CITING_STILL: {stale:?}");
+}
