@@ -1314,7 +1314,7 @@ impl<'a> Cx<'_, 'a, '_> {
                 let mut sub = self.sub(at_tok);
                 let before = sub.int_var(name)?;
                 let rhs = sub.eval_tokens(&toks)?;
-                apply_binary(op, before, rhs)
+                launch_spec::binary_op(op, before, rhs)
             }
             Rhs::Step(d) => {
                 let mut sub = self.sub(at_tok);
@@ -1677,25 +1677,13 @@ impl<'a> Cx<'_, 'a, '_> {
     fn binary(&mut self, p: &mut Parser<'_, 'a>, min_prec: u8) -> Option<i64> {
         let mut lhs = self.unary(p)?;
         while let Some(op) = p.peek().map(|t| t.text) {
-            let prec = match op {
-                "||" => 1,
-                "&&" => 2,
-                "|" => 3,
-                "^" => 4,
-                "&" => 5,
-                "==" | "!=" => 6,
-                "<" | ">" | "<=" | ">=" => 7,
-                "<<" | ">>" => 8,
-                "+" | "-" => 9,
-                "*" | "/" | "%" => 10,
-                _ => break,
-            };
+            let Some(prec) = launch_spec::binary_precedence(op) else { break };
             if prec < min_prec {
                 break;
             }
             p.pos += 1;
             let rhs = self.binary(p, prec + 1)?;
-            lhs = apply_binary(op, lhs, rhs)?;
+            lhs = launch_spec::binary_op(op, lhs, rhs)?;
         }
         Some(lhs)
     }
@@ -1980,31 +1968,6 @@ fn strip_float_cast<'t, 'a>(toks: &'t [Tok<'a>]) -> &'t [Tok<'a>] {
     toks
 }
 
-/// One C++ binary integer operator; overflow, division by zero and shifts out of range
-/// give `None`.
-fn apply_binary(op: &str, lhs: i64, rhs: i64) -> Option<i64> {
-    Some(match op {
-        "||" => i64::from(lhs != 0 || rhs != 0),
-        "&&" => i64::from(lhs != 0 && rhs != 0),
-        "|" => lhs | rhs,
-        "^" => lhs ^ rhs,
-        "&" => lhs & rhs,
-        "==" => i64::from(lhs == rhs),
-        "!=" => i64::from(lhs != rhs),
-        "<" => i64::from(lhs < rhs),
-        ">" => i64::from(lhs > rhs),
-        "<=" => i64::from(lhs <= rhs),
-        ">=" => i64::from(lhs >= rhs),
-        "<<" => lhs.checked_shl(u32::try_from(rhs).ok()?)?,
-        ">>" => lhs.checked_shr(u32::try_from(rhs).ok()?)?,
-        "+" => lhs.checked_add(rhs)?,
-        "-" => lhs.checked_sub(rhs)?,
-        "*" => lhs.checked_mul(rhs)?,
-        "/" => lhs.checked_div(rhs)?,
-        "%" => lhs.checked_rem(rhs)?,
-        _ => return None,
-    })
-}
 
 fn paren_tok<'a>(at: Tok<'a>, text: &'a str) -> Tok<'a> {
     Tok {

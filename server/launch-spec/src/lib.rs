@@ -383,19 +383,7 @@ impl Parser<'_, '_> {
     fn binary(&mut self, min_prec: u8, depth: u32) -> Result<i64, String> {
         let mut lhs = self.unary(depth)?;
         while let Some(op) = self.peek_op() {
-            let prec = match op {
-                "||" => 1,
-                "&&" => 2,
-                "|" => 3,
-                "^" => 4,
-                "&" => 5,
-                "==" | "!=" => 6,
-                "<" | ">" | "<=" | ">=" => 7,
-                "<<" | ">>" => 8,
-                "+" | "-" => 9,
-                "*" | "/" | "%" => 10,
-                _ => break,
-            };
+            let Some(prec) = binary_precedence(op) else { break };
             if prec < min_prec {
                 break;
             }
@@ -443,7 +431,27 @@ impl Parser<'_, '_> {
     }
 }
 
-fn binary_op(op: &str, lhs: i64, rhs: i64) -> Option<i64> {
+/// The precedence of a C++ binary integer operator (higher binds tighter; C++ standard,
+/// [expr]), `None` for anything else. Shared with the CUDA front end's constant folding.
+pub fn binary_precedence(op: &str) -> Option<u8> {
+    Some(match op {
+        "||" => 1,
+        "&&" => 2,
+        "|" => 3,
+        "^" => 4,
+        "&" => 5,
+        "==" | "!=" => 6,
+        "<" | ">" | "<=" | ">=" => 7,
+        "<<" | ">>" => 8,
+        "+" | "-" => 9,
+        "*" | "/" | "%" => 10,
+        _ => return None,
+    })
+}
+
+/// One C++ binary integer operator on 64-bit values; overflow, division by zero and
+/// shifts out of range give `None`. Shared with the CUDA front end's constant folding.
+pub fn binary_op(op: &str, lhs: i64, rhs: i64) -> Option<i64> {
     Some(match op {
         "||" => i64::from(lhs != 0 || rhs != 0),
         "&&" => i64::from(lhs != 0 && rhs != 0),
