@@ -2004,32 +2004,11 @@ impl<'a> Parser<'_, 'a> {
     }
 }
 
-/// Parses a C++ integer literal (decimal, hex, octal, binary, digit separators, suffixes).
-/// A floating literal with an integral value (`1e6`) is accepted too.
+/// Parses a C++ integer literal (decimal, hex, octal, binary, digit separators, suffixes);
+/// a floating literal with an integral value (`1e6`) too. The one parser is
+/// [`launch_spec::parse_int`].
 pub fn parse_int(text: &str) -> Option<i64> {
-    let t: String = text.chars().filter(|c| *c != '\'').collect();
-    let lower = t.to_ascii_lowercase();
-    let (digits, radix) = if let Some(h) = lower.strip_prefix("0x") {
-        (h.trim_end_matches(['u', 'l']), 16)
-    } else if let Some(b) = lower.strip_prefix("0b") {
-        (b.trim_end_matches(['u', 'l']), 2)
-    } else {
-        let d = lower.trim_end_matches(['u', 'l', 'z']);
-        if d.contains(['.', 'e']) {
-            let f: f64 = d.trim_end_matches('f').parse().ok()?;
-            return if f.fract() == 0.0 && f.abs() < 9.0e18 {
-                Some(f as i64)
-            } else {
-                None
-            };
-        }
-        if d.len() > 1 && d.starts_with('0') {
-            (&d[1..], 8)
-        } else {
-            (d, 10)
-        }
-    };
-    i64::from_str_radix(digits, radix).ok()
+    launch_spec::parse_int(text)
 }
 
 fn parse_char(text: &str) -> Option<i64> {

@@ -25,9 +25,8 @@
 //! - [`predict`] is the adapter from a static [`KernelProfile`] to a [`Prediction`].
 //!
 //! # Sources
-//! Equation numbers are the paper's (Wang et al. 2017 §3.3–3.6), as reconstructed in spec 003 §4–6.
-//! The reconstruction is checked numerically on SYRK and GEMM in spec 003 §9; our golden
-//! tests repeat that check.
+//! Equation numbers are the paper's (Wang et al. 2017 §3.3–3.6). The reconstruction is
+//! checked numerically against the paper's SYRK and GEMM results by our golden tests.
 //!
 //! # Assumptions and limits
 //! - Eqs 1 and 2 switch literally at `no_dram_trans = 1`, so latency jumps by `mem_ld_dram`

@@ -10,7 +10,7 @@
 //!
 //! # Inputs
 //! Everything is *per warp* (= per thread), dynamic, summed over the whole kernel, as in the
-//! thesis (Dasgupta 2011 §3.2, spec 002 §3): instructions, special-latency instructions, global
+//! thesis (Dasgupta 2011 §3.2): instructions, special-latency instructions, global
 //! memory requests, and the 32/64/128-byte transactions they spawn. Launch facts are the
 //! resident warps `N`, the resident blocks per SM, the grid size and the active SMs. The device
 //! facts are clock, DRAM bandwidth, base memory latency, departure delays and issue cycles.
@@ -24,7 +24,7 @@
 //!   [`KernelProfile`] and returns the common [`Prediction`].
 //!
 //! # Sources
-//! Equation numbers are the thesis's (Dasgupta 2011), as extracted in spec 002:
+//! Equation numbers are the thesis's (Dasgupta 2011):
 //! - Hong & Kim base model (thesis §2.2.3, eqs 1–15; eqs 4–10 and 12–14 were lost from the
 //!   seed text and are reconstructed in spec 002 §2.2 from Hong & Kim ISCA'09).
 //! - Transaction-based memory model (thesis §3.2, eqs 16–26; eqs 17, 25 and 26 are the
