@@ -132,11 +132,12 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
 
     // 3. Counts, as ptxas issues them (contractions and constant operands, `sass.rs`).
     let folding = sass::analyse(func);
-    if !folding.contracted.is_empty() || !folding.const_operands.is_empty() {
+    if !folding.contracted.is_empty() || !folding.const_operands.is_empty() || !folding.operands.is_empty() {
         assumptions.push(format!(
-            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands",
+            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands, {} move(s), address conversion(s) and parameter load(s) that become operands",
             folding.contracted.len(),
-            folding.const_operands.len()
+            folding.const_operands.len(),
+            folding.operands.len()
         ));
     }
     let mut counts = InstructionCounts::default();
@@ -808,6 +809,11 @@ fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashS
 /// Per basic block, the instructions and their in-block dependences (for list scheduling),
 /// as ptxas issues them: a contracted `mul` + `add` is one `fma` node that depends on the
 /// `mul`'s inputs too; a constant load folded into an operand is no node.
+#[cfg(test)]
+pub(crate) fn block_profiles_for_test(func: &Function, folding: &sass::Folding) -> Vec<BlockProfile> {
+    block_profiles(func, &vec![1.0; func.blocks.len()], folding)
+}
+
 fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec<BlockProfile> {
     let removed = folding.removed();
     let mut res = Vec::new();

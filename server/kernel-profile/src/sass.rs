@@ -22,10 +22,23 @@
 //!    register address stays an instruction (`LDC`, or `ULDC` on the uniform datapath for
 //!    a warp-uniform address, as nvdisasm shows), and so does one whose value is stored,
 //!    compared to data by a branch, or passed on.
+//! 3. **Operands, not instructions.** Some PTX instructions name values that ptxas resolves
+//!    at register allocation or writes into an operand field, and issues nothing for. Seen
+//!    with ptxas 13.5 for sm_80 on `examples/reduce.cu` (nvdisasm of the cubin): the
+//!    `mov.b32` bit casts around every `shfl.sync` vanish (`SHFL.DOWN PT, R5, R0, 0x8, 0x1f`
+//!    then `FADD R5, R0, R5`); the `mov.u32 %r, 16` that names a shuffle offset becomes the
+//!    immediate `0x10`; `mov.u32 %r, %ntid.x` becomes the constant-bank operand `c[0x0][0x0]`
+//!    (`IMAD R2, R2, c[0x0][0x0], R9`); `cvta.to.global` and the `ld.param` of a pointer
+//!    become the operand `c[0x0][0x160]` of `IMAD.WIDE`; the address of a `.shared`
+//!    variable becomes an address offset (`STS [R7.X4]`). What stays an instruction: a
+//!    `mov` that merges two definitions (`mov.f32 %f, 0f00000000` before a branch that may
+//!    overwrite it: `HFMA2.MMA R0, -RZ, RZ, 0, 0`), a guarded `mov`, the reads of `%tid`
+//!    and `%ctaid` (`S2R`), a 64-bit immediate or global address, and a parameter used as
+//!    an address as is (`MOV R2, c[0x0][0x168]` before the `RED`).
 
 use std::collections::{HashMap, HashSet};
 
-use ptx_ir::ir::{AddrBase, Function, InstrId, Operand, RegId};
+use ptx_ir::ir::{AddrBase, Function, FunctionKind, InstrId, Operand, RegId};
 use ptx_ir::{InstrClass, Space};
 
 /// The instructions ptxas does not issue as written.
@@ -35,12 +48,19 @@ pub struct Folding {
     pub contracted: HashMap<InstrId, InstrId>,
     /// `ld.const` instructions that become constant-bank operands.
     pub const_operands: HashSet<InstrId>,
+    /// Moves, address conversions and parameter loads that become operands (item 3 above).
+    pub operands: HashSet<InstrId>,
 }
 
 impl Folding {
-    /// The set of removed instructions (muls absorbed and constant loads folded).
+    /// The set of removed instructions (muls absorbed, constant loads folded, operands).
     pub fn removed(&self) -> HashSet<InstrId> {
-        self.contracted.values().copied().chain(self.const_operands.iter().copied()).collect()
+        self.contracted
+            .values()
+            .copied()
+            .chain(self.const_operands.iter().copied())
+            .chain(self.operands.iter().copied())
+            .collect()
     }
 }
 
@@ -106,6 +126,11 @@ pub fn analyse(func: &Function) -> Folding {
             }
             continue;
         }
+        // 3. Operands.
+        if is_operand(func, id, instr, &readers) {
+            res.operands.insert(id);
+            continue;
+        }
         // 2. ld.const from a fixed address feeding arithmetic only.
         if instr.class == InstrClass::Load(Space::Const) && instr.base() == "ld" && instr.guard.is_none() {
             let fixed = func.operands_of(instr).iter().any(|op| matches!(op, Operand::Addr { base: AddrBase::Symbol(_) | AddrBase::Absolute, .. }));
@@ -129,6 +154,65 @@ pub fn analyse(func: &Function) -> Folding {
         }
     }
     res
+}
+
+/// Whether ptxas resolves `instr` into its readers' operands (item 3 of the module docs).
+fn is_operand(func: &Function, id: InstrId, instr: &ptx_ir::Instr, readers: &HashMap<RegId, Vec<InstrId>>) -> bool {
+    if instr.guard.is_some() {
+        return false;
+    }
+    let [dst] = func.dsts(instr) else { return false };
+    // One definition: a register written twice is a merge that needs its own instruction.
+    if func.defs_of(*dst).len() != 1 {
+        return false;
+    }
+    let ops = func.operands_of(instr);
+    let src = ops.get(1);
+    let wide = |t: Option<&str>| t.is_some_and(|t| t.ends_with("64"));
+    match instr.base() {
+        "mov" => match src {
+            Some(Operand::Reg(r)) => match func.register(*r).and_then(|reg| reg.special) {
+                // %ntid and %nctaid live in the constant bank; %tid, %ctaid, %laneid ... are S2R.
+                Some(sr) => sr.is_launch_config(),
+                // A copy or bit cast between registers: coalesced by the allocator.
+                None => true,
+            },
+            // A 32-bit immediate or a .shared variable's address, read by instructions
+            // that take it as an immediate or an address offset (not as stored data).
+            Some(Operand::Imm(_) | Operand::Float(_) | Operand::Symbol(_)) if !wide(instr.ty()) => {
+                readers.get(dst).map_or(&[][..], Vec::as_slice).iter().all(|u| {
+                    func.instr(*u).is_some_and(|ui| {
+                        !matches!(ui.class, InstrClass::Store(_) | InstrClass::Atomic(_) | InstrClass::Move)
+                            && ui.guard.is_none_or(|g| g.reg != *dst)
+                    })
+                })
+            }
+            _ => false,
+        },
+        "cvta" => true,
+        "ld" if instr.class == InstrClass::Load(Space::Param) && func.kind == FunctionKind::Entry => {
+            !used_as_address(func, id, *dst, readers, 0)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `reg` (written by `def`) reaches an address operand as is, through moves and
+/// address conversions only.
+fn used_as_address(func: &Function, def: InstrId, reg: RegId, readers: &HashMap<RegId, Vec<InstrId>>, depth: u32) -> bool {
+    if depth > 4 {
+        return true;
+    }
+    readers.get(&reg).map_or(&[][..], Vec::as_slice).iter().any(|&u| {
+        let Some(ui) = func.instr(u) else { return false };
+        if u == def {
+            return false;
+        }
+        let as_base = func.operands_of(ui).iter().any(|op| matches!(op, Operand::Addr { base: AddrBase::Reg(r), .. } if *r == reg));
+        as_base
+            || (matches!(ui.base(), "mov" | "cvta")
+                && func.dsts(ui).first().is_some_and(|d| used_as_address(func, u, *d, readers, depth + 1)))
+    })
 }
 
 /// The opcode ptxas issues for an `add`/`sub` that absorbed a `mul`: `fma.rn.f32`
@@ -230,5 +314,68 @@ mod tests {
         assert_eq!(lines.len(), 1, "{lines:?}");
         let instr = &m.functions[0].instrs[*fold.const_operands.iter().next().unwrap() as usize];
         assert!(m.functions[0].operands_of(instr).iter().any(|op| matches!(op, Operand::Addr { offset: 12, .. })));
+    }
+
+    #[test]
+    fn moves_conversions_and_parameters_become_operands() {
+        // The shapes of examples/reduce.cu's reduce_shuffle; ptxas 13.5 (sm_80) issues
+        // S2R for %tid, nothing for the %ntid read, the cvta, the pointer parameter added to
+        // an offset, the bit casts and the shuffle offset; HFMA2.MMA for the merged zero,
+        // MOV for the pointer parameter used as an address as is.
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             mov.u32 %r1, %tid.x;
+             mov.u32 %r2, %ntid.x;
+             mul.lo.s32 %r3, %r1, %r2;
+             mov.f32 %f1, 0f00000000;
+             setp.ge.s32 %p1, %r3, 100;
+             @%p1 bra $L1;
+             cvta.to.global.u64 %rd2, %rd1;
+             mul.wide.s32 %rd3, %r3, 4;
+             add.s64 %rd4, %rd2, %rd3;
+             ld.global.f32 %f1, [%rd4];
+             $L1:
+             mov.b32 %r4, %f1;
+             mov.u32 %r5, 16;
+             shfl.sync.down.b32 %r6|%p2, %r4, %r5, 31, -1;
+             mov.b32 %f2, %r6;
+             add.f32 %f3, %f1, %f2;
+             ld.param.u64 %rd5, [p0];
+             cvta.to.global.u64 %rd6, %rd5;
+             st.global.f32 [%rd6], %f3;",
+        );
+        let f = &m.functions[0];
+        let fold = analyse(f);
+        let kept: Vec<String> = f
+            .instrs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !fold.operands.contains(&(*i as InstrId)))
+            .map(|(_, x)| x.opcode.to_string())
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                "mov.u32", // %tid.x: S2R
+                "mul.lo.s32",
+                "mov.f32", // merged with the load's value
+                "setp.ge.s32",
+                "bra",
+                "mul.wide.s32",
+                "add.s64",
+                "ld.global.f32",
+                "shfl.sync.down.b32",
+                "add.f32",
+                "ld.param.u64", // the address of the store as is
+                "st.global.f32",
+                "ret",
+            ]
+        );
+        // The bit casts forward their dependences: the add depends on the shuffle.
+        let blocks = crate::build::block_profiles_for_test(f, &fold);
+        let last = blocks.iter().find(|b| b.instructions.iter().any(|i| i.opcode.starts_with("shfl"))).unwrap();
+        let shfl = last.instructions.iter().position(|i| i.opcode.starts_with("shfl")).unwrap() as u32;
+        let add = last.instructions.iter().find(|i| i.opcode == "add.f32").unwrap();
+        assert!(add.deps.contains(&shfl), "{:?}", last.instructions);
     }
 }
