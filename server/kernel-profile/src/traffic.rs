@@ -41,8 +41,22 @@
 //! Accesses without a pattern (a data-dependent gather, piecewise addressing, an unknown
 //! argument in a coefficient) move their requested sectors through L2 and DRAM (said in
 //! `notes`). Uniform accesses cost one sector per request and their distinct footprint
-//! from DRAM. Local memory (spills, stack arrays) is counted in L1 and assumed to stay
-//! there. Global atomics are performed in L2 (their own counters, not L1 or DRAM traffic);
+//! from DRAM. Local memory the PTX names (stack arrays) is counted in L1 and assumed to
+//! stay there.
+//!
+//! **Register spills** are not in the PTX: ptxas writes them (`ptxas -v`: "N bytes spill
+//! stores, M bytes spill loads", the bytes of its `STL`/`LDL` instructions in the code).
+//! Seen with nvdisasm on a spilling convolution (sm_86, 255 registers): 911 `STL` and
+//! 2,043 `LDL` for 3,644 and 8,172 spill bytes, so one 4-byte register per instruction.
+//! Executions per thread: the static spill bytes × the kernel's dynamic/static instruction
+//! ratio (spill code is spread like the rest; exact for straight-line code). Local memory is
+//! interleaved per thread, so a warp's spill access is one coalesced 128-byte request
+//! (CUDA C++ Programming Guide, "Device Memory Accesses", Local Memory). Where it is served:
+//! L1 when the resident threads' stack frames fit the SM's L1, otherwise L2 (estimate: a
+//! spilled value is reloaded by the same thread within the kernel, and the write-back L2
+//! keeps the line meanwhile; a convolution on an RTX 3090 that spills 11.8 kB per thread
+//! runs at 2.8 TB/s of spill traffic, three times the 936 GB/s DRAM peak, so it is not
+//! DRAM that serves it). Global atomics are performed in L2 (their own counters, not L1 or DRAM traffic);
 //! atomics on one address serialise, which `atomic_serialised_lanes` counts. A guard that
 //! leaves lanes idle (`MemoryAccess::active_lane_fraction`: `if (threadIdx.x == 0)`, a
 //! partial last warp) scales a request's sectors and its same-address lanes by the share
@@ -109,6 +123,10 @@ pub struct Traffic {
     /// address (a request whose 32 lanes hit one address counts 32).
     pub atomic_requests: f64,
     pub atomic_serialised_lanes: f64,
+    /// Warp-level local-memory requests of ptxas's register spills (`LDL`/`STL`, one
+    /// register each), which take LSU issue slots and L1 wavefronts.
+    #[serde(default)]
+    pub spill_requests: f64,
     /// How each estimate was made, in words a user reads.
     pub notes: Vec<String>,
 }
@@ -300,6 +318,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         shared_wavefronts: 0.0,
         atomic_requests: 0.0,
         atomic_serialised_lanes: 0.0,
+        spill_requests: 0.0,
         notes: Vec::new(),
     };
     // Requests, sectors, shared memory and atomics: exact counts.
@@ -483,7 +502,57 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             "{unpatterned_loads} load(s) and {unpatterned_stores} store(s) without an affine address (data-dependent, piecewise or with an unknown argument): their requested sectors are counted in L2 and DRAM (their array's size is unknown, so it is not known to fit in L2)"
         ));
     }
+    spills(profile, caches, &mut t);
     t
+}
+
+/// Bytes of one spill instruction: one 32-bit register (see the module documentation).
+const SPILL_BYTES_PER_INSTRUCTION: f64 = 4.0;
+
+/// Executions per thread of ptxas's spill instructions: the static count from `ptxas -v`
+/// times the kernel's dynamic/static instruction ratio. (loads, stores)
+pub fn spill_instructions_per_thread(profile: &KernelProfile) -> (f64, f64) {
+    let r = &profile.resources;
+    if r.spill_load_bytes == 0 && r.spill_store_bytes == 0 {
+        return (0.0, 0.0);
+    }
+    let static_total: u64 = profile.counts.static_.values().sum();
+    let ratio = if static_total > 0 { (profile.counts.total_dynamic() / static_total as f64).max(0.0) } else { 1.0 };
+    (
+        f64::from(r.spill_load_bytes) / SPILL_BYTES_PER_INSTRUCTION * ratio,
+        f64::from(r.spill_store_bytes) / SPILL_BYTES_PER_INSTRUCTION * ratio,
+    )
+}
+
+/// The traffic of ptxas's register spills (module documentation, "Register spills").
+fn spills(profile: &KernelProfile, caches: &CacheConfig, t: &mut Traffic) {
+    let (loads, stores) = spill_instructions_per_thread(profile);
+    if loads + stores <= 0.0 {
+        return;
+    }
+    let launch = &profile.launch;
+    let warps = launch.threads_per_block().div_ceil(32) as f64 * launch.blocks() as f64;
+    // One coalesced 128-byte request (4 sectors) per warp and instruction.
+    let per_request = 32.0 * SPILL_BYTES_PER_INSTRUCTION / SECTOR_BYTES;
+    t.spill_requests += (loads + stores) * warps;
+    t.l1_load_sectors += loads * warps * per_request;
+    let r = &profile.resources;
+    let frame = f64::from(r.stack_frame_bytes.max(r.spill_store_bytes));
+    let resident_threads = f64::from(caches.resident_blocks_per_sm.max(1)) * launch.threads_per_block() as f64;
+    let l1 = caches.l1_bytes_per_sm as f64;
+    let in_l1 = frame * resident_threads <= l1;
+    if !in_l1 {
+        t.l2_load_sectors += loads * warps * per_request;
+        t.l2_store_sectors += stores * warps * per_request;
+    }
+    t.notes.push(format!(
+        "register spills (ptxas): {loads:.0} spill loads and {stores:.0} spill stores per thread, {:.1} MB in all; the resident threads' stack frames ({:.0} KiB per SM) {} the {:.0} KiB L1, so they are served by {}",
+        (loads + stores) * warps * 32.0 * SPILL_BYTES_PER_INSTRUCTION / 1e6,
+        frame * resident_threads / 1024.0,
+        if in_l1 { "fit" } else { "exceed" },
+        l1 / 1024.0,
+        if in_l1 { "L1" } else { "L2 (estimate: reloaded before the write-back L2 evicts them)" }
+    ));
 }
 
 /// The blocks resident at once, as a box of the grid in launch order (x fastest).

@@ -209,3 +209,31 @@ fn block_stride_tile_loads_read_the_input_once() {
     check(&t, "global_load_requests", t.global_load_requests, 3.5 * w, 1e-9);
     check(&t, "l1_load_sectors", t.l1_load_sectors, 1.75 * (4.0 + 1.0) * w, 1e-9);
 }
+
+#[test]
+fn register_spills_take_requests_and_reach_l2_when_the_frames_exceed_l1() {
+    // vadd (straight-line code: 1 dynamic execution per static instruction on the path
+    // every thread takes) with ptxas reporting 64 B of spill stores and 128 B of spill
+    // loads per thread: 16 STL and 32 LDL of one register each, one 128-byte request
+    // (4 sectors) per warp and instruction.
+    let mut p = profile("vadd", "vadd", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);
+    let base = estimate(&p, &a100(8, 0));
+    p.resources.spill_store_bytes = 64;
+    p.resources.spill_load_bytes = 128;
+    let ratio = p.counts.total_dynamic() / p.counts.static_.values().sum::<u64>() as f64;
+    let w = warps(&p);
+    // Frames: 64 B × 2048 resident threads = 128 KiB ≤ 192 KiB of L1: they stay in L1.
+    p.resources.stack_frame_bytes = 64;
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "spill_requests", t.spill_requests, 48.0 * ratio * w, 1e-9);
+    check(&t, "l1_load_sectors", t.l1_load_sectors - base.l1_load_sectors, 32.0 * ratio * w * 4.0, 1e-9);
+    assert_eq!((t.l2_load_sectors, t.l2_store_sectors), (base.l2_load_sectors, base.l2_store_sectors));
+    // Frames of 1 KiB: 2 MiB per SM, far over the L1: every spill sector goes to L2.
+    p.resources.stack_frame_bytes = 1024;
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "l2_load_sectors", t.l2_load_sectors - base.l2_load_sectors, 32.0 * ratio * w * 4.0, 1e-9);
+    check(&t, "l2_store_sectors", t.l2_store_sectors - base.l2_store_sectors, 16.0 * ratio * w * 4.0, 1e-9);
+    assert!(t.notes.iter().any(|n| n.contains("register spills") && n.contains("L2")), "{:?}", t.notes);
+    // DRAM is not charged for spills (estimate: the write-back L2 keeps them).
+    assert_eq!(t.dram_read_bytes, base.dram_read_bytes);
+}

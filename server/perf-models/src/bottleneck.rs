@@ -385,8 +385,10 @@ pub fn estimate(
     let mut terms = Vec::new();
     let us = |cycles: f64| p.cycles_to_us(cycles);
 
-    // Issue: every warp instruction takes one scheduler slot.
-    let per_warp_instr = profile.counts.total_dynamic();
+    // Issue: every warp instruction takes one scheduler slot, ptxas's spill loads and
+    // stores too (`traffic::spill_instructions_per_thread`).
+    let (spill_loads, spill_stores) = traffic::spill_instructions_per_thread(profile);
+    let per_warp_instr = profile.counts.total_dynamic() + spill_loads + spill_stores;
     let issue_cycles = warps_on_sm * per_warp_instr / p.schedulers_per_sm;
     terms.push(Term {
         bound: Bound::Issue,
@@ -437,7 +439,7 @@ pub fn estimate(
 
     // L1: a request takes at least one wavefront; wide requests take their sectors at the
     // L1's bandwidth.
-    let requests_per_sm = (t.global_load_requests + t.global_store_requests) / active_sms;
+    let requests_per_sm = (t.global_load_requests + t.global_store_requests + t.spill_requests) / active_sms;
     let l1_sector_cycles = t.l1_load_sectors * SECTOR_BYTES / active_sms / p.l1_bytes_per_clk_per_sm.max(1.0);
     let l1_cycles = requests_per_sm.max(l1_sector_cycles);
     if l1_cycles > 0.0 {
