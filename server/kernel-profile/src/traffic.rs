@@ -18,7 +18,8 @@
 //! (what L2 can keep while they run), and over the grid (what must come from DRAM once).
 //!
 //! - **L1 → L2.** A block's re-reads of its own data hit L1 when the distinct bytes all
-//!   its arrays touch fit its share of L1 (`l1_bytes_per_sm / resident_blocks_per_sm`);
+//!   its arrays touch fit its share of L1 (`l1_bytes_per_sm` over the blocks resident on
+//!   an SM at once: `resident_blocks_per_sm`, or fewer when the grid has fewer per SM);
 //!   otherwise the share that fits is the hit rate. L2 load sectors = the block's distinct
 //!   sectors + its re-reads × (1 − hit rate), over all blocks.
 //! - **L2 → DRAM.** When the grid's distinct footprint (all arrays) fits in L2, every byte
@@ -439,7 +440,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
 
     // L1: the share of a block's distinct footprint that fits its part of L1.
     let block_bytes: f64 = arrays.values().map(|a| a.block * SECTOR_BYTES).sum();
-    let l1_per_block = caches.l1_bytes_per_sm as f64 / f64::from(caches.resident_blocks_per_sm.max(1));
+    // The blocks that share an SM's L1 at once: the occupancy's resident blocks, fewer when
+    // the grid does not fill them (one block per SM gets the whole L1).
+    let sharing = f64::from(caches.resident_blocks_per_sm.max(1)).min((blocks / f64::from(caches.sm_count.max(1))).ceil().max(1.0));
+    let l1_per_block = caches.l1_bytes_per_sm as f64 / sharing;
     let hit = if block_bytes <= l1_per_block || block_bytes <= 0.0 { 1.0 } else { l1_per_block / block_bytes };
     let mut l2_loads = unpatterned_load_sectors;
     for a in arrays.values() {

@@ -416,10 +416,22 @@ pub fn estimate(
             *per_pipe.entry(pipe).or_default() += n.max(0.0);
         }
     }
+    // The load/store units take one thread's access per lane and clock, for global, local
+    // and shared memory alike: a warp's memory instruction holds an SM with 16 LD/ST lanes
+    // (Turing, GA10x, Ada: 4 per partition, turing-wp, ga102-wp, ada-wp) for 2 cycles and
+    // one with 32 (GV100, GA100, GH100) for 1. Measured: gpu-benches' gpu-strides, float
+    // stride 1 (128 B per warp load, L1-resident): 2.00 cycles per warp load on an A40,
+    // 1.02 on an A100; gpu-cache's L1-resident floats deliver 64 B per clock per SM on the
+    // A40 and the L40. Constant, parameter and texture loads use other paths; the bytes
+    // (wavefronts) are charged by the L1 and shared terms below.
+    let lsu_spaces = |s: Space| matches!(s, Space::Global | Space::Local | Space::Shared | Space::Generic);
+    let lsu_instr = profile.counts.dynamic_of(|c| match c {
+        InstrClass::Load(s) | InstrClass::Store(s) | InstrClass::Atomic(s) => lsu_spaces(s),
+        _ => false,
+    }) + spill_loads
+        + spill_stores;
+    per_pipe.insert(Pipe::Lsu, lsu_instr);
     for (pipe, n) in &per_pipe {
-        if *pipe == Pipe::Lsu {
-            continue; // charged by the L1/shared terms below, per wavefront
-        }
         let rate = match pipe {
             Pipe::Tensor => p.pipe_rate.get(&Pipe::Fp16).copied().unwrap_or(128.0) / 8.0,
             _ => p.pipe_rate.get(pipe).copied().unwrap_or(32.0),

@@ -139,6 +139,44 @@ fn fp64_work_on_a_geforce_card_binds_on_the_fp64_pipe() {
     assert_eq!(pred.bound.name(), "fp64");
 }
 
+/// Conflict-free 4-byte shared-memory loads (one 128-byte wavefront each) from a full SM:
+/// a GA100 SM with 32 load/store lanes takes one warp instruction per cycle, as the shared
+/// banks do; a GA102 SM with 16 lanes (4 per partition, ga102-wp) takes two cycles, half
+/// the banks' rate, and binds on the load/store pipe (gpu-benches gpu-strides, float
+/// stride 1: 2.00 cycles per warp load on an A40, 1.02 on an A100).
+#[test]
+fn shared_loads_bind_on_the_load_store_lanes_of_a_16_lane_sm() {
+    let k = 2048;
+    let mut p = fma_chain(k, InstrClass::Load(kernel_profile::Space::Shared), "ld.shared.f32");
+    for b in &mut p.blocks {
+        for i in &mut b.instructions {
+            i.deps.clear();
+        }
+    }
+    p.memory_accesses = vec![serde_json::from_value(serde_json::json!({
+        "ptx_line": 1, "space": "shared", "kind": "load", "bytes_per_thread": 4, "vector_width": 1,
+        "class": "coalesced", "transactions_per_request": 1.0, "executions": k as f64,
+        "bank_conflict_ways": 1
+    }))
+    .expect("access")];
+    for (id, sms, cycles_per_load, bound) in [("a100-sxm4-80gb", 108u32, 1.0, Bound::Shared), ("rtx-3090", 82, 2.0, Bound::Pipe(Pipe::Lsu))] {
+        let g = gpu(id);
+        let params = Params::from_gpu(&g);
+        launch(&mut p, sms * 64, 256, 0);
+        let pred = bottleneck::predict(&p, &g).expect("applies");
+        // 64 blocks × 8 warps per SM, k loads each.
+        let want_us = 64.0 * 8.0 * k as f64 * cycles_per_load / params.clock_hz * 1e6;
+        let lsu = pred.breakdown["lsu_us"];
+        assert!((lsu - 64.0 * 8.0 * k as f64 * 32.0 / f64::from(g.units.ldst_per_sm) / params.clock_hz * 1e6).abs() < 1e-6 * lsu);
+        assert!(pred.time_us >= want_us && pred.time_us < 1.1 * want_us + params.launch_overhead_us + 1.0, "{id}: {} vs {want_us}: {}", pred.time_us, pred.explanation);
+        if bound == Bound::Shared {
+            assert!(matches!(pred.bound, Bound::Shared | Bound::Pipe(Pipe::Lsu)), "{id}: {}", pred.explanation);
+        } else {
+            assert_eq!(pred.bound, bound, "{id}: {}", pred.explanation);
+        }
+    }
+}
+
 /// The consensus makes the model the headline on database GPUs, uncalibrated.
 #[test]
 fn the_bottleneck_model_is_the_headline_on_database_gpus() {
