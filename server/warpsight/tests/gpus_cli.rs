@@ -130,3 +130,22 @@ fn the_table_has_150_gpus_in_family_blocks_and_filters_by_segment_and_family() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("datacenter"), "{stderr}");
 }
+
+#[test]
+fn docs_gpus_md_states_the_count_of_the_database_and_of_each_family() {
+    let (_, json, _) = run(&["gpus", "--json"]);
+    let all: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let all = all.as_array().expect("array");
+    let doc = std::fs::read_to_string(root().join("docs/gpus.md")).expect("docs/gpus.md");
+    assert!(doc.contains(&format!("a database of {} NVIDIA GPUs", all.len())), "docs/gpus.md does not state {} GPUs", all.len());
+    // The family table: `| Family | CC | N | ...`, one row per family of the database.
+    let mut families: Vec<&str> = all.iter().filter_map(|g| g["architecture"].as_str()).collect();
+    families.sort_unstable();
+    families.dedup();
+    for family in families {
+        let n = all.iter().filter(|g| g["architecture"] == family).count();
+        let row = doc.lines().find(|l| l.starts_with(&format!("| {family} |"))).unwrap_or_else(|| panic!("no row for {family}"));
+        let count = row.split('|').nth(3).map(str::trim);
+        assert_eq!(count, Some(n.to_string().as_str()), "{family}: {row}");
+    }
+}
