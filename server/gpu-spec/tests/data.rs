@@ -15,8 +15,8 @@ fn every_file_parses_and_validates() {
 }
 
 #[test]
-fn at_least_45_gpus_and_every_required_one() {
-    assert!(db().gpus().len() >= 45, "{} GPUs", db().gpus().len());
+fn at_least_150_gpus_and_every_required_one() {
+    assert!(db().gpus().len() >= 150, "{} GPUs", db().gpus().len());
     for id in [
         "tesla-c1060", "gtx-280", "quadro-fx-5600", "tesla-k20", "tesla-k40", "tesla-k80", "gtx-660", "gtx-680", "gt-630",
         "gtx-titan", "gtx-titan-black", "jetson-tk1", "quadro-k4200", "tesla-m60", "gtx-750", "gtx-970", "gtx-980",
@@ -69,6 +69,72 @@ fn every_gpu_of_the_shared_measurements_and_the_a4000_is_present() {
     // TU117 (GTX 1650) has no tensor cores, unlike the rest of Turing.
     assert_eq!(db().gpu("gtx-1650").expect("1650").units.tensor_cores_per_sm, 0);
     assert_eq!(db().gpu("titan-rtx").expect("titan").units.tensor_cores_per_sm, 8);
+}
+
+#[test]
+fn every_family_and_segment_of_issue_18_is_covered() {
+    // Data centre, workstation (Quadro, RTX A, RTX Ada), GeForce desktop and laptop (GTX 10,
+    // 16, RTX 20 to 50), TITAN and Jetson: one GPU of each line at least.
+    for id in [
+        "tesla-k10", "tesla-k20x", "tesla-m40", "tesla-p4", "tesla-p40", "tesla-p100-pcie-12gb", "tesla-t4", "a2", "a16", "a10", "a30",
+        "l4", "l40s", "h100-nvl", "h200-nvl", "b200", "quadro-k6000", "quadro-m6000", "quadro-p6000", "quadro-gv100",
+        "quadro-rtx-8000", "rtx-a2000", "rtx-a5000", "rtx-a6000", "rtx-2000-ada", "rtx-5000-ada", "rtx-pro-6000-blackwell",
+        "gtx-780-ti", "gtx-980-ti", "gt-1030", "gtx-1060-6gb", "gtx-1070", "gtx-1660-ti", "gtx-1650-super", "rtx-2080-super",
+        "rtx-3050", "rtx-3090-ti", "rtx-4060", "rtx-4080-super", "rtx-5060", "rtx-5070-ti", "gtx-1060-laptop", "rtx-2070-laptop",
+        "rtx-3080-laptop", "rtx-4090-laptop", "titan-x-pascal", "titan-xp", "titan-v", "titan-rtx", "jetson-nano", "jetson-tx2",
+        "jetson-xavier-nx", "jetson-agx-xavier", "jetson-orin-nano-8gb", "jetson-orin-nx-16gb", "jetson-agx-orin",
+    ] {
+        assert!(db().gpu(id).is_ok(), "missing {id}");
+    }
+    for segment in ["datacenter", "workstation", "desktop", "laptop", "embedded"] {
+        let n = db().gpus().iter().filter(|g| g.segment == segment).count();
+        assert!(n >= 8, "{segment}: {n} GPUs");
+    }
+}
+
+#[test]
+fn laptop_parts_carry_their_own_clocks_and_power() {
+    // A laptop GPU is not its desktop namesake: a power limit no higher (the RTX 4060 Laptop
+    // GPU's 115 W top equals the desktop card's), and clocks and power of its own sources.
+    for (laptop, desktop) in [
+        ("gtx-1060-laptop", "gtx-1060-6gb"),
+        ("gtx-1070-laptop", "gtx-1070"),
+        ("rtx-2070-laptop", "rtx-2070"),
+        ("rtx-2080-laptop", "rtx-2080"),
+        ("rtx-3070-laptop", "rtx-3070"),
+        ("rtx-3080-laptop", "rtx-3080"),
+        ("rtx-4060-laptop", "rtx-4060"),
+        ("rtx-4090-laptop", "rtx-4090"),
+    ] {
+        let (l, d) = (db().gpu(laptop).expect(laptop), db().gpu(desktop).expect(desktop));
+        assert_eq!((l.segment.as_str(), d.segment.as_str()), ("laptop", "desktop"), "{laptop}");
+        assert_eq!(l.cc, d.cc, "{laptop}");
+        assert!(l.tdp_w <= d.tdp_w, "{laptop}: {} W vs {} W", l.tdp_w, d.tdp_w);
+        assert!(l.boost_clock_mhz != d.boost_clock_mhz || l.sm_count != d.sm_count, "{laptop}: the desktop part's numbers");
+        for field in ["boost_clock_mhz", "tdp_w"] {
+            assert_ne!(l.source(field), d.source(field), "{laptop}: {field} has the desktop part's source");
+        }
+    }
+}
+
+#[test]
+fn every_source_names_a_reference_or_says_how_it_was_obtained() {
+    let refs = db().references();
+    for g in db().gpus() {
+        for field in [
+            "sm_count", "base_clock_mhz", "boost_clock_mhz", "mem_bytes", "mem_bus_width_bits", "mem_data_rate_gbps",
+            "mem_bandwidth_gbs", "l1_shared_bytes_per_sm", "l2_bytes", "tdp_w", "idle_power_w",
+        ] {
+            let src = g.source(field).unwrap_or_else(|| panic!("{}: no source for {field}", g.id));
+            if let Some(how) = src.strip_prefix("estimate:").or_else(|| src.strip_prefix("derived:")) {
+                // An estimate or a derivation says how: more than a word or two.
+                assert!(how.trim().len() >= 12, "{}: {field}: `{src}` does not say how", g.id);
+            } else {
+                let id = src.split([' ', '(', ',']).next().unwrap_or_default();
+                assert!(refs.contains_key(id), "{}: {field}: `{src}` names no reference of references.toml", g.id);
+            }
+        }
+    }
 }
 
 #[test]

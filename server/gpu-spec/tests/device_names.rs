@@ -30,6 +30,20 @@ fn driver_device_names_find_their_database_entry() {
     assert_eq!(id("NVIDIA H100 PCIe"), Some("h100-pcie"));
     assert_eq!(id("NVIDIA A40"), Some("a40"));
     assert_eq!(id("nvidia l40"), Some("l40"));
+    // Names of the GPUs added for breadth (issue 18), as the driver spells them.
+    assert_eq!(id("NVIDIA GeForce RTX 3070 Laptop GPU"), Some("rtx-3070-laptop"));
+    assert_eq!(id("NVIDIA GeForce RTX 4090 Laptop GPU"), Some("rtx-4090-laptop"));
+    assert_eq!(id("NVIDIA GeForce GTX 1060 6GB"), Some("gtx-1060-6gb"));
+    assert_eq!(id("NVIDIA GeForce GTX 1060 3GB"), Some("gtx-1060-3gb"));
+    assert_eq!(id("NVIDIA TITAN Xp"), Some("titan-xp"));
+    assert_eq!(id("NVIDIA TITAN X (Pascal)"), Some("titan-x-pascal"));
+    assert_eq!(id("NVIDIA TITAN V"), Some("titan-v"));
+    assert_eq!(id("Quadro RTX 6000"), Some("quadro-rtx-6000"));
+    assert_eq!(id("Tesla K20Xm"), Some("tesla-k20x"));
+    assert_eq!(id("NVIDIA RTX A5000"), Some("rtx-a5000"));
+    assert_eq!(id("NVIDIA RTX 4000 Ada Generation"), Some("rtx-4000-ada"));
+    assert_eq!(id("NVIDIA GeForce RTX 5070 Ti"), Some("rtx-5070-ti"));
+    assert_eq!(id("NVIDIA H200 NVL"), Some("h200-nvl"));
     // Exact keys only: a near miss is not a match.
     assert_eq!(id("NVIDIA GeForce RTX 3091"), None);
     assert_eq!(id("NVIDIA"), None);
