@@ -18,6 +18,7 @@
 #            checked by SHA-256 and by their Eclipse Foundation signature
 #            (eclipse-bridge/README.md, "LSP4J: provenance and licence")
 #debian: libswt-gtk-4-java
+#debian: libswt-cairo-gtk-4-jni
 #debian: libeclipse-jface-java
 #debian: libeclipse-ui-java
 #debian: libeclipse-ui-workbench-java

@@ -70,7 +70,10 @@ public final class FileReport {
         public Launch launch;
         public List<Finding> findings = new ArrayList<>();
         public List<String> assumptions = new ArrayList<>();
-        /** Keyed by GPU id, in the order of the settings' {@code gpus}. */
+        /**
+         * Keyed by GPU id (in the server's key order, not the settings'; the primary GPU
+         * is named by the kernel's code lens: {@link KernelAnchor#primaryGpu}).
+         */
         public Map<String, Target> gpus = new LinkedHashMap<>();
 
         /** The unqualified name: {@code matmul} for {@code void ns::matmul(float*, int)}. */

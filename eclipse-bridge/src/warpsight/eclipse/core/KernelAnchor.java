@@ -36,6 +36,23 @@ public final class KernelAnchor {
         return best != null ? best : first;
     }
 
+    /**
+     * The GPU the lens summary is for, the first of the settings' {@code gpus}: the
+     * summary ends in {@code " on GPU-ID"} (docs/lsp-extensions.md, textDocument/codeLens).
+     * Null when the summary has no such ending.
+     */
+    public String primaryGpu() {
+        if (summary == null) {
+            return null;
+        }
+        int on = summary.lastIndexOf(" on ");
+        if (on < 0) {
+            return null;
+        }
+        String id = summary.substring(on + 4).trim();
+        return id.isEmpty() || id.contains(" ") ? null : id;
+    }
+
     @Override
     public String toString() {
         return kernel + "@" + line;

@@ -151,8 +151,8 @@ public final class ReportText {
         if (p == null || p.mwp == null || p.cwp == null) {
             return "MWP/CWP not computed";
         }
-        String s = String.format(Locale.ROOT, "MWP %.1f, CWP %.1f", p.mwp, p.cwp);
-        return p.explanation != null ? s + ": " + p.explanation : s;
+        // The model's explanation names both and the bound ("memory-bound: MWP 20.6 < CWP 64.0, ...").
+        return p.explanation != null ? p.explanation : String.format(Locale.ROOT, "MWP %.1f, CWP %.1f", p.mwp, p.cwp);
     }
 
     /** {@code ≈ 108 W (low confidence; base 147.8 W)}. */

@@ -26,6 +26,11 @@ public final class ServerLocator {
      * @param explicit a configured path, or null/blank for none
      */
     public static Path find(String explicit, Map<String, String> env) {
+        return find(explicit, env, System.getProperty("user.home"));
+    }
+
+    /** As {@link #find(String, Map)}, with the home directory whose .cargo/bin is searched. */
+    public static Path find(String explicit, Map<String, String> env, String home) {
         List<String> tried = new ArrayList<>();
         if (explicit != null && !explicit.isBlank()) {
             Path p = Path.of(explicit.trim());
@@ -36,11 +41,11 @@ public final class ServerLocator {
         }
         String fromProperty = System.getProperty(PROPERTY);
         if (fromProperty != null && !fromProperty.isBlank()) {
-            return find(fromProperty, env);
+            return find(fromProperty, env, home);
         }
         String bin = env.get("WARPSIGHT_BIN");
         if (bin != null && !bin.isBlank()) {
-            return find(bin, env);
+            return find(bin, env, home);
         }
         String exe = System.getProperty("os.name", "").toLowerCase().contains("win") ? "warpsight.exe" : "warpsight";
         String path = env.getOrDefault("PATH", "");
@@ -54,7 +59,6 @@ public final class ServerLocator {
                 return p;
             }
         }
-        String home = System.getProperty("user.home");
         if (home != null) {
             Path p = Path.of(home, ".cargo", "bin", exe);
             tried.add(p.getParent().toString());

@@ -1,6 +1,10 @@
 package warpsight.eclipse.ui;
 
+import java.io.IOException;
 import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.eclipse.jface.text.DocumentEvent;
 import org.eclipse.jface.text.IDocument;
 import org.eclipse.jface.text.IDocumentListener;
@@ -13,6 +17,8 @@ import org.eclipse.ui.IURIEditorInput;
 import org.eclipse.ui.IWorkbenchPage;
 import org.eclipse.ui.IWorkbenchPart;
 import org.eclipse.ui.texteditor.ITextEditor;
+import warpsight.eclipse.core.GpuCatalog;
+import warpsight.eclipse.core.ServerLocator;
 import warpsight.eclipse.core.SyncingReportSource;
 
 /**
@@ -37,10 +43,24 @@ final class EditorTracker implements ISelectionListener, IDocumentListener {
 
     void start() {
         page.addPostSelectionListener(this);
+        loadGpuCatalog();
         IEditorPart editor = page.getActiveEditor();
         if (editor != null && editor.getSite() != null && editor.getSite().getSelectionProvider() != null) {
             selectionChanged(editor, editor.getSite().getSelectionProvider().getSelection());
         }
+    }
+
+    /** The GPU selector's list, from `warpsight gpus --json`, read off the UI thread. */
+    private void loadGpuCatalog() {
+        org.eclipse.swt.widgets.Display d = view.getSite().getShell().getDisplay();
+        CompletableFuture.supplyAsync(() -> {
+            try {
+                return GpuCatalog.load(ServerLocator.find(null, System.getenv()), Duration.ofSeconds(30));
+            } catch (IOException | RuntimeException e) {
+                // The selector then offers the report's GPUs only.
+                return List.<GpuCatalog.Gpu>of();
+            }
+        }).thenAccept(gpus -> d.asyncExec(() -> view.setGpuCatalog(gpus)));
     }
 
     void stop() {
@@ -66,7 +86,12 @@ final class EditorTracker implements ISelectionListener, IDocumentListener {
         String uriText = ReportSources.uriText(u);
         if (doc != document) {
             track(doc, uriText);
-            view.setReportSource(ReportSources.forDocument(doc, uriText, view.getSite().getShell()));
+            view.setReportSource(ReportSources.forDocument(doc, uriText));
+        }
+        if (!view.hasReportSource()) {
+            view.showMessage("warpsight lsp could not be started for " + GpuPerformanceView.fileName(uriText)
+                    + " (the Error Log says why; docs/editors.md says how to install it)");
+            return;
         }
         view.showKernelAt(uriText, ((ITextSelection) selection).getStartLine());
     }

@@ -80,6 +80,9 @@ public class GpuPerformanceView extends ViewPart {
     private FileReport report;
     private FileReport.Kernel kernel;
     private String selectedGpu;
+    /** The first GPU of the server's settings (from the kernel's code lens). */
+    private String primaryGpu;
+    private String reportStatus = "";
     /** GPU id to label, for the selector: the report's GPUs first, then the database's. */
     private final Map<String, String> gpuLabels = new LinkedHashMap<>();
     private final List<GpuCatalog.Gpu> catalog = new ArrayList<>();
@@ -114,7 +117,7 @@ public class GpuPerformanceView extends ViewPart {
         launch.setLayoutData(fill());
 
         occupancy = wrapLabel(group("Occupancy and waves"));
-        mwpCwp = wrapLabel(group("MWP / CWP (Hong & Kim)"));
+        mwpCwp = wrapLabel(group("MWP / CWP (Hong && Kim)"));
 
         Group modelsGroup = group("Models (★ the headline)");
         models = new TableViewer(modelsGroup, SWT.BORDER | SWT.FULL_SELECTION | SWT.V_SCROLL);
@@ -122,7 +125,7 @@ public class GpuPerformanceView extends ViewPart {
         table.setHeaderVisible(true);
         table.setLinesVisible(true);
         GridData tableData = new GridData(SWT.FILL, SWT.FILL, true, true);
-        tableData.heightHint = table.getItemHeight() * 8;
+        tableData.heightHint = table.getItemHeight() * 7 + table.getHeaderHeight() + 4;
         table.setLayoutData(tableData);
         String[] columns = {"model", "time", "bound", "confidence", "why"};
         int[] widths = {110, 80, 80, 80, 420};
@@ -221,11 +224,20 @@ public class GpuPerformanceView extends ViewPart {
         this.source = source;
     }
 
+    boolean hasReportSource() {
+        return source != null;
+    }
+
+    /** Clears the report and says why. */
+    public void showMessage(String message) {
+        clear(message);
+    }
+
     /** The GPUs the selector offers besides those of the report ({@code warpsight gpus}). */
     public void setGpuCatalog(List<GpuCatalog.Gpu> gpus) {
         catalog.clear();
         catalog.addAll(gpus);
-        if (report != null) {
+        if (report != null && !gpuCombo.isDisposed()) {
             fillGpuCombo();
         }
     }
@@ -292,7 +304,7 @@ public class GpuPerformanceView extends ViewPart {
                     if (k == null) {
                         clear("the report of " + a.kernel + " has no kernel");
                     } else {
-                        show(r, k);
+                        show(r, k, a.primaryGpu());
                     }
                 }
                 shown.complete(null);
@@ -336,11 +348,13 @@ public class GpuPerformanceView extends ViewPart {
         });
     }
 
-    private void show(FileReport r, FileReport.Kernel k) {
+    private void show(FileReport r, FileReport.Kernel k, String primaryGpu) {
         report = r;
         kernel = k;
+        this.primaryGpu = primaryGpu;
         if (selectedGpu == null || !k.gpus.containsKey(selectedGpu)) {
-            selectedGpu = k.gpus.isEmpty() ? null : k.gpus.keySet().iterator().next();
+            selectedGpu = primaryGpu != null && k.gpus.containsKey(primaryGpu) ? primaryGpu
+                    : k.gpus.isEmpty() ? null : k.gpus.keySet().iterator().next();
         }
         fillGpuCombo();
         kernelLabel.setText(k.displayName());
@@ -353,9 +367,10 @@ public class GpuPerformanceView extends ViewPart {
         }
         whatIfResult.setText("");
         setEnabledInputs(true);
-        setStatus(fileName(r.path) + " · " + r.kernels.size() + " kernel(s)"
+        reportStatus = fileName(r.path) + " · " + r.kernels.size() + " kernel(s)"
                 + (r.toolchain != null ? " · " + r.toolchain : "")
-                + " · updated " + LocalTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")));
+                + " · updated " + LocalTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss"));
+        setStatus(reportStatus);
         relayout();
     }
 
@@ -377,9 +392,12 @@ public class GpuPerformanceView extends ViewPart {
 
     private void fillGpuCombo() {
         gpuLabels.clear();
+        if (kernel != null && primaryGpu != null && kernel.gpus.containsKey(primaryGpu)) {
+            gpuLabels.put(primaryGpu, primaryGpu + " — " + kernel.gpus.get(primaryGpu).name);
+        }
         if (kernel != null) {
             for (FileReport.Target t : kernel.gpus.values()) {
-                gpuLabels.put(t.gpu, t.gpu + " — " + t.name);
+                gpuLabels.putIfAbsent(t.gpu, t.gpu + " — " + t.name);
             }
         }
         for (GpuCatalog.Gpu g : catalog) {
@@ -411,6 +429,7 @@ public class GpuPerformanceView extends ViewPart {
         FileReport.Target t = kernel.gpus.get(gpu);
         if (t != null) {
             showTarget(kernel, t);
+            setStatus(reportStatus);
             relayout();
             return CompletableFuture.completedFuture(null);
         }

@@ -10,7 +10,6 @@ import org.eclipse.core.runtime.IStatus;
 import org.eclipse.core.runtime.Platform;
 import org.eclipse.core.runtime.Status;
 import org.eclipse.jface.text.IDocument;
-import org.eclipse.swt.widgets.Shell;
 import warpsight.eclipse.core.ReportSource;
 import warpsight.eclipse.core.ServerLocator;
 import warpsight.eclipse.core.SyncingReportSource;
@@ -33,7 +32,8 @@ final class ReportSources {
     private ReportSources() {
     }
 
-    static ReportSource forDocument(IDocument document, String uri, Shell shell) {
+    /** The source for the document; null when no server could be started (logged). */
+    static ReportSource forDocument(IDocument document, String uri) {
         try {
             Class<?> c = Class.forName(LSP4E_SOURCE, true, ReportSources.class.getClassLoader());
             Constructor<?> k = c.getConstructor(IDocument.class);
