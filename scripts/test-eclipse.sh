@@ -139,7 +139,7 @@ export WARPSIGHT_ECLIPSE_PLATFORM_JARS="$(IFS=:; echo "${platform[*]}")"
 set +e
 xvfb-run -a -s "-screen 0 1280x1024x24" \
   java -Djava.library.path=/usr/lib/jni -jar "$J/junit-platform-console-standalone.jar" \
-  --disable-banner --details=tree --fail-if-no-tests \
+  --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
   -cp "$out/test-classes:$cp_test" --select-package warpsight.eclipse 2>&1 | tee "$out/junit.txt"
 status=${PIPESTATUS[0]}
 set -e
