@@ -3,9 +3,12 @@ package warpsight.eclipse.lsp4e;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import org.eclipse.jface.text.IDocument;
 import org.eclipse.lsp4e.LSPEclipseUtils;
+import org.eclipse.lsp4e.LanguageServers.LanguageServerDocumentExecutor;
 import org.eclipse.lsp4e.LanguageServers;
 import org.eclipse.lsp4j.CodeLens;
 import org.eclipse.lsp4j.CodeLensParams;
@@ -39,19 +42,31 @@ public final class Lsp4eReportSource implements ReportSource {
         this.uri = u.toASCIIString();
     }
 
-    private <T> CompletableFuture<T> first(java.util.function.Function<WarpsightLanguageServer, CompletableFuture<T>> call) {
-        return LanguageServers.forDocument(document)
-                .computeFirst((LanguageServer ls) -> ls instanceof WarpsightLanguageServer
-                        ? call.apply((WarpsightLanguageServer) ls)
-                        : CompletableFuture.completedFuture(null))
-                .thenApply(o -> o.orElseThrow(() -> new IllegalStateException(
-                        "warpsight lsp is not running for " + uri + " (is the file's content type mapped? docs/editors.md)")));
+    /** The first answer of the warpsight server LSP4E runs for the document (empty when it had none). */
+    private <T> CompletableFuture<Optional<T>> first(Function<WarpsightLanguageServer, CompletableFuture<T>> call) {
+        LanguageServerDocumentExecutor executor = LanguageServers.forDocument(document);
+        if (!executor.anyMatching()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("no language server runs for " + uri
+                    + " (is its content type CUDA C++ Source or PTX Assembly? docs/editors.md)"));
+        }
+        return executor.computeFirst((LanguageServer ls) -> {
+            if (ls instanceof WarpsightLanguageServer) {
+                return call.apply((WarpsightLanguageServer) ls);
+            }
+            return CompletableFuture.<T>completedFuture(null);
+        });
+    }
+
+    private <T> CompletableFuture<T> required(Function<WarpsightLanguageServer, CompletableFuture<T>> call) {
+        return first(call).thenApply(o -> o.orElseThrow(() -> new IllegalStateException(
+                "warpsight lsp gave no answer for " + uri + " (is it running? the Error Log says why not)")));
     }
 
     @Override
     public CompletableFuture<List<KernelAnchor>> kernels(String ignored) {
+        // No lenses yet (a .cu whose first compile runs) is an empty list: the view asks again.
         return first(ls -> ls.getTextDocumentService().codeLens(new CodeLensParams(new TextDocumentIdentifier(uri))))
-                .thenApply(Lsp4eReportSource::anchors);
+                .thenApply(o -> o.map(Lsp4eReportSource::anchors).orElse(List.of()));
     }
 
     static List<KernelAnchor> anchors(List<? extends CodeLens> lenses) {
@@ -72,12 +87,12 @@ public final class Lsp4eReportSource implements ReportSource {
 
     @Override
     public CompletableFuture<FileReport> kernelReport(String ignored, String kernel) {
-        return first(ls -> ls.kernelReport(new LspTypes.KernelReportParams(uri, kernel)));
+        return required(ls -> ls.kernelReport(new LspTypes.KernelReportParams(uri, kernel)));
     }
 
     @Override
     public CompletableFuture<FileReport> whatIf(WhatIfParams params) {
         params.uri = uri;
-        return first(ls -> ls.whatIf(params));
+        return required(ls -> ls.whatIf(params));
     }
 }

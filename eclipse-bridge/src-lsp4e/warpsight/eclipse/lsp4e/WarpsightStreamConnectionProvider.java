@@ -1,5 +1,6 @@
 package warpsight.eclipse.lsp4e;
 
+import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
@@ -17,9 +18,17 @@ import warpsight.eclipse.core.ServerLocator;
  * <p>Compiled only where LSP4E is present (eclipse-bridge/README.md, "With LSP4E").
  */
 public final class WarpsightStreamConnectionProvider extends ProcessStreamConnectionProvider {
-    public WarpsightStreamConnectionProvider() {
-        Path exe = ServerLocator.find(null, System.getenv());
+    /** Finds the executable when LSP4E starts the server, so that a missing one is LSP4E's start error. */
+    @Override
+    public void start() throws IOException {
+        Path exe;
+        try {
+            exe = ServerLocator.find(null, System.getenv());
+        } catch (IllegalStateException e) {
+            throw new IOException(e.getMessage(), e);
+        }
         setCommands(List.of(exe.toString(), "lsp"));
+        super.start();
     }
 
     @Override

@@ -4,12 +4,16 @@ import com.google.gson.JsonParseException;
 import com.google.gson.reflect.TypeToken;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** The GPU database as {@code warpsight gpus --json} lists it (docs/gpus.md), for the GPU selector. */
 public final class GpuCatalog {
@@ -29,19 +33,31 @@ public final class GpuCatalog {
         }
     }
 
-    /** Runs {@code EXE gpus --json}. */
+    /** Runs {@code EXE gpus --json}; a run longer than {@code timeout} is stopped and is an error. */
     public static List<Gpu> load(Path executable, Duration timeout) throws IOException {
         Process p = new ProcessBuilder(executable.toString(), "gpus", "--json")
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        byte[] out;
-        try (InputStream in = p.getInputStream()) {
-            out = in.readAllBytes();
-        }
-        try {
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.destroyForcibly();
-                throw new IOException("`warpsight gpus --json` did not finish within " + timeout.toMillis() + " ms");
+        // Read on another thread so that a process that never closes its output cannot
+        // block the caller past the timeout.
+        CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> {
+            try (InputStream in = p.getInputStream()) {
+                return in.readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
+        });
+        byte[] bytes;
+        try {
+            bytes = out.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new TimeoutException();
+            }
+        } catch (TimeoutException e) {
+            p.destroyForcibly();
+            throw new IOException("`warpsight gpus --json` did not finish within " + timeout.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            p.destroyForcibly();
+            throw new IOException("could not read `warpsight gpus --json`: " + e.getCause().getMessage(), e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             p.destroyForcibly();
@@ -50,7 +66,7 @@ public final class GpuCatalog {
         if (p.exitValue() != 0) {
             throw new IOException("`warpsight gpus --json` exited with status " + p.exitValue());
         }
-        return parse(new String(out, StandardCharsets.UTF_8));
+        return parse(new String(bytes, StandardCharsets.UTF_8));
     }
 
     static List<Gpu> parse(String json) throws IOException {
