@@ -26,6 +26,7 @@
 #debian: libeclipse-ui-ide-java
 #debian: libeclipse-jface-text-java
 #debian: libeclipse-core-runtime-java
+#debian: libeclipse-core-contenttype-java
 #debian: libgoogle-gson-java
 #debian: junit5
 #debian: xvfb
@@ -103,7 +104,7 @@ J=/usr/share/java
 platform=(
   "$J/org.eclipse.swt.jar" "$J/eclipse-jface.jar" "$J/eclipse-ui-workbench.jar" "$J/eclipse-ui.jar"
   "$J/eclipse-ui-workbench-texteditor.jar" "$J/eclipse-ui-ide.jar" "$J/eclipse-jface-text.jar" "$J/eclipse-text.jar"
-  "$J/eclipse-core-runtime.jar" "$J/eclipse-core-commands.jar" "$J/eclipse-core-jobs.jar"
+  "$J/eclipse-core-runtime.jar" "$J/eclipse-core-contenttype.jar" "$J/eclipse-core-commands.jar" "$J/eclipse-core-jobs.jar"
   "$J/equinox-common.jar" "$J/equinox-registry.jar" "$J/eclipse-osgi.jar" "$J/gson.jar"
   "$lib/org.eclipse.lsp4j_0.24.0.v20250131-1745.jar" "$lib/org.eclipse.lsp4j.jsonrpc_0.24.0.v20250131-1745.jar"
 )

@@ -275,7 +275,7 @@ public class GpuPerformanceView extends ViewPart {
             }
             return s.kernelReport(u, a.kernel).thenApply(r -> new Object[] {a, r});
         }).whenComplete((result, error) -> {
-            boolean cuda = !u.toLowerCase().endsWith(".ptx");
+            boolean cuda = !u.toLowerCase(java.util.Locale.ROOT).endsWith(".ptx");
             // A CUDA document's first compile may still run: no lenses yet, or -32602.
             boolean notYet = (error == null && result == null) || isNotAnalysedYet(error);
             if (cuda && notYet && attempt < CUDA_RETRIES && gen == generation.get()) {
@@ -422,6 +422,9 @@ public class GpuPerformanceView extends ViewPart {
     /** Selects a GPU as the selector does; the future completes when the view shows it. */
     public CompletableFuture<Void> selectGpu(String gpu) {
         selectedGpu = gpu;
+        if (kernel == null) {
+            return CompletableFuture.completedFuture(null);
+        }
         int i = new ArrayList<>(gpuLabels.keySet()).indexOf(gpu);
         if (i >= 0 && gpuCombo.getSelectionIndex() != i) {
             gpuCombo.select(i);
