@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jface.resource.JFaceResources;
 import org.eclipse.jface.viewers.ArrayContentProvider;
 import org.eclipse.jface.viewers.ColumnLabelProvider;
+import org.eclipse.jface.viewers.ColumnViewerToolTipSupport;
 import org.eclipse.jface.viewers.TableViewer;
 import org.eclipse.jface.viewers.TableViewerColumn;
 import org.eclipse.swt.SWT;
@@ -139,8 +140,15 @@ public class GpuPerformanceView extends ViewPart {
                 public String getText(Object element) {
                     return ((String[]) element)[index];
                 }
+
+                /** The full reason, which the column may cut. */
+                @Override
+                public String getToolTipText(Object element) {
+                    return ((String[]) element)[4];
+                }
             });
         }
+        ColumnViewerToolTipSupport.enableFor(models);
         models.setContentProvider(ArrayContentProvider.getInstance());
 
         Group powerGroup = group("Power and energy (estimates)");

@@ -119,17 +119,17 @@ class GpuPerformanceViewTest {
         pump(view.selectGpu("a100-sxm4-80gb"), Fixtures.TIMEOUT);
         assertTrue(view.statusText().startsWith("reduce.cu · 1 kernel(s)"), view.statusText());
 
-        // The what-if of the launch configuration.
-        view.setLaunchFields("1024", "128", "0");
+        // The what-if of the launch configuration: the same threads in blocks of 128.
+        view.setLaunchFields("131072", "128", "0");
         pump(view.runWhatIf(), Fixtures.TIMEOUT);
         assertTrue(view.whatIfText().contains("than now") || view.whatIfText().contains("no change"), view.whatIfText());
-        assertTrue(view.whatIfText().startsWith("grid 1024×1×1, block 128×1×1"), view.whatIfText());
+        assertTrue(view.whatIfText().startsWith("grid 131072×1×1, block 128×1×1"), view.whatIfText());
 
         // Bad input is refused in words, with no request.
-        view.setLaunchFields("1024", "16xx16", "0");
+        view.setLaunchFields("131072", "16xx16", "0");
         pump(view.runWhatIf(), Fixtures.TIMEOUT);
         assertTrue(view.whatIfText().startsWith("block:"), view.whatIfText());
-        view.setLaunchFields("1024", "128", "0");
+        view.setLaunchFields("131072", "128", "0");
         pump(view.runWhatIf(), Fixtures.TIMEOUT);
 
         Path png = Fixtures.out().resolve("gpu-performance-view.png");
