@@ -11,6 +11,8 @@
 #   .venv-lsp/    a Python venv with pytest-lsp (tests/clients/requirements.txt)
 #   target/vscode-test/  code-server, playwright-core and the extension's npm packages
 #                 (scripts/test-vscode.sh; it also installs Debian's chromium when missing)
+#   target/eclipse/lib/  LSP4J for the Eclipse plug-in (scripts/test-eclipse.sh; it also
+#                 installs the Debian Eclipse platform jars, JUnit 5 and Xvfb it lists)
 #   Debian        the packages listed on the `#debian:` lines below, when missing
 #                 (neovim and emacs-nox + elpa-eglot: real LSP clients for tests/clients)
 #debian: neovim
@@ -90,6 +92,10 @@ tests/clients/run.sh
 # --- 5. The VS Code extension inside real VS Code (code-server + headless Chromium) -------
 log "VS Code extension (code-server)"
 WARPSIGHT_SERVER_BIN="$root/target/debug/warpsight" scripts/test-vscode.sh
+
+# --- 6. The Eclipse plug-in: built with javac, JUnit 5 against the server, view under Xvfb --
+log "Eclipse plug-in (scripts/test-eclipse.sh)"
+WARPSIGHT_BIN="$root/target/debug/warpsight" scripts/test-eclipse.sh
 
 log "done"
 echo "The tests used the CUDA compiler in .cuda/ through WARPSIGHT_NVCC. warpsight does not"
