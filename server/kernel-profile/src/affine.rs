@@ -28,6 +28,9 @@ pub enum Var {
     Lane,
     /// `%ctaid.{x,y,z}`: uniform within a block.
     Ctaid(Dim),
+    /// `%ctaid.{x,y,z} % m` for a known `m > 0`: uniform within a block, periodic over the
+    /// grid (`blockIdx.x % blockRun`: blocks that share their data in turns).
+    CtaidMod(Dim, i64),
     /// The iteration number of a loop (by loop id): uniform within a warp.
     Iter(u32),
     /// A value that is uniform across the warp but unknown (a pointer parameter, a
@@ -257,6 +260,14 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 match (a.as_constant(), k) {
                     (Some(x), Some(k)) if k != 0 => Affine::constant(x.rem_euclid(k)),
                     (None, Some(32)) if self.only_tid_x(&a) && a.coeff(Var::Tid(Dim::X)) == 1 => Affine::var(Var::Lane),
+                    // `blockIdx.d % m`: a periodic block index (unsigned or non-negative, so
+                    // the remainder is in 0..m).
+                    (None, Some(m)) if m > 0 && op == BinOp::Rem && a.constant == 0 && a.unknown.is_empty() && !a.irregular && a.terms.len() == 1 => {
+                        match a.terms.iter().next() {
+                            Some((Var::Ctaid(d), 1)) => Affine::var(Var::CtaidMod(*d, m)),
+                            _ => self.opaque(a, b),
+                        }
+                    }
                     _ => self.opaque(a, b),
                 }
             }

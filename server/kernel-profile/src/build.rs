@@ -676,11 +676,12 @@ fn address_pattern(func: &Function, instr: &ptx_ir::Instr, addr: &Affine, affine
         Dim::Y => 1,
         Dim::Z => 2,
     };
-    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty() };
+    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, ctaid_mod: Vec::new(), loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty() };
     for (var, coeff) in &addr.terms {
         match var {
             Var::Tid(d) => p.tid[dim(*d)] = *coeff,
             Var::Ctaid(d) => p.ctaid[dim(*d)] = *coeff,
+            Var::CtaidMod(d, m) => p.ctaid_mod.push(crate::model::CtaidModStride { dim: dim(*d) as u8, modulus: *m, bytes: *coeff }),
             Var::Lane => p.lane = *coeff,
             Var::Iter(l) => p.loops.push(LoopStride { loop_index: *l, bytes_per_iteration: *coeff }),
             Var::Uniform(id) => {

@@ -258,6 +258,9 @@ pub struct AddressPattern {
     /// Bytes per unit of `%laneid`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lane: i64,
+    /// Bytes per unit of `blockIdx.{x,y,z} % modulus` (a periodic block index).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ctaid_mod: Vec<CtaidModStride>,
     /// Bytes per iteration of each enclosing loop that moves the address.
     #[serde(default)]
     pub loops: Vec<LoopStride>,
@@ -269,6 +272,15 @@ pub struct AddressPattern {
     /// warp): the coefficients above are right but incomplete.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+}
+
+/// One periodic block-index term of an [`AddressPattern`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CtaidModStride {
+    /// 0, 1, 2 for x, y, z.
+    pub dim: u8,
+    pub modulus: i64,
+    pub bytes: i64,
 }
 
 fn is_zero(v: &i64) -> bool {

@@ -185,6 +185,11 @@ fn dims_of(p: &AddressPattern, ext: &Extents<'_>) -> Vec<(i64, u64)> {
         let threads: u64 = ext.block.iter().map(|&b| u64::from(b.max(1))).product();
         d.push((p.lane, threads.min(32)));
     }
+    // `blockIdx % m` takes min(m, blocks) values over the blocks measured.
+    for m in &p.ctaid_mod {
+        let blocks = ext.blocks.get(usize::from(m.dim)).copied().unwrap_or(1).max(1);
+        d.push((m.bytes, blocks.min(m.modulus.max(1) as u64)));
+    }
     for l in &p.loops {
         let trips = ext.trips.get(l.loop_index as usize).copied().unwrap_or(1.0);
         d.push((l.bytes_per_iteration, trips.round().max(1.0) as u64));

@@ -237,3 +237,24 @@ fn register_spills_take_requests_and_reach_l2_when_the_frames_exceed_l1() {
     // DRAM is not charged for spills (estimate: the write-back L2 keeps them).
     assert_eq!(t.dram_read_bytes, base.dram_read_bytes);
 }
+
+#[test]
+fn a_periodic_block_index_shares_its_data_between_blocks() {
+    // tests/fixtures/measured/cu/gpu_l2_cache.cu, `l2_read`: block b reads the 16 KiB chunks
+    // r, r + K, ..., r + 31K with r = b % K (K = blockRun = 48): the data set is K × 32 × 16 KiB
+    // = 24 MiB, read by 100,000 blocks of 1024 threads (two 8-byte loads per chunk). It fits
+    // the 40 MiB L2: every byte once from DRAM, steady-state resident; the requests all go
+    // through L2 (each block's chunks are its own: no L1 re-reads).
+    let path = format!("{}/../../tests/fixtures/measured/ptx/sm_80/gpu_l2_cache.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let p = common::profile_text(&text, "gpu_l2_cache", "l2_read", [100_000, 1, 1], [1024, 1, 1], &[("param_2", 48), ("param_3", 0)]);
+    let load = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.address.is_some()).expect("a patterned load");
+    let pat = load.address.as_ref().unwrap();
+    assert_eq!(pat.ctaid_mod.len(), 1, "{pat:?}");
+    assert_eq!((pat.ctaid_mod[0].modulus, pat.ctaid_mod[0].bytes), (48, 16384));
+    let t = estimate(&p, &a100(2, 0));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 48.0 * 32.0 * 16384.0, 1e-9);
+    assert!(t.l2_resident, "{t:#?}");
+    // 100,000 blocks × 32 warps × 32 chunks × 2 loads × 8 sectors (256 B per warp load).
+    check(&t, "l2_load_sectors", t.l2_load_sectors, 100_000.0 * 32.0 * 32.0 * 2.0 * 8.0, 1e-9);
+}
