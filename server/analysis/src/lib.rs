@@ -63,6 +63,9 @@ pub struct Settings {
     /// Analyse only the `.entry` with this PTX name (the others are left out of
     /// [`FileAnalysis::kernels`]); `None`: every kernel.
     pub only_kernel: Option<String>,
+    /// The kernels are launched from a CUDA graph, not one by one into a stream: every
+    /// target GPU's launch overhead is the graph's ([`gpu_spec::Gpu::with_graph_launch`]).
+    pub graph_launch: bool,
 }
 
 impl Settings {
@@ -95,6 +98,7 @@ impl Default for Settings {
             user_gpus: Vec::new(),
             smem_carveout_percent: None,
             only_kernel: None,
+            graph_launch: false,
         }
     }
 }
@@ -401,6 +405,11 @@ fn resolve_gpus(settings: &Settings, syntax: &mut Vec<SyntaxDiagnostic>) -> (Vec
                 }
             },
             Err(_) => unknown_gpus.push((id.clone(), db.closest(id, 3))),
+        }
+    }
+    if settings.graph_launch {
+        for g in &mut gpus {
+            *g = g.with_graph_launch();
         }
     }
     (gpus, unknown_gpus)

@@ -294,4 +294,28 @@ impl Gpu {
         );
         Ok(gpu)
     }
+
+    /// The same GPU with its kernels launched from a CUDA graph: a back-to-back launch inside
+    /// a graph costs less than one in a stream. The model parameter
+    /// [`GRAPH_LAUNCH_OVERHEAD_US`] where the database has one, otherwise half the stream
+    /// launch overhead: the ratio gpu-benches' gpu-small-kernels measures on the A100 80 GB
+    /// (4096-element launches, block 256: 1.37 µs per kernel in a graph, 2.73 µs in a
+    /// stream), an estimate for other GPUs.
+    pub fn with_graph_launch(&self) -> Gpu {
+        let mut gpu = self.clone();
+        let (v, src) = match self.model_params.get(GRAPH_LAUNCH_OVERHEAD_US).copied().filter(|v| v.is_finite() && *v > 0.0) {
+            Some(v) => (v, self.sources.get(&format!("model_params.{GRAPH_LAUNCH_OVERHEAD_US}")).cloned().unwrap_or_else(|| "gpu-data model parameter".into())),
+            None => (
+                self.launch_overhead_us * 0.5,
+                "estimate: half the stream launch overhead, the graph/stream ratio gpu-benches' gpu-small-kernels measures on the A100 80 GB (1.37 against 2.73 us per 4096-element launch)".into(),
+            ),
+        };
+        gpu.launch_overhead_us = v;
+        gpu.sources.insert("launch_overhead_us".into(), format!("launched from a CUDA graph: {src}"));
+        gpu
+    }
 }
+
+/// Model-parameter key (`[arch.model_params]`) of the time per kernel launch inside a CUDA
+/// graph, in microseconds ([`Gpu::with_graph_launch`]).
+pub const GRAPH_LAUNCH_OVERHEAD_US: &str = "graph_launch_overhead_us";

@@ -410,3 +410,17 @@ fn every_builtin_gpu_names_its_architecture() {
         }
     }
 }
+
+/// Launched from a CUDA graph: the A100's own measured value (gpu-small-kernels
+/// a100_80_graph: 1.4 µs), and half the stream overhead on a GPU without one (the A40:
+/// 2.1 µs in a stream).
+#[test]
+fn graph_launches_cost_the_graph_overhead() {
+    let db = gpu_spec::Database::builtin();
+    let a100 = db.gpu("a100-sxm4-80gb").unwrap();
+    assert_eq!(a100.with_graph_launch().launch_overhead_us, 1.4);
+    let a40 = db.gpu("a40").unwrap();
+    assert!(a40.model_params.get(gpu_spec::gpu::GRAPH_LAUNCH_OVERHEAD_US).is_none());
+    assert_eq!(a40.with_graph_launch().launch_overhead_us, a40.launch_overhead_us / 2.0);
+    assert!(a40.with_graph_launch().sources["launch_overhead_us"].contains("CUDA graph"));
+}

@@ -173,6 +173,8 @@ impl Ctx<'_> {
             group: Some(group),
             source_of_measurement: Some(format!("gpu-benches {set}/{file} ({UPSTREAM})")),
             carveout,
+            // gpu-small-kernels' `_graph` tables: the launches were captured in a CUDA graph.
+            launch: if file.ends_with("_graph") { super::rows::LaunchMode::Graph } else { super::rows::LaunchMode::Stream },
             registers: self.regs.get(ptx_arch, gpu, stem, kernel),
             arch: None,
         });

@@ -347,6 +347,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
                 group: Some(imp.group.clone().unwrap_or_else(|| kernel.clone())),
                 source_of_measurement: Some(format!("Kernel Tuner cache {file_name} (device {})", cache.device_name)),
                 carveout: None,
+                launch: super::rows::LaunchMode::Stream,
                 registers: None,
                 arch: imp.arch.clone(),
             });

@@ -235,6 +235,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Vec<Row>> {
                 group: Some(imp.group.clone().unwrap_or_else(|| l.kernel.clone())),
                 source_of_measurement: Some(format!("Nsight Compute gpu__time_duration.sum, {}", path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()))),
                 carveout: None,
+                launch: super::rows::LaunchMode::Stream,
                 registers: l.registers,
                 arch: imp.arch.clone(),
             });

@@ -43,6 +43,29 @@ pub struct Row {
     pub registers: Option<u32>,
     /// `.cu` only: the architecture to compile for (`sm_70`); default: the GPU's.
     pub arch: Option<String>,
+    /// How the measured launches were made: `stream` (one by one into a stream, the
+    /// default) or `graph` (captured in a CUDA graph: a smaller launch overhead).
+    pub launch: LaunchMode,
+}
+
+/// How a row's kernel was launched when it was timed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum LaunchMode {
+    #[default]
+    Stream,
+    Graph,
+}
+
+impl TryFrom<String> for LaunchMode {
+    type Error = String;
+    fn try_from(v: String) -> Result<LaunchMode, String> {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "stream" => Ok(LaunchMode::Stream),
+            "graph" => Ok(LaunchMode::Graph),
+            other => Err(format!("launch `{other}` is neither `stream` nor `graph`")),
+        }
+    }
 }
 
 /// Grid or block dimensions: `"64x256"`, `"128x2x1"`, `"64,256"`, `[64, 256]` or `64`.
@@ -247,6 +270,8 @@ struct RowSpec {
     registers: Option<u32>,
     #[serde(default)]
     arch: Option<String>,
+    #[serde(default)]
+    launch: Option<LaunchMode>,
 }
 
 impl RowSpec {
@@ -269,6 +294,7 @@ impl RowSpec {
             carveout: self.carveout.map(|p| p.0),
             registers: self.registers,
             arch: nonempty(self.arch),
+            launch: self.launch.unwrap_or_default(),
         }
     }
 }
@@ -361,9 +387,9 @@ mod tests {
     #[test]
     fn csv_rows_with_every_field() {
         let rows = csv(
-            "source,kernel,gpu,grid,block,dynamic_smem,defines,args,time_ms,label,group,source_of_measurement,carveout,registers,arch\n\
-             k.cu,scale,a100,64x256,128x2x1,1024,A=1;B,n=1<<20;m=3,0.5,cfg1,scale,ncu,9,32,sm_70\n\
-             k.ptx,scale,NVIDIA A40,4096,256,,,,2,,,,,,\n",
+            "source,kernel,gpu,grid,block,dynamic_smem,defines,args,time_ms,label,group,source_of_measurement,carveout,registers,arch,launch\n\
+             k.cu,scale,a100,64x256,128x2x1,1024,A=1;B,n=1<<20;m=3,0.5,cfg1,scale,ncu,9,32,sm_70,Graph\n\
+             k.ptx,scale,NVIDIA A40,4096,256,,,,2,,,,,,,\n",
         )
         .unwrap();
         assert_eq!(rows.len(), 2);
@@ -375,7 +401,9 @@ mod tests {
         assert_eq!(r.args, [("m".to_string(), 3), ("n".to_string(), 1 << 20)].into());
         assert_eq!((r.time_ms, r.carveout, r.registers), (0.5, Some(9), Some(32)));
         assert_eq!((r.label.as_deref(), r.group.as_deref(), r.arch.as_deref()), (Some("cfg1"), Some("scale"), Some("sm_70")));
+        assert_eq!(r.launch, LaunchMode::Graph);
         let r = &rows[1];
+        assert_eq!(r.launch, LaunchMode::Stream);
         assert_eq!((r.grid, r.block, r.dynamic_smem), ([4096, 1, 1], [256, 1, 1], 0));
         assert!(r.defines.is_empty() && r.args.is_empty() && r.label.is_none() && r.carveout.is_none());
         assert_eq!(r.gpu, "NVIDIA A40");
@@ -423,6 +451,8 @@ mod tests {
         assert!(e.contains("rows.csv:2") && e.contains("no value"), "{e}");
         let e = csv("source,kernel,gpu,grid,block,time_ms,defines\nk.cu,k,a100,1,1,1,1A=2\n").unwrap_err().to_string();
         assert!(e.contains("C identifier"), "{e}");
+        let e2 = csv("source,kernel,gpu,grid,block,time_ms,launch\nk.cu,k,a100,1,1,1,pipe\n").unwrap_err().to_string();
+        assert!(e2.contains("neither `stream` nor `graph`"), "{e2}");
         let e = csv("source,kernel,gpu,grid,block,time_ms,carveout\nk.cu,k,a100,1,1,1,0\n").unwrap_err().to_string();
         assert!(e.contains("1 to 100"), "{e}");
         let e = parse(Path::new("r.json"), "[\n{\"source\":\"k\",\"kernel\":\"k\",\"gpu\":\"g\",\n\"grid\":\"1x\",\"block\":1,\"time_ms\":1}]").unwrap_err().to_string();

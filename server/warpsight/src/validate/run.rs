@@ -260,6 +260,7 @@ fn analyse_row(row: &Row, gpu: &gpu_spec::Gpu, cache: &HashMap<Key, Compiled>, o
         args: row.args.clone(),
         smem_carveout_percent: row.carveout,
         only_kernel: Some(entry.clone()),
+        graph_launch: row.launch == super::rows::LaunchMode::Graph,
         ..analysis::Settings::default()
     };
     if let Some(t) = opts.default_trip_count {
