@@ -64,7 +64,7 @@ fn every_fixture_kernel_gets_predictions_on_ten_gpus() {
                     let seed_bounds = ["memory", "compute", "latency", "balanced"];
                     let resources = [
                         "dram", "l2", "l1", "shared", "issue", "atomics", "launch", "latency", "fp32", "fp64", "fp16", "int", "sfu",
-                        "conversion", "warp-level", "tensor",
+                        "conversion", "warp-level", "tensor", "lsu",
                     ];
                     let bound = p["bound"].as_str().unwrap_or_default();
                     if m == "bottleneck" {
