@@ -41,7 +41,8 @@ pub fn summary(t: &TargetAnalysis) -> String {
 pub fn kernel_card(k: &KernelAnalysis) -> String {
     let mut s = String::new();
     let title = k.demangled.as_deref().unwrap_or(&k.name);
-    let _ = writeln!(s, "### `{title}`\n");
+    // A bold line, not a heading: a heading's margins cost a line of the hover's height.
+    let _ = writeln!(s, "**`{title}`**\n");
     let l = &k.launch;
     let src = match l.source {
         kernel_profile::LaunchSource::Setting => "settings",
@@ -74,6 +75,10 @@ pub fn kernel_card(k: &KernelAnalysis) -> String {
     }
     let assumptions = k.targets.first().map_or(0, |t| t.profile.assumptions.len().saturating_sub(1));
     let _ = write!(s, "\n*Estimates from the PTX, not measurements");
+    if let (true, Some(Ok(rep))) = (k.targets.len() > 1, k.targets.first().map(|t| &t.models)) {
+        let names: Vec<&str> = rep.predictions.iter().map(|p| p.model).filter(|m| *m != rep.headline.model).collect();
+        let _ = write!(s, "; headline model `{}`, paper models {}", rep.headline.model, names.join(", "));
+    }
     if assumptions > 0 {
         let _ = write!(s, "; {assumptions} assumption{} in the report", if assumptions == 1 { "" } else { "s" });
     }
@@ -174,7 +179,9 @@ fn target_section(s: &mut String, t: &TargetAnalysis) {
     }
 }
 
-/// Several GPUs: one row per quantity, one column per GPU.
+/// Several GPUs: one row per question, one column per GPU, four rows so that the card
+/// fits above a kernel near the top of a file: time and bound, occupancy and waves, power
+/// and energy, and the spread of the paper models.
 fn gpu_table(s: &mut String, targets: &[TargetAnalysis]) {
     let cell = |f: &dyn Fn(&TargetAnalysis) -> String| targets.iter().map(|t| format!(" {} |", f(t))).collect::<String>();
     let _ = writeln!(s, "| |{}", cell(&|t| format!("**{}** ({})", short_name(t), t.gpu.id)));
@@ -183,34 +190,34 @@ fn gpu_table(s: &mut String, targets: &[TargetAnalysis]) {
         s,
         "| time |{}",
         cell(&|t| match &t.models {
-            Ok(r) => format!("**≈ {}**", fmt_time(r.headline.time_us)),
+            Ok(r) => format!("**≈ {}**, {}-bound", fmt_time(r.headline.time_us), r.headline.bound.name()),
             Err(_) => "no time predicted".into(),
         })
     );
     let _ = writeln!(
         s,
-        "| bound |{}",
-        cell(&|t| match &t.models {
-            Ok(r) => format!("{} (`{}`)", r.headline.bound.name(), r.headline.model),
-            Err(_) => "—".into(),
-        })
-    );
-    let _ = writeln!(
-        s,
         "| occupancy |{}",
-        cell(&|t| match &t.occupancy {
-            Ok(o) if o.blocks_per_sm > 0 => format!("{:.0}%, limited by {}", o.occupancy * 100.0, o.limiters.names().join(" + ")),
-            Ok(_) => "cannot launch".into(),
-            Err(_) => "unavailable".into(),
+        cell(&|t| {
+            let occ = match &t.occupancy {
+                Ok(o) if o.blocks_per_sm > 0 => format!("{:.0}% ({})", o.occupancy * 100.0, o.limiters.names().join(" + ")),
+                Ok(_) => "cannot launch".into(),
+                Err(_) => "unavailable".into(),
+            };
+            match &t.waves {
+                Some(w) => format!("{occ}, {} wave{}", w.waves, if w.waves == 1 { "" } else { "s" }),
+                None => occ,
+            }
         })
     );
     let _ = writeln!(
         s,
-        "| waves |{}",
-        cell(&|t| t.waves.as_ref().map_or("—".into(), |w| format!("{}, last {:.0}% full", w.waves, w.last_wave_fill * 100.0)))
+        "| power |{}",
+        cell(&|t| match (&t.power, t.energy_uj) {
+            (Some(p), Some(e)) => format!("{:.0} W ({}), {}", p.watts, p.confidence, crate::display::energy_uj(e)),
+            (Some(p), None) => format!("{:.0} W ({})", p.watts, p.confidence),
+            _ => "—".into(),
+        })
     );
-    let _ = writeln!(s, "| power |{}", cell(&|t| t.power.as_ref().map_or("—".into(), |p| format!("{:.0} W ({})", p.watts, p.confidence))));
-    let _ = writeln!(s, "| energy |{}", cell(&|t| t.energy_uj.map_or("—".into(), crate::display::energy_uj)));
     let _ = writeln!(
         s,
         "| paper models |{}",
@@ -236,12 +243,6 @@ fn gpu_table(s: &mut String, targets: &[TargetAnalysis]) {
     }
     for (why, ids) in reasons {
         let _ = writeln!(s, "\n{why} ({})", ids.join(", "));
-    }
-    if let Some(Ok(rep)) = targets.first().map(|t| &t.models) {
-        let names: Vec<&str> = rep.predictions.iter().map(|p| p.model).filter(|m| *m != rep.headline.model).collect();
-        if !names.is_empty() {
-            let _ = writeln!(s, "\npaper models: {} (the report compares them)", names.join(", "));
-        }
     }
 }
 
@@ -360,7 +361,8 @@ pub fn loop_share(t: &TargetAnalysis, l: &kernel_profile::LoopInfo) -> f64 {
         .filter(|b| b.executions >= l.assumed_trip_count && l.assumed_trip_count > 1.0)
         .map(|b| b.executions * b.instructions.len() as f64)
         .sum();
-    (100.0 * inside / total).clamp(0.0, 100.0)
+    // `+ 0.0` turns the -0.0 of an empty sum into 0.0, which prints as `0`, not `-0`.
+    (100.0 * inside / total).clamp(0.0, 100.0) + 0.0
 }
 
 /// The hint of a memory access: its class and sectors per request ("global coalesced ·
@@ -426,15 +428,33 @@ mod tests {
     }
 
     #[test]
+    fn a_loop_that_never_runs_has_no_negative_share() {
+        // row_sums-like: the unrolled body and a remainder loop of `cols & 3` = 0 trips.
+        let (_, file) = analyze("saxpy", [16, 1, 1], [256, 1, 1], &[("param_0", 4096)], &["a100"]);
+        let t = &file.kernels[0].targets[0];
+        let l = kernel_profile::LoopInfo {
+            ptx_line: 1,
+            source_file: None,
+            source_line: None,
+            depth: 1,
+            trip_count: Some(0.0),
+            trip_count_expr: None,
+            assumed_trip_count: 0.0,
+        };
+        assert_eq!(loop_label(t, &l), "×0 · 0% of instructions");
+    }
+
+    #[test]
     fn several_gpus_are_one_table_with_a_column_each() {
         let c = card(&["a100", "tesla-k20"]);
         let table: Vec<&str> = c.lines().filter(|l| l.starts_with('|')).collect();
-        assert!(table.len() >= 8, "{c}");
+        assert_eq!(table.len(), 6, "a header, its rule and four rows:\n{c}");
         assert!(table.iter().all(|row| row.matches('|').count() == 4), "a label and two GPU columns per row:\n{c}");
         assert!(table[0].contains("(a100-sxm4-80gb)") && table[0].contains("(tesla-k20)"), "{}", table[0]);
-        for row in ["| time |", "| bound |", "| occupancy |", "| power |", "| energy |", "| paper models |"] {
+        for row in ["| time |", "| occupancy |", "| power |", "| paper models |"] {
             assert!(table.iter().any(|l| l.starts_with(row)), "no `{row}` row:\n{c}");
         }
-        assert!(c.lines().filter(|l| !l.trim().is_empty()).count() <= 14, "{c}");
+        assert!(c.lines().filter(|l| !l.trim().is_empty()).count() <= 9, "{c}");
+        assert!(c.contains("paper models roofline, mwp_cwp"), "the footnote names the models:\n{c}");
     }
 }

@@ -162,8 +162,16 @@ async fn cuda_source_gets_hints_on_its_own_lines() {
     let load_line = line_of(&text, "Pvalue += Md");
     let unc = diags.iter().find(|d| d["code"] == "uncoalesced-global-access").unwrap_or_else(|| panic!("{diags:?}"));
     assert_eq!(unc["range"]["start"]["line"], load_line);
-    // The kernel card on the `__global__` line, with the annotation's launch.
+    // Kernel-wide findings sit on the definition line, on its `__global__` only, so that a
+    // hover on the kernel's name is the card alone.
     let kline = line_of(&text, "__global__ void matmul_naive");
+    let col = text.lines().nth(kline as usize).unwrap().find("__global__").unwrap();
+    let wide: Vec<_> = diags.iter().filter(|d| d["range"]["start"]["line"] == kline).collect();
+    assert!(!wide.is_empty(), "no kernel-wide finding on the definition line: {diags:?}");
+    for d in wide {
+        assert_eq!((d["range"]["start"]["character"].as_u64(), d["range"]["end"]["character"].as_u64()), (Some(col as u64), Some(col as u64 + 10)), "{d}");
+    }
+    // The kernel card on the `__global__` line, with the annotation's launch.
     let hover = ts.request("textDocument/hover", json!({ "textDocument": { "uri": uri }, "position": { "line": kline, "character": 20 } })).await;
     let card = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(card.contains("annotation") && card.contains("occupancy"), "{card}");
