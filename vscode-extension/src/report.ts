@@ -229,7 +229,7 @@ td, th { border: 1px solid var(--vscode-panel-border, var(--vscode-contrastBorde
 td.num { text-align: right; white-space: nowrap; }
 .facts { font-size: 1.15em; } .facts .time { font-size: 1.1em; }
 section.gpu { border-left: 3px solid var(--vscode-textLink-foreground); padding-left: 0.8em; margin: 1em 0; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 12px; margin: 0.8em 0; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 12px; margin: 0.8em 0; }
 .chart { height: 300px; min-width: 0; border: 1px solid var(--vscode-panel-border, var(--vscode-contrastBorder, #8884)); border-radius: 4px; }
 code { font-family: var(--vscode-editor-font-family); }
 </style></head>

@@ -128,7 +128,7 @@ fn occupancy_chart(t: &TargetAnalysis) -> Option<OccupancyChart> {
     let r = &t.profile.resources;
     let props = DeviceProps::from_limits(&t.gpu.limits, t.gpu.sm_count);
     let attrs = FuncAttrs::new(r.registers_per_thread, r.static_smem_bytes, &props);
-    let dynamic = u32::try_from(t.profile.launch.dynamic_smem).unwrap_or(u32::MAX);
+    let dynamic = t.profile.launch.dynamic_smem;
     let curve = occupancy_curve(&props, &attrs, &DeviceState::default(), |_| dynamic).ok()?;
     let best = curve.iter().map(|p| p.occupancy).fold(0.0, f64::max);
     let best_block_size = curve.iter().find(|p| p.occupancy >= best && best > 0.0).map(|p| p.block_size);

@@ -139,7 +139,8 @@ function occupancyOption(p: Palette, c: OccupancyChart, w: number): Record<strin
   return {
     ...base(p, "Occupancy against block size", `${cur} threads: ${pct} %, limited by ${limiterWords(c.current_limiters)}${hint}`, w),
     xAxis: axis(p, { type: "value", name: "threads per block", nameLocation: "middle", nameGap: 26, min: 0, max, interval: max > 512 ? 128 : 64 }),
-    yAxis: axis(p, { type: "value", name: "occupancy %", min: 0, max: 100 }),
+    // No axis name at the top: the launch's mark is labelled there; the ticks say "%".
+    yAxis: axis(p, { type: "value", min: 0, max: 100, axisLabel: { color: p.dim, formatter: "{value} %" } }),
     tooltip: {
       trigger: "axis",
       confine: true,
@@ -162,7 +163,7 @@ function occupancyOption(p: Palette, c: OccupancyChart, w: number): Record<strin
           symbol: "none",
           silent: true,
           lineStyle: { color: p.orange, type: "dashed" },
-          label: { color: p.orange, formatter: "this launch", position: "insideEndTop" },
+          label: { color: p.orange, formatter: "this launch", position: "end" },
           data: [{ xAxis: cur }],
         },
         markPoint: {
@@ -235,7 +236,7 @@ function timeOption(p: Palette, c: TimeBreakdown, w: number): Record<string, unk
   const maxLabel = Math.max(...parts.map((x) => x.label.length), 6);
   return {
     ...base(p, `Where the time goes (${c.model})`, `≈ ${c.total_text}, ${c.bound}-bound; each bar alone, the model overlaps them`, w),
-    grid: { left: Math.min(20 + maxLabel * 7, 150), right: 70, top: 74, bottom: 44 },
+    grid: { left: Math.min(20 + maxLabel * 7, 150), right: 70, top: 84, bottom: 44 },
     // The axis reaches past the prediction, so its mark is always drawn.
     xAxis: axis(p, {
       type: "value",
@@ -258,7 +259,8 @@ function timeOption(p: Palette, c: TimeBreakdown, w: number): Record<string, unk
           symbol: "none",
           silent: true,
           lineStyle: { color: p.orange, type: "dashed" },
-          label: { color: p.orange, formatter: `predicted ${c.total_text}`, position: "insideEndTop" },
+          // The category axis runs top to bottom (inverse), so the line's start is its top.
+          label: { color: p.orange, formatter: `predicted ${c.total_text}`, position: "start" },
           data: [{ xAxis: c.total_us }],
         },
       },
@@ -301,8 +303,8 @@ function powerOption(p: Palette, c: PowerWaterfall, w: number): Record<string, u
   sizes.push({ value: c.total_watts - floor, itemStyle: { color: p.purple }, text: `${c.total_watts.toFixed(1)} W` });
   const maxLabel = Math.max(...labels.map((l) => l.length));
   return {
-    ...base(p, "Power: from the model's average to this kernel", `≈ ${Math.round(c.total_watts)} W (estimate; model of ${c.model_gpu})`, w),
-    grid: { left: Math.min(20 + maxLabel * 6.5, 210), right: 64, top: 74, bottom: 44 },
+    ...base(p, "Power waterfall", `≈ ${Math.round(c.total_watts)} W (estimate, ${c.model_gpu} model), from its average kernel to this one`, w),
+    grid: { left: Math.min(20 + maxLabel * 6.5, 0.45 * w), right: 64, top: 74, bottom: 44 },
     xAxis: axis(p, {
       type: "value",
       name: "W",
@@ -313,7 +315,7 @@ function powerOption(p: Palette, c: PowerWaterfall, w: number): Record<string, u
       splitNumber: 3,
       axisLabel: { color: p.dim, hideOverlap: true },
     }),
-    yAxis: axis(p, { type: "category", inverse: true, data: labels, axisLabel: { color: p.fg, width: 200, overflow: "truncate" } }),
+    yAxis: axis(p, { type: "category", inverse: true, data: labels, axisLabel: { color: p.fg, width: Math.min(200, 0.45 * w - 12), overflow: "truncate" } }),
     tooltip: { trigger: "item", confine: true, formatter: (x: { dataIndex: number }) => `${labels[x.dataIndex]}: ${sizes[x.dataIndex].text}` },
     series: [
       // Stacked bars start at 0: the transparent one reaches the step's start (the axis
