@@ -339,9 +339,10 @@ pub fn kernel_label(t: &TargetAnalysis, p: &InlayParts) -> String {
 }
 
 /// The hint of a loop: its trip count (with `?` when assumed) and its share of the
-/// kernel's dynamic instructions, "×64 · 93% of instructions".
-pub fn loop_label(t: &TargetAnalysis, l: &kernel_profile::LoopInfo) -> String {
-    let share = loop_share(t, l);
+/// kernel's dynamic instructions, "×64 · 93% of instructions". `func`: the kernel's lowered
+/// function, whose loop blocks give the share exactly ([`loop_share`]).
+pub fn loop_label(t: &TargetAnalysis, l: &kernel_profile::LoopInfo, func: Option<&ptx_ir::Function>) -> String {
+    let share = loop_share(t, l, func);
     let count = match l.trip_count {
         Some(n) => format!("×{n:.0}"),
         None => format!("×{:.0}?", l.assumed_trip_count),
@@ -349,18 +350,19 @@ pub fn loop_label(t: &TargetAnalysis, l: &kernel_profile::LoopInfo) -> String {
     format!("{count} · {share:.0}% of instructions")
 }
 
-/// The share (in %) of the kernel's dynamic instructions executed inside a loop.
-pub fn loop_share(t: &TargetAnalysis, l: &kernel_profile::LoopInfo) -> f64 {
+/// The share (in %) of the kernel's dynamic instructions executed inside a loop: the
+/// profile's executions of the loop's blocks (the IR's natural loop whose header is on the
+/// loop's PTX line, nested loops included) over all executions. Without the function, or
+/// when no loop of it has that header line, the blocks executed at least the trip count's
+/// times stand in for the loop (an approximation that misses loops some threads skip:
+/// their blocks' executions are averages over all threads).
+pub fn loop_share(t: &TargetAnalysis, l: &kernel_profile::LoopInfo, func: Option<&ptx_ir::Function>) -> f64 {
     let total = t.profile.counts.total_dynamic().max(1.0);
-    // Blocks are not tagged with their loop in the profile; approximate with the blocks
-    // whose execution count is at least the loop's trip count times the outer ones.
-    let inside: f64 = t
-        .profile
-        .blocks
-        .iter()
-        .filter(|b| b.executions >= l.assumed_trip_count && l.assumed_trip_count > 1.0)
-        .map(|b| b.executions * b.instructions.len() as f64)
-        .sum();
+    let work = |b: &kernel_profile::BlockProfile| b.executions * b.instructions.len() as f64;
+    let inside: f64 = match func.and_then(|f| f.loops.iter().find(|lp| lp.ptx_line == l.ptx_line)) {
+        Some(lp) => t.profile.blocks.iter().filter(|b| lp.blocks.binary_search(&b.id).is_ok()).map(work).sum(),
+        None => t.profile.blocks.iter().filter(|b| b.executions >= l.assumed_trip_count && l.assumed_trip_count > 1.0).map(work).sum(),
+    };
     // `+ 0.0` turns the -0.0 of an empty sum into 0.0, which prints as `0`, not `-0`.
     (100.0 * inside / total).clamp(0.0, 100.0) + 0.0
 }
@@ -441,7 +443,25 @@ mod tests {
             trip_count_expr: None,
             assumed_trip_count: 0.0,
         };
-        assert_eq!(loop_label(t, &l), "×0 · 0% of instructions");
+        assert_eq!(loop_label(t, &l, None), "×0 · 0% of instructions");
+    }
+
+    #[test]
+    fn a_loop_some_threads_skip_keeps_its_share() {
+        // spmv_csr_scalar: `if (row < num_rows) { for (...) }`. With twice as many threads
+        // as rows, half the threads skip the loops, so their blocks run on average half the
+        // trip count per thread; the loops' share of the work is lower than with every
+        // thread busy, not gone.
+        let share = |blocks: u32| {
+            let (_, file) = analyze("spmv_csr", [blocks, 1, 1], [128, 1, 1], &[("param_0", 131072)], &["a100"]);
+            let k = file.kernels.iter().find(|k| k.name.contains("scalar")).expect("the scalar kernel");
+            let t = &k.targets[0];
+            let func = file.module.function(&k.name);
+            t.profile.loops.iter().filter(|l| l.depth == 1).map(|l| loop_share(t, l, func)).sum::<f64>()
+        };
+        let (busy, half) = (share(1024), share(2048));
+        assert!(busy > 20.0, "with every thread on a row the loops hold {busy:.1} % of the work");
+        assert!(half > busy / 3.0 && half < busy, "half the threads idle: {half:.1} % (all busy: {busy:.1} %)");
     }
 
     #[test]

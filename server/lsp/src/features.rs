@@ -296,7 +296,7 @@ pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &
                 if !in_range(line) {
                     continue;
                 }
-                res.push(hint(doc.line_end(line, enc), analysis::hover::loop_label(t, l), l.trip_count_expr.clone()));
+                res.push(hint(doc.line_end(line, enc), analysis::hover::loop_label(t, l, a.file.module.function(&k.name)), l.trip_count_expr.clone()));
             }
         }
         if config.inlay.memory {
