@@ -107,7 +107,7 @@ log "vsce package (its prepublish step: tsc for the client and the report page, 
 # the client's runtime dependency, and no sources.
 vsix_list=$(python3 -c 'import sys,zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$T/warpsight.vsix")
 for f in extension/out/main.js extension/out/webview/charts.js extension/media/vendor/echarts.min.js \
-  extension/media/vendor/echarts.LICENSE.txt extension/media/icon.png extension/changelog.md \
+  extension/media/vendor/echarts.LICENSE.txt extension/media/vendor/zrender.LICENSE.txt extension/media/icon.png extension/changelog.md \
   extension/syntaxes/ptx.tmLanguage.json extension/node_modules/vscode-languageclient/package.json; do
   grep -qx "$f" <<<"$vsix_list" || { echo "the .vsix lacks $f" >&2; exit 1; }
 done

@@ -260,7 +260,10 @@ export class ReportPanel {
       ReportPanel.current = panel;
     }
     const webview = panel.webview;
-    panel.title = `warpsight: ${target.kernel ?? "report"}`;
+    // The tab names the kernel as written in the source (`row_sums`), not its PTX name.
+    const kernels = arr(obj(report)?.kernels).map(obj);
+    const shown = kernels.length === 1 && typeof kernels[0]?.demangled === "string" ? kernels[0].demangled.replace(/\(.*$/, "") : target.kernel;
+    panel.title = `warpsight: ${shown ?? "report"}`;
     webview.html = renderReport(target, report, {
       cspSource: webview.cspSource,
       echartsUri: webview.asWebviewUri(vscode.Uri.joinPath(media, "vendor", "echarts.min.js")).toString(),

@@ -295,7 +295,7 @@ async function main() {
 
     await check("clicking the code lens opens the kernel report panel", async () => {
       await page.locator(".monaco-editor .codelens-decoration a", { hasText: "≈" }).first().click();
-      const tab = page.locator(".tabs-container .tab", { hasText: "warpsight" }).first();
+      const tab = page.locator(".tabs-container .tab", { hasText: "warpsight:" }).first();
       await tab.waitFor({ timeout: 10000 });
       // The webview's content lives in a nested iframe; look through every frame.
       let text = "";
@@ -613,6 +613,26 @@ async function main() {
       const hint = await waitLine(page, line.rowSums + 1, "void row_sums(", (t) => /occ 100%/.test(t) && !t.includes("pending"), 60000);
       await shot(page, "17-command-set-launch.png");
       return `prefilled "${prefill}"; hint "${hint.slice(hint.indexOf("occ"))}"`;
+    });
+
+    await check("Show Server Log and Restart Server: the log names each start, the new server analyses the file again", async () => {
+      await palette("warpsight: Show Server Log");
+      const out = page.locator(".output-view, .panel .monaco-editor", { hasText: "lsp (from setting warpsight.server.path)" }).first();
+      await out.waitFor({ state: "visible", timeout: 10000 });
+      await palette("warpsight: Restart Server");
+      await page.waitForFunction(() => Array.from(document.querySelectorAll(".statusbar-item")).some((e) => /warpsight: a100.*(starting|compiling)/.test(e.textContent)), null, {
+        timeout: 10000,
+      }).catch(() => undefined); // the restart can be quicker than a poll
+      await page.waitForFunction(() => Array.from(document.querySelectorAll(".statusbar-item")).some((e) => /warpsight: a100.*ready/.test(e.textContent)), null, {
+        timeout: 30000,
+      });
+      const starts = await page.locator(".panel .view-line", { hasText: "Starting " }).count();
+      assert(starts >= 2, `the log shows ${starts} start(s), not the first and the restart`);
+      // The new server analyses the open file again: its hints come back.
+      await page.locator(".tabs-container .tab", { hasText: cu }).first().click();
+      const hint = await waitLine(page, line.rowSums + 1, "void row_sums(", (t) => /occ \d+%/.test(t) && !t.includes("pending"), 60000);
+      await shot(page, "18-command-log-restart.png");
+      return `${starts} start lines in the log; after the restart "${hint.slice(hint.indexOf("occ"))}"`;
     });
   } finally {
     await browser.close();
