@@ -12,7 +12,7 @@
 //! bank-conflict quick fix applied through the lightbulb menu, after which that diagnostic
 //! is gone; the hints changing after the block size at the launch site is edited; and the
 //! report panel's charts (each chart's SVG with its marks, none cut off at the right), then
-//! redrawn after the color theme picker switches to dark and to light (the title's
+//! redrawn after the color theme picker switches to dark, light and high contrast (the title's
 //! colour light on dark, dark on light). Each check is counted and a failed check does not
 //! stop the later ones, so one run shows everything that is broken. Screenshots go
 //! to $OUT_DIR/*.png. The last line printed is `vscode: N passed, M failed`.
@@ -519,9 +519,10 @@ async function main() {
     });
     await shot(page, "12-report-charts.png");
     if (chartsOpen) {
+      // `theme`: the text of the picker's row (its label's description, unique).
       const setTheme = async (theme, bodyClass) => {
         // As a user does: Preferences: Color Theme, then the theme's name.
-        const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: `Default ${theme}` }).first();
+        const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: theme }).first();
         for (let attempt = 0; attempt < 3; attempt++) {
           await page.locator(".tabs-container .tab", { hasText: "warpsight" }).first().click();
           await page.keyboard.press("Control+K");
@@ -544,17 +545,24 @@ async function main() {
       };
       let dark;
       await check("the charts are redrawn in the dark theme", async () => {
-        dark = await setTheme("Dark Modern", "vscode-dark");
+        dark = await setTheme("Default Dark Modern", "vscode-dark");
         assert(luminance(dark[0].fill) > 0.5, `dark theme, title colour ${dark[0].fill}`);
         return `title colour ${dark[0].fill}`;
       });
       await shot(page, "13-report-charts-dark.png");
       await check("the charts are redrawn in the light theme", async () => {
-        const light = await setTheme("Light Modern", "vscode-light");
+        const light = await setTheme("Default Light Modern", "vscode-light");
         assert(luminance(light[0].fill) < 0.5, `light theme, title colour ${light[0].fill}`);
         return `title colour ${dark ? dark[0].fill : "?"} → ${light[0].fill}`;
       });
       await shot(page, "14-report-charts-light.png");
+      await check("the charts are redrawn in the high-contrast theme", async () => {
+        // "Default High Contrast" is the dark one; its light sibling's row comes after it.
+        const hc = await setTheme("Default High Contrast", "vscode-high-contrast");
+        assert(luminance(hc[0].fill) > 0.5, `high contrast (dark), title colour ${hc[0].fill}`);
+        return `title colour ${hc[0].fill}`;
+      });
+      await shot(page, "15-report-charts-high-contrast.png");
     }
 
     // ---------------------------------------------------------------- the commands
