@@ -26,6 +26,7 @@ import { ReportPanel, type ReportTarget } from "./report";
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel | undefined;
 let status: StatusItem | undefined;
+let reportRefresh: NodeJS.Timeout | undefined;
 
 /** The report of a document, from the running server. */
 function kernelReport(uri: string): Promise<unknown> {
@@ -202,6 +203,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("warpsight.showLog", () => output?.show()),
     vscode.commands.registerCommand("warpsight.statusClicked", () => statusClicked(status?.current ?? "stopped")),
     vscode.window.onDidChangeActiveTextEditor(() => void refreshCompilerState()),
+    // The server publishes diagnostics after every analysis of a document (with its
+    // version): the moment to redraw an open report of that document.
+    vscode.languages.onDidChangeDiagnostics((e) => {
+      const target = ReportPanel.target;
+      if (target === undefined || !e.uris.some((u) => u.toString() === target.uri)) return;
+      if (reportRefresh !== undefined) clearTimeout(reportRefresh);
+      reportRefresh = setTimeout(() => {
+        reportRefresh = undefined;
+        if (client === undefined || ReportPanel.target !== target) return;
+        client.sendRequest("warpsight/kernelReport", target).then(
+          (report) => {
+            if (ReportPanel.target === target) ReportPanel.show(context, target, report, false);
+          },
+          (e: unknown) => output?.appendLine(`The report's refresh failed: ${String(e)}`),
+        );
+      }, 300);
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration("warpsight")) return;
       status?.render();

@@ -245,8 +245,10 @@ ${notes}${unknown}${body}
 /** One panel, reused for each report so that clicking lens after lens does not pile up tabs. */
 export class ReportPanel {
   private static current: vscode.WebviewPanel | undefined;
+  /** What the open panel shows, so that a new analysis of its document can refresh it. */
+  static target: ReportTarget | undefined;
 
-  static show(context: vscode.ExtensionContext, target: ReportTarget, report: unknown): void {
+  static show(context: vscode.ExtensionContext, target: ReportTarget, report: unknown, reveal = true): void {
     const media = vscode.Uri.joinPath(context.extensionUri, "media");
     const scripts = vscode.Uri.joinPath(context.extensionUri, "out", "webview");
     let panel = ReportPanel.current;
@@ -256,9 +258,17 @@ export class ReportPanel {
         localResourceRoots: [media, scripts],
         retainContextWhenHidden: false,
       });
-      panel.onDidDispose(() => (ReportPanel.current = undefined), undefined, context.subscriptions);
+      panel.onDidDispose(
+        () => {
+          ReportPanel.current = undefined;
+          ReportPanel.target = undefined;
+        },
+        undefined,
+        context.subscriptions,
+      );
       ReportPanel.current = panel;
     }
+    ReportPanel.target = target;
     const webview = panel.webview;
     // The tab names the kernel as written in the source (`row_sums`), not its PTX name.
     const kernels = arr(obj(report)?.kernels).map(obj);
@@ -270,6 +280,6 @@ export class ReportPanel {
       chartsUri: webview.asWebviewUri(vscode.Uri.joinPath(scripts, "charts.js")).toString(),
       nonce: crypto.randomBytes(16).toString("base64"),
     });
-    panel.reveal(vscode.ViewColumn.Beside, true);
+    if (reveal) panel.reveal(vscode.ViewColumn.Beside, true);
   }
 }

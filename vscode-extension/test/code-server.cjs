@@ -603,7 +603,7 @@ async function main() {
       return `"${text.trim()}"`;
     });
 
-    await check("Set Launch of Kernel Under Cursor writes the annotation and the hints follow it", async () => {
+    await check("Set Launch of Kernel Under Cursor writes the annotation; the hints and the open report follow it", async () => {
       await goTo(page, line.rowSums + 3, 5);
       await palette("warpsight: Set Launch of Kernel Under Cursor");
       const box = page.locator(".quick-input-widget input").filter({ visible: true }).first();
@@ -619,8 +619,15 @@ async function main() {
       );
       // 64 threads are two warps: 32 blocks of them fill the A100's 64 warp slots.
       const hint = await waitLine(page, line.rowSums + 1, "void row_sums(", (t) => /occ 100%/.test(t) && !t.includes("pending"), 60000);
+      // The open report follows the new analysis.
+      let reportText = "";
+      for (let i = 0; i < 60 && !/block 64×1×1/.test(reportText); i++) {
+        await page.waitForTimeout(500);
+        reportText = await (await reportFrame(page)).evaluate(() => document.body.innerText).catch(() => "");
+      }
+      assert(/block 64×1×1/.test(reportText) && /\(annotation\)/.test(reportText), "the open report still shows the old launch");
       await shot(page, "17-command-set-launch.png");
-      return `prefilled "${prefill}"; hint "${hint.slice(hint.indexOf("occ"))}"`;
+      return `prefilled "${prefill}"; hint "${hint.slice(hint.indexOf("occ"))}"; the report shows block 64`;
     });
 
     await check("Show Server Log and Restart Server: the log names each start, the new server analyses the file again", async () => {
@@ -634,7 +641,13 @@ async function main() {
       await page.waitForFunction(() => Array.from(document.querySelectorAll(".statusbar-item")).some((e) => /warpsight: a100.*ready/.test(e.textContent)), null, {
         timeout: 30000,
       });
-      const starts = await page.locator(".panel .view-line", { hasText: "Starting " }).count();
+      const startLines = () =>
+        page.evaluate(() => Array.from(document.querySelectorAll(".panel .view-line")).filter((l) => l.textContent.replace(/\u00a0/g, " ").includes("Starting ")).length);
+      let starts = 0;
+      for (let i = 0; i < 40 && starts < 2; i++) {
+        starts = await startLines();
+        if (starts < 2) await page.waitForTimeout(250);
+      }
       assert(starts >= 2, `the log shows ${starts} start(s), not the first and the restart`);
       // The new server analyses the open file again: its hints come back.
       await page.locator(".tabs-container .tab", { hasText: cu }).first().click();
