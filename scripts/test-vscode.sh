@@ -99,15 +99,21 @@ if [ "$(cat "$T/extension-deps.stamp" 2>/dev/null)" != "$lock_sum" ] || [ ! -d "
   (cd "$ext_build" && npm ci "${npm_quiet[@]}" >"$T/npm-extension.log" 2>&1) || { tail -40 "$T/npm-extension.log" >&2; exit 1; }
   echo "$lock_sum" > "$T/extension-deps.stamp"
 fi
-log "tsc and vsce package"
-(cd "$ext_build" && npx --no-install tsc -p . && npx --no-install vsce package --skip-license -o "$T/warpsight.vsix" >"$T/vsce.log" 2>&1) \
+log "vsce package (its prepublish step: tsc for the client and the report page, ECharts into media/vendor)"
+# build/package.cjs: vsce with the README's images resolved against the repository URL.
+(cd "$ext_build" && node build/package.cjs -o "$T/warpsight.vsix" >"$T/vsce.log" 2>&1) \
   || { cat "$T/vsce.log" >&2 2>/dev/null; exit 1; }
-# The package must hold the compiled client and its runtime dependency, and no sources.
+# The package must hold the compiled client, the report page's script and charting library,
+# the client's runtime dependency, and no sources.
 vsix_list=$(python3 -c 'import sys,zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$T/warpsight.vsix")
-for f in extension/out/main.js extension/syntaxes/ptx.tmLanguage.json extension/node_modules/vscode-languageclient/package.json; do
+for f in extension/out/main.js extension/out/webview/charts.js extension/media/vendor/echarts.min.js \
+  extension/media/vendor/echarts.LICENSE.txt extension/media/vendor/zrender.LICENSE.txt extension/media/icon.png extension/changelog.md \
+  extension/syntaxes/ptx.tmLanguage.json extension/node_modules/vscode-languageclient/package.json; do
   grep -qx "$f" <<<"$vsix_list" || { echo "the .vsix lacks $f" >&2; exit 1; }
 done
 if grep -q '^extension/src/' <<<"$vsix_list"; then echo "the .vsix contains TypeScript sources" >&2; exit 1; fi
+# Only the runtime dependency's tree: no development packages (echarts is copied, not shipped).
+if grep -qE '^extension/node_modules/(echarts|typescript|@vscode/vsce)/' <<<"$vsix_list"; then echo "the .vsix contains development packages" >&2; exit 1; fi
 
 # --- 5. A fresh code-server with the extension installed -----------------------------------------
 run="$T/run"
@@ -139,6 +145,17 @@ JSON
 { echo "// warpsight: grid=32x32 block=32x8 param_2=1024 param_3=1024"
   cat tests/fixtures/ptx/sm_80/transpose_naive.ptx; } > "$run/workspace/transpose_naive.ptx"
 cp tests/fixtures/cu/transpose_naive.cu "$run/workspace/transpose_naive.cu"
+# The CUDA file with two kernels and a main (vscode-extension/test/workspace/kernels.cu).
+cp vscode-extension/test/workspace/kernels.cu "$run/workspace/kernels.cu"
+# The .cu checks compile with the toolchain scripts/test-all.sh installs (.cuda/, NVRTC and
+# nvcc from NVIDIA's wheels); code-server passes the environment down to the server.
+if [ -z "${WARPSIGHT_CUDA_HOME:-}" ]; then
+  WARPSIGHT_CUDA_HOME=$(ls -d "$root"/.cuda/lib/python3*/site-packages/nvidia/cu13 2>/dev/null | head -1)
+  [ -n "$WARPSIGHT_CUDA_HOME" ] || { echo "no CUDA toolchain in .cuda/ (scripts/test-all.sh installs it): the .cu checks need it" >&2; exit 1; }
+  export WARPSIGHT_CUDA_HOME
+fi
+export WARPSIGHT_NVCC="${WARPSIGHT_NVCC:-$WARPSIGHT_CUDA_HOME/bin/nvcc}"
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$root/target/test-cache}"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 log "code-server on 127.0.0.1:$port"
@@ -168,8 +185,10 @@ curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { cat "$T/code-server.lo
 
 # --- 6. Drive the workbench ----------------------------------------------------------------------
 log "browser test"
+rm -f "$T"/*.png   # the screenshots are this run's only
 set +e
 KERNEL_LINE=$(grep -n '^\.visible \.entry' "$run/workspace/transpose_naive.ptx" | head -1 | cut -d: -f1) \
+WORKSPACE="$run/workspace" \
 TOOLS_DIR="$tools" OUT_DIR="$T" CODE_SERVER_URL="http://127.0.0.1:$port/?folder=$run/workspace" \
   node vscode-extension/test/code-server.cjs
 rc=$?

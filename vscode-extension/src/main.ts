@@ -14,13 +14,46 @@ import {
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
+  State,
   TransportKind,
+  WorkDoneProgress,
+  WorkDoneProgressCreateRequest,
 } from "vscode-languageclient/node";
 import { findServer } from "./bootstrap";
+import { selectGpus, setLaunch, StatusItem, statusClicked } from "./commands";
 import { ReportPanel, type ReportTarget } from "./report";
 
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel | undefined;
+let status: StatusItem | undefined;
+let reportRefresh: NodeJS.Timeout | undefined;
+
+/** The report of a document, from the running server. */
+function kernelReport(uri: string): Promise<unknown> {
+  if (client === undefined) return Promise.reject(new Error("the server is not running"));
+  return client.sendRequest("warpsight/kernelReport", { uri });
+}
+
+/** The report's notes say no CUDA compiler was found (cuda-frontend's PtxOrigin notes). */
+function saysNoCompiler(report: unknown): boolean {
+  const notes = (report as { notes?: unknown } | undefined)?.notes;
+  return Array.isArray(notes) && notes.some((n) => typeof n === "string" && /^No (CUDA compiler found|PTX: no CUDA compiler)/.test(n));
+}
+
+/** Ready or no compiler, from the active `.cu` document's report. */
+async function refreshCompilerState(): Promise<void> {
+  const doc = vscode.window.activeTextEditor?.document;
+  if (client === undefined || !client.isRunning() || status === undefined) return;
+  if (doc === undefined || doc.languageId !== "cuda-cpp") {
+    status.set("ready");
+    return;
+  }
+  try {
+    status.set(saysNoCompiler(await kernelReport(doc.uri.toString())) ? "no compiler" : "ready");
+  } catch {
+    // Not analysed yet: the compile's end brings another refresh.
+  }
+}
 
 /**
  * The `warpsight.*` settings as the plain object the server reads
@@ -112,10 +145,29 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   };
   const c = new LanguageClient("warpsight", "warpsight", serverOptions, clientOptions);
   client = c;
+  status?.set("starting");
+  c.onDidChangeState((e) => {
+    if (e.newState === State.Stopped) status?.set("stopped");
+  });
   try {
     await c.start();
+    // The server reports each `.cu` compile as work-done progress (docs/lsp-extensions.md):
+    // the status bar shows it instead of a progress notification.
+    c.onRequest(WorkDoneProgressCreateRequest.type, ({ token }) => {
+      const key = String(token);
+      const sub = c.onProgress(WorkDoneProgress.type, token, (value) => {
+        if (value.kind === "begin") status?.compileBegin(key);
+        if (value.kind === "end") {
+          status?.compileEnd(key);
+          sub.dispose();
+          void refreshCompilerState();
+        }
+      });
+    });
+    await refreshCompilerState();
   } catch (e) {
     client = undefined;
+    status?.set("stopped");
     out.appendLine(`The server failed to start: ${String(e)}`);
     const pick = await vscode.window.showErrorMessage(
       `warpsight: the language server (${server.path}) failed to start: ${String(e)}`,
@@ -139,9 +191,38 @@ async function restart(context: vscode.ExtensionContext): Promise<void> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  status = new StatusItem();
   context.subscriptions.push(
+    status,
+    vscode.commands.registerCommand("warpsight.selectGpus", () => {
+      const server = findServer(context.extensionPath);
+      return selectGpus(typeof server === "string" ? undefined : server.path);
+    }),
+    vscode.commands.registerCommand("warpsight.setLaunch", () => setLaunch(kernelReport)),
+    vscode.commands.registerCommand("warpsight.restartServer", () => restart(context)),
+    vscode.commands.registerCommand("warpsight.showLog", () => output?.show()),
+    vscode.commands.registerCommand("warpsight.statusClicked", () => statusClicked(status?.current ?? "stopped")),
+    vscode.window.onDidChangeActiveTextEditor(() => void refreshCompilerState()),
+    // The server publishes diagnostics after every analysis of a document (with its
+    // version): the moment to redraw an open report of that document.
+    vscode.languages.onDidChangeDiagnostics((e) => {
+      const target = ReportPanel.target;
+      if (target === undefined || !e.uris.some((u) => u.toString() === target.uri)) return;
+      if (reportRefresh !== undefined) clearTimeout(reportRefresh);
+      reportRefresh = setTimeout(() => {
+        reportRefresh = undefined;
+        if (client === undefined || ReportPanel.target !== target) return;
+        client.sendRequest("warpsight/kernelReport", target).then(
+          (report) => {
+            if (ReportPanel.target === target) ReportPanel.show(context, target, report, false);
+          },
+          (e: unknown) => output?.appendLine(`The report's refresh failed: ${String(e)}`),
+        );
+      }, 300);
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration("warpsight")) return;
+      status?.render();
       if (e.affectsConfiguration("warpsight.server.path")) {
         void restart(context);
       } else if (client !== undefined && client.isRunning()) {

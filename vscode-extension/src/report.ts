@@ -1,18 +1,32 @@
 //! The kernel report panel: a webview that shows the result of `warpsight/kernelReport`.
 //!
-//! The server already computes everything (docs/cli.md § `analyze --format json`); this
-//! file only lays the per-file object out as plain HTML: per kernel and GPU the occupancy and
-//! its limiters, the headline time and bound, every model's time, power with its largest
-//! contributions, energy, and the findings. Every string from the server goes through
-//! `esc`, and the webview runs no scripts (its Content-Security-Policy allows inline styles
-//! only), so a kernel name or message can never inject markup. Unknown or missing keys are
-//! skipped: the report's keys are stable but may grow.
+//! The server computes everything, the chart data included (`charts` per GPU,
+//! docs/lsp-extensions.md); this file lays it out. Per kernel and GPU: the headline (time as
+//! the server rounds it, bound, occupancy, power, energy), four charts drawn by
+//! `webview/charts.ts` with Apache ECharts (bundled in the extension under `media/`, no
+//! network): occupancy against block size, the roofline, where the headline model's time
+//! goes, and the power waterfall; then the models (the paper models as a secondary table
+//! that says what they are) and the findings.
+//!
+//! Safety: every server string in the HTML goes through `esc`; the chart data goes to the
+//! page as JSON inside a `<script type="application/json">` element with `<` escaped, and
+//! the chart script writes text only through ECharts (SVG text nodes). The page's
+//! Content-Security-Policy allows only the extension's own scripts, with a nonce.
 
+import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 
 export interface ReportTarget {
   uri: string;
   kernel?: string;
+}
+
+/** Where the page's scripts come from and what the CSP allows. */
+export interface PageAssets {
+  cspSource: string;
+  echartsUri: string;
+  chartsUri: string;
+  nonce: string;
 }
 
 type Json = Record<string, unknown>;
@@ -39,119 +53,120 @@ function num(v: unknown): number | undefined {
   return typeof v === "number" && Number.isFinite(v) ? v : undefined;
 }
 
-/** A time in µs with a unit that keeps three significant figures readable. */
-export function fmtTime(us: unknown): string {
-  const t = num(us);
-  if (t === undefined) return "—";
-  if (t >= 1e6) return `${(t / 1e6).toPrecision(3)} s`;
-  if (t >= 1e3) return `${(t / 1e3).toPrecision(3)} ms`;
-  return `${t.toPrecision(3)} µs`;
+/** The server's rounded text of a time (`time_text`), or a dash. */
+function timeText(p: Json | undefined): string {
+  return typeof p?.time_text === "string" ? p.time_text : "—";
 }
 
-function fmtNum(v: unknown, digits = 3): string {
-  const n = num(v);
-  return n === undefined ? "—" : n.toPrecision(digits);
+/** `shared_memory` → `shared memory`. */
+function words(v: unknown): string {
+  return String(v).replace(/_/g, " ");
 }
 
-function gpuSection(id: string, t: Json): string {
+/** How far apart the models are: the largest over the smallest positive time. */
+function spread(preds: Json): number | undefined {
+  const times = Object.values(preds)
+    .map((p) => num(obj(p)?.time_us))
+    .filter((t): t is number => t !== undefined && t > 0);
+  if (times.length < 2) return undefined;
+  return Math.max(...times) / Math.min(...times);
+}
+
+function modelsSection(t: Json): string {
+  const preds = obj(t.predictions);
+  const head = obj(t.headline);
+  if (preds === undefined || head === undefined) return "";
+  const headModel = String(head.model ?? "");
+  const main = obj(preds[headModel]);
+  const row = (model: string, pj: Json) =>
+    `<tr><td>${esc(model)}</td><td class="num">${esc(timeText(pj))}${pj.below_roofline_floor === true ? " ⚠" : ""}</td>` +
+    `<td>${esc(pj.bound ?? "")}</td><td>${esc(pj.confidence ?? "")}</td><td>${esc(pj.explanation ?? "")}</td></tr>`;
+  const others = Object.entries(preds).filter(([m]) => m !== headModel);
+  const na = Object.entries(obj(head.not_applicable) ?? {});
+  const s = spread(preds);
+  const disagree = s !== undefined && s >= 2;
+  const table =
+    `<table class="models"><thead><tr><th>model</th><th>time</th><th>bound</th><th>confidence</th><th>why</th></tr></thead><tbody>` +
+    others.map(([m, p]) => row(m, obj(p) ?? {})).join("") +
+    na.map(([m, why]) => `<tr class="dim"><td>${esc(m)}</td><td colspan="4">not applicable: ${esc(why)}</td></tr>`).join("") +
+    `</tbody></table>`;
+  const explain =
+    `<p class="dim">The headline is <code>${esc(headModel)}</code> (${esc(head.rule ?? "")}). ` +
+    `The others are published models reimplemented with their papers' parameters (docs/models.md): context for the headline, not predictions to average` +
+    (disagree ? `; here they disagree by ${esc(Math.round(s))}× between the fastest and the slowest.` : ".") +
+    `</p>`;
+  return (
+    `<div class="headline-model">${main ? `<p><b>why</b> <span class="dim">(${esc(headModel)})</span>: ${esc(main.explanation ?? "")}</p>` : ""}</div>` +
+    (disagree
+      ? `<h4 class="paper-models">Paper models</h4>${explain}${table}`
+      : `<details class="paper-models"><summary>Paper models</summary>${explain}${table}</details>`)
+  );
+}
+
+function gpuSection(ki: number, id: string, t: Json): string {
   const parts: string[] = [];
-  parts.push(`<h3>${esc(t.name ?? id)} <span class="dim">(${esc(id)}, CC ${esc(t.compute_capability ?? "?")})</span></h3>`);
-
+  const head = obj(t.headline);
   const occ = obj(t.occupancy);
-  if (occ !== undefined) {
-    if (typeof occ.error === "string") {
-      parts.push(`<p class="bad">occupancy: ${esc(occ.error)}</p>`);
-    } else {
-      const pct = num(occ.occupancy);
-      const limiters = arr(occ.limiters).map(esc).join(", ");
-      parts.push(
-        `<p><b>occupancy</b> ${pct === undefined ? "—" : esc(Math.round(pct * 100))} % ` +
-          `(${esc(occ.blocks_per_sm ?? "?")} blocks/SM, ${esc(occ.warps_per_sm ?? "?")}/${esc(occ.max_warps_per_sm ?? "?")} warps` +
-          `${limiters ? `; limited by ${limiters}` : ""})` +
-          `${typeof occ.reason === "string" ? ` <span class="bad">${esc(occ.reason)}</span>` : ""}</p>`,
-      );
-    }
+  const power = obj(t.power);
+  const facts: string[] = [];
+  if (head !== undefined) facts.push(`<b class="time">≈ ${esc(timeText(head))}</b>`, `${esc(head.bound ?? "?")}-bound`);
+  if (occ !== undefined && typeof occ.error !== "string") {
+    const pct = num(occ.occupancy);
+    facts.push(
+      `occupancy ${pct === undefined ? "—" : esc(Math.round(pct * 100))} %` +
+        (arr(occ.limiters).length > 0 ? ` (limited by ${arr(occ.limiters).map(words).map(esc).join(" + ")})` : ""),
+    );
   }
+  if (power !== undefined) facts.push(`${esc(Math.round(num(power.watts) ?? 0))} W <span class="dim">(${esc(power.confidence ?? "?")} confidence)</span>`);
+  if (typeof t.energy_text === "string") facts.push(`${esc(t.energy_text)} per launch`);
+  parts.push(
+    `<h3>${esc(t.name ?? id)} <span class="dim">(${esc(id)}, CC ${esc(t.compute_capability ?? "?")})</span></h3>` +
+      `<p class="facts">${facts.join(" · ")}</p>`,
+  );
+  if (occ !== undefined && typeof occ.error === "string") parts.push(`<p class="bad">occupancy: ${esc(occ.error)}</p>`);
+  if (typeof occ?.reason === "string") parts.push(`<p class="bad">${esc(occ.reason)}</p>`);
+  if (typeof t.cannot_predict === "string") parts.push(`<p class="bad">${esc(t.cannot_predict)}</p>`);
   const waves = obj(t.waves);
   if (waves !== undefined) {
     const fill = num(waves.last_wave_fill);
     parts.push(
-      `<p><b>waves</b> ${esc(fmtNum(waves.waves))} of ${esc(waves.blocks_per_wave ?? "?")} blocks; ` +
+      `<p><b>waves</b> ${esc(num(waves.waves) ?? "?")} of ${esc(waves.blocks_per_wave ?? "?")} blocks; ` +
         `last wave ${esc(waves.last_wave_blocks ?? "?")} blocks (${fill === undefined ? "—" : esc(Math.round(fill * 100))} % full)</p>`,
     );
   }
-  const head = obj(t.headline);
-  if (head !== undefined) {
-    parts.push(
-      `<p class="headline"><b>≈ ${esc(fmtTime(head.time_us))}</b>, ${esc(head.bound ?? "?")}-bound ` +
-        `<span class="dim">(headline model ${esc(head.model ?? "?")}: ${esc(head.rule ?? "")})</span></p>`,
-    );
+  const charts = obj(t.charts);
+  if (charts !== undefined) {
+    const slot = (kind: string) =>
+      obj(charts[kind]) !== undefined ? `<div class="chart" data-kind="${esc(kind)}" data-kernel="${ki}" data-gpu="${esc(id)}"></div>` : "";
+    parts.push(`<div class="charts">${["occupancy", "roofline", "time_breakdown", "power"].map(slot).join("")}</div>`);
   }
-  const preds = obj(t.predictions);
-  if (preds !== undefined) {
-    const rows = Object.entries(preds)
-      .map(([model, p]) => {
-        const pj = obj(p) ?? {};
-        return (
-          `<tr><td>${esc(model)}</td><td class="num">${esc(fmtTime(pj.time_us))}</td><td>${esc(pj.bound ?? "")}</td>` +
-          `<td>${esc(pj.confidence ?? "")}</td><td>${esc(pj.explanation ?? "")}</td></tr>`
-        );
-      })
-      .join("");
-    const na = obj(head?.not_applicable);
-    const naRows =
-      na === undefined
-        ? ""
-        : Object.entries(na)
-            .map(([model, why]) => `<tr class="dim"><td>${esc(model)}</td><td colspan="4">not applicable: ${esc(why)}</td></tr>`)
-            .join("");
-    parts.push(
-      `<table><thead><tr><th>model</th><th>time</th><th>bound</th><th>confidence</th><th>why</th></tr></thead>` +
-        `<tbody>${rows}${naRows}</tbody></table>`,
-    );
-  }
-  const power = obj(t.power);
+  parts.push(modelsSection(t));
   if (power !== undefined) {
-    const contrib = Object.entries(obj(power.contributions) ?? {})
-      .filter((e): e is [string, number] => num(e[1]) !== undefined)
-      .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]))
-      .slice(0, 5)
-      .map(([k, w]) => `<li>${esc(k)}: ${w >= 0 ? "+" : ""}${esc(w.toFixed(1))} W</li>`)
-      .join("");
-    parts.push(
-      `<p><b>power</b> ≈ ${esc(fmtNum(power.watts))} W <span class="dim">(estimate, confidence ${esc(power.confidence ?? "?")}` +
-        `${typeof power.model_gpu === "string" ? `, model of ${esc(power.model_gpu)}` : ""})</span></p>` +
-        (contrib ? `<p>largest contributions:</p><ul>${contrib}</ul>` : "") +
-        arr(power.notes)
-          .map((n) => `<p class="dim">${esc(n)}</p>`)
-          .join(""),
-    );
-  }
-  const energy = num(t.energy_uj);
-  if (energy !== undefined) {
-    parts.push(`<p><b>energy</b> ≈ ${esc(energy.toPrecision(3))} µJ per launch</p>`);
+    parts.push(arr(power.notes).map((n) => `<p class="dim">power: ${esc(n)}</p>`).join(""));
   }
   return `<section class="gpu">${parts.join("")}</section>`;
 }
 
-function kernelSection(k: Json): string {
+function kernelSection(k: Json, ki: number): string {
   const title = typeof k.demangled === "string" ? k.demangled : String(k.name ?? "?");
   const parts = [`<h2>${esc(title)}</h2>`];
   const launch = obj(k.launch);
+  const facts: string[] = [];
   if (launch !== undefined) {
     const dims = (d: unknown) => arr(d).map(esc).join("×");
-    parts.push(
-      `<p><b>launch</b> grid ${dims(launch.grid)}, block ${dims(launch.block)}, dynamic smem ${esc(launch.dynamic_smem ?? 0)} B ` +
-        `<span class="dim">(${esc(launch.source ?? "?")})</span></p>`,
+    facts.push(
+      `<b>launch</b> grid ${dims(launch.grid)}, block ${dims(launch.block)}, dynamic smem ${esc(launch.dynamic_smem ?? 0)} B ` +
+        `<span class="dim">(${esc(words(launch.source ?? "?"))})</span>`,
     );
   }
   const regs = obj(k.registers);
   if (regs !== undefined) {
-    parts.push(`<p><b>registers</b> ${esc(regs.per_thread ?? "?")} per thread <span class="dim">(${esc(regs.source ?? "?")})</span></p>`);
+    facts.push(`<b>registers</b> ${esc(regs.per_thread ?? "?")} per thread <span class="dim">(${esc(regs.source ?? "?")})</span>`);
   }
+  if (facts.length > 0) parts.push(`<p>${facts.join(" · ")}</p>`);
   for (const [id, t] of Object.entries(obj(k.gpus) ?? {})) {
     const tj = obj(t);
-    if (tj !== undefined) parts.push(gpuSection(id, tj));
+    if (tj !== undefined) parts.push(gpuSection(ki, id, tj));
   }
   const findings = arr(k.findings)
     .map(obj)
@@ -170,8 +185,22 @@ function kernelSection(k: Json): string {
   return `<article>${parts.join("")}</article>`;
 }
 
+/** The chart data of every kernel and GPU, as the page's script reads it. */
+function chartData(kernels: Json[]): unknown {
+  return kernels.map((k) =>
+    Object.fromEntries(
+      Object.entries(obj(k.gpus) ?? {}).map(([id, t]) => [id, { name: obj(t)?.name ?? id, charts: obj(t)?.charts ?? {} }]),
+    ),
+  );
+}
+
+/** JSON that is safe inside a `<script>` element: no `<` can end it. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+
 /** The whole page for one `warpsight/kernelReport` result. */
-export function renderReport(target: ReportTarget, report: unknown): string {
+export function renderReport(target: ReportTarget, report: unknown, assets: PageAssets): string {
   const r = obj(report) ?? {};
   const kernels = arr(r.kernels).map(obj).filter((k): k is Json => k !== undefined);
   const notes = arr(r.notes).map((n) => `<p class="dim">${esc(n)}</p>`).join("");
@@ -180,41 +209,77 @@ export function renderReport(target: ReportTarget, report: unknown): string {
     .filter((u): u is Json => u !== undefined)
     .map((u) => `<p class="bad">unknown GPU ${esc(u.id)}; closest: ${arr(u.closest).map(esc).join(", ")}</p>`)
     .join("");
-  const body = kernels.length > 0 ? kernels.map(kernelSection).join("") : `<p>No kernel${target.kernel ? ` named ${esc(target.kernel)}` : ""} in this document.</p>`;
+  const body =
+    kernels.length > 0 ? kernels.map(kernelSection).join("") : `<p>No kernel${target.kernel ? ` named ${esc(target.kernel)}` : ""} in this document.</p>`;
+  const csp =
+    `default-src 'none'; img-src ${assets.cspSource} data:; style-src ${assets.cspSource} 'unsafe-inline'; ` +
+    `script-src 'nonce-${assets.nonce}';`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline';">
+<meta http-equiv="Content-Security-Policy" content="${esc(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>warpsight report</title>
 <style>
-body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 1em; }
-.dim { opacity: 0.7; } .bad, .error { color: var(--vscode-errorForeground); }
+body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 1em 2em; max-width: 100%; box-sizing: border-box; }
+.dim { opacity: 0.75; } .bad, .error { color: var(--vscode-errorForeground); }
 .warning { color: var(--vscode-editorWarning-foreground); }
-table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid var(--vscode-panel-border); padding: 2px 6px; text-align: left; vertical-align: top; }
-td.num { text-align: right; white-space: nowrap; } .headline { font-size: 1.2em; }
+h2 { margin-top: 1.2em; overflow-wrap: anywhere; }
+table { border-collapse: collapse; margin: 0.5em 0; width: 100%; }
+td, th { border: 1px solid var(--vscode-panel-border, var(--vscode-contrastBorder, #8884)); padding: 2px 6px; text-align: left; vertical-align: top; }
+td.num { text-align: right; white-space: nowrap; }
+.facts { font-size: 1.15em; } .facts .time { font-size: 1.1em; }
 section.gpu { border-left: 3px solid var(--vscode-textLink-foreground); padding-left: 0.8em; margin: 1em 0; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 12px; margin: 0.8em 0; }
+.chart { height: 300px; min-width: 0; border: 1px solid var(--vscode-panel-border, var(--vscode-contrastBorder, #8884)); border-radius: 4px; }
+code { font-family: var(--vscode-editor-font-family); }
 </style></head>
 <body><h1 class="report-title">warpsight kernel report</h1>
 <p class="dim">${esc(target.uri)} · estimates from static analysis of the PTX, not measurements</p>
 ${notes}${unknown}${body}
+<script type="application/json" id="warpsight-charts">${scriptJson(chartData(kernels))}</script>
+<script nonce="${esc(assets.nonce)}" src="${esc(assets.echartsUri)}"></script>
+<script nonce="${esc(assets.nonce)}" src="${esc(assets.chartsUri)}"></script>
 </body></html>`;
 }
 
 /** One panel, reused for each report so that clicking lens after lens does not pile up tabs. */
 export class ReportPanel {
   private static current: vscode.WebviewPanel | undefined;
+  /** What the open panel shows, so that a new analysis of its document can refresh it. */
+  static target: ReportTarget | undefined;
 
-  static show(context: vscode.ExtensionContext, target: ReportTarget, report: unknown): void {
+  static show(context: vscode.ExtensionContext, target: ReportTarget, report: unknown, reveal = true): void {
+    const media = vscode.Uri.joinPath(context.extensionUri, "media");
+    const scripts = vscode.Uri.joinPath(context.extensionUri, "out", "webview");
     let panel = ReportPanel.current;
     if (panel === undefined) {
       panel = vscode.window.createWebviewPanel("warpsight.report", "warpsight report", vscode.ViewColumn.Beside, {
-        enableScripts: false,
+        enableScripts: true,
+        localResourceRoots: [media, scripts],
         retainContextWhenHidden: false,
       });
-      panel.onDidDispose(() => (ReportPanel.current = undefined), undefined, context.subscriptions);
+      panel.onDidDispose(
+        () => {
+          ReportPanel.current = undefined;
+          ReportPanel.target = undefined;
+        },
+        undefined,
+        context.subscriptions,
+      );
       ReportPanel.current = panel;
     }
-    panel.title = `warpsight: ${target.kernel ?? "report"}`;
-    panel.webview.html = renderReport(target, report);
-    panel.reveal(vscode.ViewColumn.Beside, true);
+    ReportPanel.target = target;
+    const webview = panel.webview;
+    // The tab names the kernel as written in the source (`row_sums`), not its PTX name.
+    const kernels = arr(obj(report)?.kernels).map(obj);
+    const shown = kernels.length === 1 && typeof kernels[0]?.demangled === "string" ? kernels[0].demangled.replace(/\(.*$/, "") : target.kernel;
+    panel.title = `warpsight: ${shown ?? "report"}`;
+    webview.html = renderReport(target, report, {
+      cspSource: webview.cspSource,
+      echartsUri: webview.asWebviewUri(vscode.Uri.joinPath(media, "vendor", "echarts.min.js")).toString(),
+      chartsUri: webview.asWebviewUri(vscode.Uri.joinPath(scripts, "charts.js")).toString(),
+      nonce: crypto.randomBytes(16).toString("base64"),
+    });
+    if (reveal) panel.reveal(vscode.ViewColumn.Beside, true);
   }
 }

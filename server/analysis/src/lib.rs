@@ -4,6 +4,8 @@
 //! Architecture invariant: no IO and no LSP types here. Positions are byte spans into the
 //! analysed PTX text, plus source `(file, line)` pairs where `.loc` gives them.
 
+pub mod charts;
+pub mod display;
 pub mod findings;
 pub mod fixes;
 pub mod hover;

@@ -149,6 +149,7 @@ fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
                 json!({
                     "model": r.headline.model,
                     "time_us": r.headline.time_us,
+                    "time_text": crate::display::time_us(r.headline.time_us),
                     "bound": r.headline.bound.name(),
                     "rule": r.headline.rule,
                     "not_applicable": not_applicable,
@@ -180,12 +181,15 @@ fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
             "notes": p.notes,
         })),
         "energy_uj": t.energy_uj,
+        "energy_text": t.energy_uj.map(crate::display::energy_uj),
+        "charts": serde_json::to_value(crate::charts::target_charts(t)).unwrap_or(Value::Null),
     })
 }
 
 fn prediction_json(p: &perf_models::Prediction, below_floor: bool) -> Value {
     let mut v = json!({
         "time_us": p.time_us,
+        "time_text": crate::display::time_us(p.time_us),
         "bound": p.bound.name(),
         "confidence": p.confidence.name(),
         "explanation": p.explanation,

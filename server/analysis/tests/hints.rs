@@ -27,9 +27,10 @@ fn loops_show_their_trip_count_and_share() {
     let file = analyze(&fixture("matmul_tiled"), &Settings::default(), &Context::default());
     let t = &file.kernels[0].targets[0];
     let l = t.profile.loops.first().expect("the tiled matmul has a loop");
-    let share = loop_share(t, l);
+    let func = file.module.function(&file.kernels[0].name);
+    let share = loop_share(t, l, func);
     assert!((0.0..=100.0).contains(&share));
-    let label = loop_label(t, l);
+    let label = loop_label(t, l, func);
     assert!(label.starts_with('×') && label.ends_with("% of instructions"), "{label}");
 }
 

@@ -58,7 +58,7 @@ pub fn diagnostics(doc: &Document, a: &DocAnalysis, config: &Config, enc: Positi
     }
     for k in &a.file.kernels {
         for f in &k.findings {
-            let Some(range) = finding_range(doc, a, f, enc) else { continue };
+            let Some(range) = finding_range(doc, a, k, f, enc) else { continue };
             res.push(lsp::Diagnostic {
                 range,
                 severity: Some(to_proto::severity(f.severity)),
@@ -75,12 +75,29 @@ pub fn diagnostics(doc: &Document, a: &DocAnalysis, config: &Config, enc: Positi
 
 /// Where a finding shows in this document: its PTX span in a `.ptx`, its source line in
 /// a `.cu` (the line's text without leading blanks), nowhere when it is in another file.
-fn finding_range(doc: &Document, a: &DocAnalysis, f: &analysis::findings::Finding, enc: PositionEncoding) -> Option<lsp::Range> {
+/// A kernel-wide finding of a `.cu` file (on the kernel's definition line) covers only the
+/// line's `__global__`: hovering the kernel's name then shows the performance card alone,
+/// not the card below every kernel-wide finding's text (which the Problems panel and a hover
+/// on `__global__` still show).
+fn finding_range(doc: &Document, a: &DocAnalysis, k: &analysis::KernelAnalysis, f: &analysis::findings::Finding, enc: PositionEncoding) -> Option<lsp::Range> {
     if !a.is_cuda() {
         return Some(to_proto::range(doc, f.ptx_span, enc));
     }
     let line = doc_line(false, f.ptx_line, f.source_file.as_deref(), f.source_line, a.cuda.as_ref())?;
-    Some(line_range(doc, line, enc))
+    let range = line_range(doc, line, enc);
+    if f.ptx_span != k.name_span {
+        return Some(range);
+    }
+    let start = doc.offset(doc.line_start(line), enc);
+    let end = doc.offset(doc.line_end(line, enc), enc);
+    let text = doc.text.byte_slice(start..end).to_string();
+    Some(match text.find("__global__") {
+        Some(at) => lsp::Range {
+            start: to_proto::position(doc.position(start + at, enc)),
+            end: to_proto::position(doc.position(start + at + "__global__".len(), enc)),
+        },
+        None => range,
+    })
 }
 
 /// A line's range from its first non-blank character to its end.
@@ -102,7 +119,7 @@ pub fn code_actions(doc: &Document, uri: &lsp::Uri, a: &DocAnalysis, range: lsp:
     let mut res = Vec::new();
     for k in &a.file.kernels {
         for f in &k.findings {
-            let Some(frange) = finding_range(doc, a, f, enc) else { continue };
+            let Some(frange) = finding_range(doc, a, k, f, enc) else { continue };
             if frange.end.line < range.start.line || frange.start.line > range.end.line {
                 continue;
             }
@@ -272,12 +289,14 @@ pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &
             }
         }
         if config.inlay.loops {
-            for l in &t.profile.loops {
+            // A loop known to run zero times (the remainder of an unrolled loop whose trip
+            // count divides evenly) says nothing worth a hint.
+            for l in t.profile.loops.iter().filter(|l| l.trip_count != Some(0.0)) {
                 let Some(line) = doc_line(is_ptx, l.ptx_line, l.source_file.as_deref(), l.source_line, a.cuda.as_ref()).and_then(now) else { continue };
                 if !in_range(line) {
                     continue;
                 }
-                res.push(hint(doc.line_end(line, enc), analysis::hover::loop_label(t, l), l.trip_count_expr.clone()));
+                res.push(hint(doc.line_end(line, enc), analysis::hover::loop_label(t, l, a.file.module.function(&k.name)), l.trip_count_expr.clone()));
             }
         }
         if config.inlay.memory {

@@ -51,8 +51,8 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
         })
         .unwrap_or_default();
     let message = format!(
-        "memory-bound on {}: the headline model `{}` predicts {:.1} µs limited by memory traffic ({}){detail}; fewer or better-coalesced global accesses are what will speed it up",
-        t.gpu.name, h.model, h.time_us, h.bound.name()
+        "memory-bound on {}: the headline model `{}` predicts {} limited by memory traffic ({}){detail}; fewer or better-coalesced global accesses are what will speed it up",
+        t.gpu.name, h.model, crate::display::time_us(h.time_us), h.bound.name()
     );
     let mut f = cx.on_kernel(CODE, SEVERITY, message, Some(&t.gpu.id));
     f.fixes.extend(cx.annotation_fix());

@@ -36,15 +36,12 @@ async fn hover_shows_the_performance_card() {
     for needle in ["occupancy", "a100-sxm4-80gb", "tesla-k20", "mwp_cwp", "roofline", "scheduling", "launch: grid 64×64"] {
         assert!(card.contains(needle), "card lacks `{needle}`:\n{card}");
     }
-    // Power with its three largest contributions, in words and with the feature's name
-    // (the K20 has a trained model).
-    let power = card.lines().find(|l| l.starts_with("- power **")).unwrap_or_else(|| panic!("no power line:\n{card}"));
-    let parts: Vec<&str> = power.split(", ").skip(1).collect();
-    assert_eq!(parts.len(), 3, "{power}");
-    for part in parts {
-        let label = part.split(" W from ").nth(1).and_then(|r| r.split(" (").next()).unwrap_or_default();
-        assert!(!label.is_empty() && !label.contains('_') && part.ends_with(')'), "a contribution without a label: {part}");
-    }
+    // Two GPUs: one compact table, a column per GPU, power included (the three largest
+    // contributions in words are in the one-GPU card: analysis::hover's tests).
+    let header = card.lines().find(|l| l.starts_with("| |")).unwrap_or_else(|| panic!("no GPU table:\n{card}"));
+    assert!(header.contains("(a100-sxm4-80gb)") && header.contains("(tesla-k20)"), "{header}");
+    let power = card.lines().find(|l| l.starts_with("| power |")).unwrap_or_else(|| panic!("no power row:\n{card}"));
+    assert_eq!(power.matches(" W (").count(), 2, "a power for each GPU: {power}");
     // An instruction hover: class and, for a memory instruction, its access class.
     let ld = line_of(&text, "ld.global");
     let hover = ts.request("textDocument/hover", json!({ "textDocument": { "uri": uri }, "position": { "line": ld, "character": 3 } })).await;
@@ -165,8 +162,16 @@ async fn cuda_source_gets_hints_on_its_own_lines() {
     let load_line = line_of(&text, "Pvalue += Md");
     let unc = diags.iter().find(|d| d["code"] == "uncoalesced-global-access").unwrap_or_else(|| panic!("{diags:?}"));
     assert_eq!(unc["range"]["start"]["line"], load_line);
-    // The kernel card on the `__global__` line, with the annotation's launch.
+    // Kernel-wide findings sit on the definition line, on its `__global__` only, so that a
+    // hover on the kernel's name is the card alone.
     let kline = line_of(&text, "__global__ void matmul_naive");
+    let col = text.lines().nth(kline as usize).unwrap().find("__global__").unwrap();
+    let wide: Vec<_> = diags.iter().filter(|d| d["range"]["start"]["line"] == kline).collect();
+    assert!(!wide.is_empty(), "no kernel-wide finding on the definition line: {diags:?}");
+    for d in wide {
+        assert_eq!((d["range"]["start"]["character"].as_u64(), d["range"]["end"]["character"].as_u64()), (Some(col as u64), Some(col as u64 + 10)), "{d}");
+    }
+    // The kernel card on the `__global__` line, with the annotation's launch.
     let hover = ts.request("textDocument/hover", json!({ "textDocument": { "uri": uri }, "position": { "line": kline, "character": 20 } })).await;
     let card = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(card.contains("annotation") && card.contains("occupancy"), "{card}");

@@ -303,7 +303,7 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
             writeln!(out, "                   {why}")?;
         }
         if let Ok(r) = &t.models {
-            let time = |us: f64| if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.2} µs") };
+            let time = analysis::display::time_us;
             writeln!(
                 out,
                 "                   ≈ {} {}-bound (headline: {}; {})",
@@ -322,7 +322,7 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
         }
         if let Some(p) = &t.power {
             let parts = p.top_contributions(3);
-            let energy = t.energy_uj.map(|e| format!("; energy ≈ {e:.1} µJ")).unwrap_or_default();
+            let energy = t.energy_uj.map(|e| format!("; energy ≈ {}", analysis::display::energy_uj(e))).unwrap_or_default();
             writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
         }
     }

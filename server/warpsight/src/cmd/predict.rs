@@ -77,11 +77,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     println!("  {:<11} {:>12}  {:<9} {:<10} explanation", "model", "time", "bound", "confidence");
     for p in report.predictions.iter().filter(|p| wanted(p.model)) {
         let flag = if report.floor_violations.contains(&p.model) { " (below floor)" } else { "" };
-        println!("  {:<11} {:>9.2} µs  {:<9} {:<10} {}{flag}", p.model, p.time_us, p.bound.name(), p.confidence.name(), p.explanation);
+        println!("  {:<11} {:>12}  {:<9} {:<10} {}{flag}", p.model, analysis::display::time_us(p.time_us), p.bound.name(), p.confidence.name(), p.explanation);
     }
     for (m, why) in report.not_applicable.iter().filter(|(m, _)| wanted(m)) {
         println!("  {m:<11} not applicable: {why}");
     }
-    println!("  headline: {} ≈ {:.2} µs, {}-bound ({})", report.headline.model, report.headline.time_us, report.headline.bound.name(), report.headline.rule);
+    println!("  headline: {} ≈ {}, {}-bound ({})", report.headline.model, analysis::display::time_us(report.headline.time_us), report.headline.bound.name(), report.headline.rule);
     Ok(Exit::Success)
 }
