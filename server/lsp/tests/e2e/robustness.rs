@@ -557,7 +557,24 @@ async fn a_compiler_that_hangs_even_on_version_times_out_within_the_configured_t
 
 /// 200 `didChange`s in a burst that alternately break and fix one line; the published
 /// versions must only grow and the last one must be the last edit's.
+/// The next `publishDiagnostics` for `uri`, in arrival order (the harness's `wait_for`
+/// returns the oldest match, from its inbox first): (version, diagnostics).
+async fn next_publish(ts: &mut TestServer, uri: &str) -> (i64, Vec<Value>) {
+    let m = ts.wait_for(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri).await;
+    let version = m["params"]["version"].as_i64().unwrap_or_else(|| panic!("a publish without a version: {m}"));
+    (version, m["params"]["diagnostics"].as_array().cloned().unwrap_or_default())
+}
+
+/// 200 edits, each toggling the `;` of one line, sent without waiting, except at every
+/// [`CHECKPOINT`]th version, where the test waits for that version's diagnostics: the
+/// publishes collected in between (whatever the server chose to analyse) and the
+/// checkpoints are then checked for order, staleness and content. Before, the test waited
+/// only for the last version, whose text equals the original, and the list it checked
+/// was empty in every run (the server coalesces a burst sent at once into one
+/// analysis), so an ignored edit passed.
 async fn burst_of_edits(debounce_ms: Option<u64>) {
+    /// Even versions, so each checkpoint's text is the broken one.
+    const CHECKPOINT: i64 = 20;
     let options = match debounce_ms {
         Some(ms) => json!({ "debounceMs": ms }),
         None => json!({}),
@@ -571,35 +588,54 @@ async fn burst_of_edits(debounce_ms: Option<u64>) {
     let semi = text.lines().nth(line as usize).and_then(|l| l.rfind(';')).expect("a `;`") as u64;
     let at = |c: u64| json!({ "line": line, "character": c });
     let last = 201;
+    // Every publish for the document after version 1, in arrival order.
+    let mut published: Vec<(i64, Vec<Value>)> = Vec::new();
     for version in 2..=last {
         // Even versions delete the `;` (a syntax error), odd ones put it back.
         let edit = if version % 2 == 0 { change(uri, version, Some((at(semi), at(semi + 1))), "") } else { change(uri, version, Some((at(semi), at(semi))), ";") };
         ts.notify("textDocument/didChange", edit).await;
+        if version % CHECKPOINT == 0 || version == last {
+            loop {
+                let p = next_publish(&mut ts, uri).await;
+                let done = p.0 >= version;
+                published.push(p);
+                if done {
+                    break;
+                }
+            }
+        }
     }
-    let final_diags = ts.diagnostics(uri, last).await;
-    assert!(syntax_errors(&final_diags).is_empty(), "the last version is clean: {final_diags:?}");
     // Anything still in flight arrives within the debounce plus an analysis; a round trip
     // after a pause collects it.
     tokio::time::sleep(Duration::from_millis(500)).await;
     ts.request("warpsight/kernelReport", json!({ "uri": uri })).await;
-    let published: Vec<i64> = ts
-        .inbox
-        .iter()
-        .filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
-        .filter_map(|m| m["params"]["version"].as_i64())
-        .collect();
-    // The inbox holds what arrived before and after version `last`; in arrival order,
-    // the versions must increase, and none may follow `last`.
-    assert!(published.windows(2).all(|w| w[0] < w[1]), "published out of order: {published:?}");
-    assert!(published.iter().all(|v| *v < last), "a stale publish after the last version: {published:?}");
-    // Every publish carries the diagnostics of its own version's text.
-    for m in ts.inbox.iter().filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri) {
-        let v = m["params"]["version"].as_i64().unwrap_or_default();
-        let n = m["params"]["diagnostics"].as_array().map_or(0, |d| syntax_errors(d).len());
-        assert_eq!(n == 0, v % 2 == 1, "version {v} published {n} syntax errors");
+    while ts.inbox.iter().any(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri) {
+        published.push(next_publish(&mut ts, uri).await);
+    }
+    let versions: Vec<i64> = published.iter().map(|p| p.0).collect();
+    // Every checkpoint and the last version were published (the loop above waited for
+    // them; a publish past a checkpoint would be a version not yet sent).
+    for v in (CHECKPOINT..=last).step_by(CHECKPOINT as usize).chain([last]) {
+        assert!(versions.contains(&v), "version {v} was never published: {versions:?}");
+    }
+    // In arrival order the versions increase, and none follows the last.
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "published out of order: {versions:?}");
+    assert_eq!(versions.last(), Some(&last), "a publish after the last version: {versions:?}");
+    // Every publish carries the diagnostics of its own version's text: a syntax error on
+    // the edited line exactly when the version is even (its `;` deleted).
+    for (v, diags) in &published {
+        let errors = syntax_errors(diags);
+        if v % 2 == 0 {
+            assert!(!errors.is_empty(), "version {v} (its `;` deleted) published no syntax error: {diags:?}");
+            let lines: Vec<i64> = errors.iter().filter_map(|d| d["range"]["start"]["line"].as_i64()).collect();
+            assert!(lines.iter().all(|l| (*l - line as i64).abs() <= 1), "version {v}: syntax errors away from the edited line {line}: {lines:?}");
+        } else {
+            assert!(errors.is_empty(), "version {v} (its `;` restored) published syntax errors: {errors:?}");
+        }
     }
     if debounce_ms.is_none() {
-        // The default debounce (150 ms) coalesces a burst: far fewer analyses than edits.
+        // The default debounce (150 ms) coalesces a burst: far fewer analyses than edits
+        // (the checkpoints force 11 of them).
         assert!(published.len() < 50, "{} publishes for 200 edits with the default debounce", published.len());
     }
     ts.shutdown().await;
