@@ -193,10 +193,13 @@ fn the_number_scanner_reads_what_the_doc_writes() {
 fn quoted_measurements_are_the_datasets_rows() {
     let dir = root().join("../shared/data/power");
     if !dir.is_dir() {
-        eprintln!(
-            "skipped: {} is absent (the power datasets live beside the repository)",
-            dir.display()
-        );
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "skipped: {} is absent (the power datasets live beside the repository)",
+                dir.display()
+            );
+        }
         return;
     }
     let doc = std::fs::read_to_string(root().join("docs/power.md")).expect("docs/power.md");
