@@ -719,3 +719,26 @@ async fn generated_module_renames_every_entry() {
     assert!(n > 40, "{n} entries");
     assert_eq!(text.matches(".version").count(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_waiting_for_an_analysis_get_empty_answers_when_the_document_closes() {
+    // A query on a `.ptx` document waits for the analysis of the current text. If the
+    // document closes first, the query is answered with nothing (null, []), not with an
+    // internal error: found by mutation testing (`Query::answer_empty` replaced by `()`
+    // dropped the replies and every waiting request failed with -32603).
+    let (mut ts, _) = TestServer::start_with(json!({}), json!({ "debounceMs": 0 })).await;
+    let uri = "file:///w/closing.ptx";
+    // Big enough that its analysis takes far longer than the three messages below.
+    let text = big_ptx(1024 * 1024);
+    ts.open(uri, "ptx", &text).await;
+    let doc = json!({ "uri": uri });
+    let origin = json!({ "line": 0, "character": 0 });
+    ts.send(json!({ "jsonrpc": "2.0", "id": 9001, "method": "textDocument/hover", "params": { "textDocument": doc, "position": origin } })).await;
+    ts.send(json!({ "jsonrpc": "2.0", "id": 9002, "method": "textDocument/codeLens", "params": { "textDocument": doc } })).await;
+    ts.notify("textDocument/didClose", json!({ "textDocument": doc })).await;
+    let hover = ts.wait_for(|m| m["id"] == 9001).await;
+    let lens = ts.wait_for(|m| m["id"] == 9002).await;
+    assert!(hover.get("error").is_none() && hover["result"].is_null(), "{hover}");
+    assert!(lens.get("error").is_none() && lens["result"] == json!([]), "{lens}");
+    ts.shutdown().await;
+}
