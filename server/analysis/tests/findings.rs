@@ -128,6 +128,16 @@ fn tree_reduction_has_a_divergent_branch_in_its_loop() {
 }
 
 #[test]
+fn the_divergent_branch_message_gives_the_loop_trip_count() {
+    // reduce_tree's halving loop at 256 threads per block: s = 128, 64, ..., 1, 8 trips
+    // (log2 256). Found unpinned by mutation testing (the trip count could vanish).
+    let a = analyze_fixture("reduce_tree", [256, 1, 1], [256, 1, 1]);
+    let f = of_code(&a, "reduce_tree", "divergent-branch-in-loop");
+    assert_eq!(f.len(), 1);
+    assert!(f[0].message.contains("of a loop that runs 8 times"), "{}", f[0].message);
+}
+
+#[test]
 fn a_tiny_grid_is_too_small() {
     // The second pass of reduce_tree.cu: reduce_tree<<<1, BLOCK_SIZE>>>.
     let a = analyze_fixture("reduce_tree", [1, 1, 1], [256, 1, 1]);
