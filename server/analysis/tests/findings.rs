@@ -203,6 +203,46 @@ fn a_limit_shared_with_another_resource_says_so() {
 }
 
 #[test]
+fn loads_already_on_the_read_only_path_get_no_restrict_fix() {
+    // matmul_naive's Md load is uncoalesced and offered `const __restrict__`; the same
+    // kernel with every load already `ld.global.nc` (what the qualifier would give) is
+    // still uncoalesced, but there is nothing to gain from the fix (mutation survivor: the
+    // `.nc` test of `restrict_fix`).
+    let text = read("tests/fixtures/ptx/sm_80/matmul_naive.ptx");
+    let fixes_at_md = |text: &str| {
+        let a = analyze_text(text, [64, 64, 1], [16, 16, 1], &Context::default());
+        let f = of_code(&a, "matmul_naive", "uncoalesced-global-access");
+        let load = f.iter().find(|f| f.source_line == Some(cu_line("matmul_naive", "Pvalue += Md"))).expect("the Md load is uncoalesced");
+        load.fixes.iter().map(|f| f.kind.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(fixes_at_md(&text), vec![FixKind::RestrictConst { param_index: 1 }]);
+    assert_eq!(fixes_at_md(&text.replace("ld.global.f32", "ld.global.nc.f32")), Vec::<FixKind>::new());
+}
+
+#[test]
+fn a_block_size_fix_finds_the_launch_past_a_comparison_in_its_grid() {
+    // `>` inside the grid argument at bracket depth 0 is not the end of the launch
+    // configuration: only `>>>` is (mutation survivor in `launch_close`).
+    let src = "void host(int n, float *p) {\n    scale<<<n > 4096 ? 64 : 32, 128>>>(p, n);\n}\n";
+    let fix = FixKind::SetBlockSize { block: [256, 1, 1], reason: String::new() };
+    let edited = fixes::apply(src, &fixes::edits(&fix, src, "scale", None));
+    assert_eq!(edited, "void host(int n, float *p) {\n    scale<<<n > 4096 ? 64 : 32, 256>>>(p, n);\n}\n");
+}
+
+#[test]
+fn the_relaxed_launch_bounds_say_how_many_registers_fit() {
+    // The register-spills fix relaxes `__launch_bounds__(threads, b)`; its title gives the
+    // registers per thread the new bound leaves: the A100's 65536-register file over
+    // threads × b (mutation survivor: `/` → `*`).
+    let (name, _, context) = spill_context();
+    let a = analyze_text(&read("tests/fixtures/ptx/sm_80/spill.ptx"), [512, 1, 1], [128, 1, 1], &context);
+    let f = of_code(&a, &name, "register-spills");
+    let fix = &f[0].fixes[0];
+    let FixKind::LaunchBounds { max_threads, min_blocks: Some(b) } = fix.kind else { panic!("{fix:?}") };
+    assert!(fix.title.contains(&format!("room for ≈{} registers per thread", 65536 / (max_threads * b))), "{}", fix.title);
+}
+
+#[test]
 fn a_tiny_grid_is_too_small() {
     // The second pass of reduce_tree.cu: reduce_tree<<<1, BLOCK_SIZE>>>.
     let a = analyze_fixture("reduce_tree", [1, 1, 1], [256, 1, 1]);
