@@ -230,6 +230,17 @@ fn a_block_size_fix_finds_the_launch_past_a_comparison_in_its_grid() {
 }
 
 #[test]
+fn a_block_variable_of_another_function_is_not_edited() {
+    // `block` at the launch is not the `dim3 block` declared inside g(): the fix replaces
+    // the launch argument and leaves g() alone (mutation survivor: the same-function test
+    // of `edit_dim3_decl`; the existing test had a parameter of the same name in between).
+    let src = "void g() { dim3 block(16); }\nvoid f() {\n  k<<<1, block>>>(a);\n}\n";
+    let fix = FixKind::SetBlockSize { block: [128, 1, 1], reason: String::new() };
+    let edited = fixes::apply(src, &fixes::edits(&fix, src, "k", None));
+    assert_eq!(edited, "void g() { dim3 block(16); }\nvoid f() {\n  k<<<1, 128>>>(a);\n}\n");
+}
+
+#[test]
 fn the_relaxed_launch_bounds_say_how_many_registers_fit() {
     // The register-spills fix relaxes `__launch_bounds__(threads, b)`; its title gives the
     // registers per thread the new bound leaves: the A100's 65536-register file over
