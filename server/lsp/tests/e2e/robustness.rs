@@ -742,3 +742,30 @@ async fn queries_waiting_for_an_analysis_get_empty_answers_when_the_document_clo
     assert!(lens.get("error").is_none() && lens["result"] == json!([]), "{lens}");
     ts.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_compile_reports_progress_under_a_new_token() {
+    // LSP 3.17 "WorkDoneProgress": the server creates a token per progress; reusing one
+    // for a second compile would make the client's `create` fail or merge two reports
+    // (mutation survivor: the token counter never advanced).
+    let dir = TempDir::new("progress");
+    // A compiler that fails at once: the compile still reports progress.
+    let nvcc = fake_nvcc(&dir, "#!/bin/sh\necho 'nvcc fails on purpose' >&2\nexit 1\n");
+    let options = json!({ "debounceMs": 0, "nvcc": nvcc, "compiler": "nvcc" });
+    let (mut ts, _) = TestServer::start_with(json!({ "window": { "workDoneProgress": true } }), options).await;
+    let cu_path = dir.0.join("saxpy.cu");
+    let cu_uri = format!("file://{}", cu_path.display());
+    std::fs::write(&cu_path, SAXPY_CU).expect("write .cu");
+    ts.open(&cu_uri, "cuda-cpp", SAXPY_CU).await;
+    ts.diagnostics(&cu_uri, 1).await;
+    let edited = format!("// edited\n{SAXPY_CU}");
+    ts.notify("textDocument/didChange", json!({ "textDocument": { "uri": cu_uri, "version": 2 }, "contentChanges": [{ "text": edited }] })).await;
+    ts.diagnostics(&cu_uri, 2).await;
+    let mut tokens = Vec::new();
+    for _ in 0..2 {
+        let create = ts.wait_for(|m| m["method"] == "window/workDoneProgress/create").await;
+        tokens.push(create["params"]["token"].clone());
+    }
+    assert_ne!(tokens[0], tokens[1], "two compiles, one token: {tokens:?}");
+    ts.shutdown().await;
+}
