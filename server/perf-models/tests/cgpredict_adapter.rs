@@ -212,10 +212,27 @@ fn database_tk1_gets_table3_and_reproduces_gemm() {
     assert_eq!(Platform { name: "Jetson TK1".into(), ..Platform::from_gpu(gpu) }, Platform::jetson_tk1());
     let mut renamed = gpu.clone();
     renamed.id = "my-tk1".into();
-    renamed.model_params.insert("seed003.mem_ld_dram_cycles".into(), 400.0);
-    renamed.model_params.insert("seed003.inst_cycle".into(), 0.75);
+    // Every Table 3 number comes from the data: change each, see each.
+    for (key, v) in [
+        ("inst_cycle", 0.75),
+        ("mem_ld_l2_cycles", 170.0),
+        ("mem_ld_dram_cycles", 400.0),
+        ("mem_ld_smem_cycles", 70.0),
+        ("smem_load_const_cycles", 510.0),
+        ("dd_l2_cycles", 3.0),
+        ("dd_dram_cycles", 11.0),
+    ] {
+        renamed.model_params.insert(format!("seed003.{key}"), v);
+    }
     let p = Platform::from_gpu(&renamed);
-    assert_eq!((p.mem_ld_dram, p.inst_cycle), (400.0, 0.75));
+    assert_eq!(
+        (p.inst_cycle, p.mem_ld_l2, p.mem_ld_dram, p.mem_ld_smem, p.smem_load_const, p.dd_l2, p.dd_dram),
+        (0.75, 170.0, 400.0, 70.0, 510.0, 3.0, 11.0)
+    );
+    // A GPU without Table 3 takes its residency from its own limits: the C1060 (CC 1.3)
+    // holds 1024 threads per SM (CUDA Programming Guide, Appendix A), not the TK1's 2048.
+    let c1060 = db.gpu("tesla-c1060").expect("c1060");
+    assert_eq!(Platform::from_gpu(c1060).threads_per_sm, 1024);
     let p = matmul_profile(
         access(Space::Global, AccessClass::Coalesced, Some(4), 1024.0),
         vec![],
