@@ -241,6 +241,16 @@ fn a_block_variable_of_another_function_is_not_edited() {
 }
 
 #[test]
+fn a_launch_inside_a_string_literal_is_not_edited() {
+    // The fix scans code with comments and string literals blanked: the `k<<<...>>>` in
+    // the printf text is not a launch (mutation survivor in the literal scanner).
+    let src = "void f(float *a) {\n    printf(\"k<<<1, 32>>>\");\n    k<<<1, 32>>>(a);\n}\n";
+    let fix = FixKind::SetBlockSize { block: [256, 1, 1], reason: String::new() };
+    let edited = fixes::apply(src, &fixes::edits(&fix, src, "k", None));
+    assert_eq!(edited, "void f(float *a) {\n    printf(\"k<<<1, 32>>>\");\n    k<<<1, 256>>>(a);\n}\n");
+}
+
+#[test]
 fn the_relaxed_launch_bounds_say_how_many_registers_fit() {
     // The register-spills fix relaxes `__launch_bounds__(threads, b)`; its title gives the
     // registers per thread the new bound leaves: the A100's 65536-register file over
