@@ -274,7 +274,7 @@ fn a_database_v100_gets_its_own_latencies_end_to_end() {
     // gpu-data cites, not read from it: V100 PCIe, 80 SMs at 1380 MHz (NVIDIA V100
     // datasheet); L2 hits 215 cycles and DRAM 430 cycles (gpu-benches' V100 pointer
     // chase), so `mem_ld_dram` = 430 − 215 (eq 2 adds the two); shared memory 19 cycles
-    // (Jia et al. 2018 §3.6); departure delays 2 and 10 (seed 003 Table 3, carried over);
+    // (Jia et al. 2018 §3.6); departure delays 2 and 10 (Wang et al. 2017 Table 3, carried over);
     // a cooperative load = DRAM latency + dd_dram = 440; 2048 threads per SM (CC 7.0);
     // 6144 KB of L2 (GV100 whitepaper Table 1).
     let want = Platform {

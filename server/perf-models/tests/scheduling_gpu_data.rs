@@ -62,7 +62,7 @@ fn a_v100_prediction_says_its_latencies_are_table_3_2s() {
     let text = std::fs::read_to_string(common::workspace_root().join("server/perf-models/tests/fixtures/vector_add.json")).expect("fixture");
     let p: kernel_profile::KernelProfile = serde_json::from_str(&text).expect("valid profile");
     let pred = perf_models::scheduling::predict(&p, &GpuParams::from_spec(g)).expect("a prediction");
-    assert!(pred.assumptions.iter().any(|a| a.starts_with("instruction latencies: seed 004 Table 3.2 (seed004 Table 3.2 (Tesla V100")), "{:?}", pred.assumptions);
+    assert!(pred.assumptions.iter().any(|a| a.starts_with("instruction latencies:") && a.contains("Table 3.2") && a.contains("Tesla V100")), "{:?}", pred.assumptions);
 }
 
 #[test]
