@@ -747,6 +747,24 @@ pub fn analyze_ptx(text: &str) -> FileAnalysis {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn trained_power_models_go_to_the_boards_they_were_trained_on() {
+        // By product name, not by id, so a renamed or misspelled id fails here (issue 19:
+        // a spelled-id match once missed every V100 of the scheduling model).
+        for g in gpu_spec::Database::builtin().gpus() {
+            let want = if g.name.contains("V100") {
+                Some(power_model::TrainedGpu::V100)
+            } else if g.name.contains("Tesla K20") && !g.name.contains("K20X") {
+                Some(power_model::TrainedGpu::K20)
+            } else if g.name.contains("Tesla M60") {
+                Some(power_model::TrainedGpu::M60)
+            } else {
+                None
+            };
+            assert_eq!(super::trained_model(g), want, "{} ({})", g.id, g.name);
+        }
+    }
     use super::*;
 
     /// The rule as first written: the last annotation before the kernel with no other

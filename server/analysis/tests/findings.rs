@@ -128,6 +128,142 @@ fn tree_reduction_has_a_divergent_branch_in_its_loop() {
 }
 
 #[test]
+fn the_divergent_branch_message_gives_the_loop_trip_count() {
+    // reduce_tree's halving loop at 256 threads per block: s = 128, 64, ..., 1, 8 trips
+    // (log2 256). Found unpinned by mutation testing (the trip count could vanish).
+    let a = analyze_fixture("reduce_tree", [256, 1, 1], [256, 1, 1]);
+    let f = of_code(&a, "reduce_tree", "divergent-branch-in-loop");
+    assert_eq!(f.len(), 1);
+    assert!(f[0].message.contains("of a loop that runs 8 times"), "{}", f[0].message);
+}
+
+/// `saxpy` or `spill` with the given resources, as the CUDA front end would pass them.
+fn with_resources(file: &str, kernel: &str, res: Resources, grid: [u32; 3], block: [u32; 3]) -> FileAnalysis {
+    let (name, _, _) = ptxas_context(file, kernel);
+    let mut context = Context::default();
+    context.kernels.insert(name, KernelContext { resources: Some(res), ..Default::default() });
+    analyze_text(&read(&format!("tests/fixtures/ptx/sm_80/{file}.ptx")), grid, block, &context)
+}
+
+fn resources(registers: u32, spill_store_bytes: u32, spill_load_bytes: u32) -> Resources {
+    Resources {
+        registers_per_thread: registers,
+        static_smem_bytes: 0,
+        local_bytes_per_thread: 0,
+        spill_store_bytes,
+        spill_load_bytes,
+        stack_frame_bytes: 0,
+        barriers: 0,
+        source: ResourceSource::Ptxas,
+    }
+}
+
+#[test]
+fn a_kernel_that_spills_in_either_direction_gets_no_launch_bounds_fix() {
+    // 117 registers × 256 threads on the A100: 2 blocks per SM (register-limited, 25 %).
+    // Without spills the fix caps registers with __launch_bounds__; a kernel that already
+    // spills (stores or loads, either one) needs more registers, not fewer. Mutation
+    // testing found the `||` of that test unpinned.
+    let launch_bounds = |a: &FileAnalysis| {
+        let f = of_code(a, "row_block_spill", "occupancy-limited-by-registers");
+        assert_eq!(f.len(), 1, "{:?}", a.kernels[0].findings);
+        f[0].fixes.iter().any(|x| matches!(x.kind, FixKind::LaunchBounds { .. }))
+    };
+    let at = |store, load| with_resources("spill", "row_block_spill", resources(117, store, load), [4096, 1, 1], [256, 1, 1]);
+    assert!(launch_bounds(&at(0, 0)));
+    assert!(!launch_bounds(&at(8, 0)));
+    assert!(!launch_bounds(&at(0, 8)));
+}
+
+#[test]
+fn the_shared_memory_limit_is_explained_with_its_numbers() {
+    // dyn_smem.cu, 96 threads with 48 KB of dynamic shared memory on the A100: 49152 B +
+    // the 1 KB the driver reserves per block (CC 8.0) = 50176 B allocated; 164 KB = 167936 B
+    // per SM hold 3 of them (CUDA Programming Guide, compute capability 8.0).
+    let text = read("tests/fixtures/ptx/sm_80/dyn_smem.ptx");
+    let settings = Settings { launch: PartialLaunch { grid: Some([1024, 1, 1]), block: Some([96, 1, 1]), dynamic_smem: Some(48 * 1024), ..Default::default() }, ..Settings::default() };
+    let a = analysis::analyze(&text, &settings, &Context::default());
+    let f = of_code(&a, "", "occupancy-limited-by-shared-memory");
+    assert_eq!(f.len(), 1, "{:?}", a.kernels[0].findings);
+    let want = "49152 B of shared memory per block (0 B static, 49152 B dynamic, 50176 B allocated) leave room for 3 block(s) in 167936 B per SM";
+    assert!(f[0].message.contains(want), "{}", f[0].message);
+}
+
+#[test]
+fn a_limit_shared_with_another_resource_says_so() {
+    // saxpy in 32-thread blocks with 64 registers per thread on the A100: the 32-block
+    // limit and the register file (64 × 32 = 2048 registers per warp; 16384 per
+    // sub-partition / 2048 = 8 warps × 4 = 32 one-warp blocks) bind at the same point,
+    // 32 of 64 warp slots (50 %).
+    let a = with_resources("saxpy", "saxpy", resources(64, 0, 0), [4096, 1, 1], [32, 1, 1]);
+    let f = of_code(&a, "saxpy", "occupancy-limited-by-blocks");
+    assert_eq!(f.len(), 1, "{:?}", a.kernels[0].findings);
+    assert!(f[0].message.contains("32 block(s) of 1 warps per SM, 32 of 64 warp slots"), "{}", f[0].message);
+    assert!(f[0].message.contains("; registers limit at the same point"), "{}", f[0].message);
+}
+
+#[test]
+fn loads_already_on_the_read_only_path_get_no_restrict_fix() {
+    // matmul_naive's Md load is uncoalesced and offered `const __restrict__`; the same
+    // kernel with every load already `ld.global.nc` (what the qualifier would give) is
+    // still uncoalesced, but there is nothing to gain from the fix (mutation survivor: the
+    // `.nc` test of `restrict_fix`).
+    let text = read("tests/fixtures/ptx/sm_80/matmul_naive.ptx");
+    let fixes_at_md = |text: &str| {
+        let a = analyze_text(text, [64, 64, 1], [16, 16, 1], &Context::default());
+        let f = of_code(&a, "matmul_naive", "uncoalesced-global-access");
+        let load = f.iter().find(|f| f.source_line == Some(cu_line("matmul_naive", "Pvalue += Md"))).expect("the Md load is uncoalesced");
+        load.fixes.iter().map(|f| f.kind.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(fixes_at_md(&text), vec![FixKind::RestrictConst { param_index: 1 }]);
+    assert_eq!(fixes_at_md(&text.replace("ld.global.f32", "ld.global.nc.f32")), Vec::<FixKind>::new());
+}
+
+#[test]
+fn a_block_size_fix_finds_the_launch_past_a_comparison_in_its_grid() {
+    // `>` inside the grid argument at bracket depth 0 is not the end of the launch
+    // configuration: only `>>>` is (mutation survivor in `launch_close`).
+    let src = "void host(int n, float *p) {\n    scale<<<n > 4096 ? 64 : 32, 128>>>(p, n);\n}\n";
+    let fix = FixKind::SetBlockSize { block: [256, 1, 1], reason: String::new() };
+    let edited = fixes::apply(src, &fixes::edits(&fix, src, "scale", None));
+    assert_eq!(edited, "void host(int n, float *p) {\n    scale<<<n > 4096 ? 64 : 32, 256>>>(p, n);\n}\n");
+}
+
+#[test]
+fn a_block_variable_of_another_function_is_not_edited() {
+    // `block` at the launch is not the `dim3 block` declared inside g(): the fix replaces
+    // the launch argument and leaves g() alone (mutation survivor: the same-function test
+    // of `edit_dim3_decl`; the existing test had a parameter of the same name in between).
+    let src = "void g() { dim3 block(16); }\nvoid f() {\n  k<<<1, block>>>(a);\n}\n";
+    let fix = FixKind::SetBlockSize { block: [128, 1, 1], reason: String::new() };
+    let edited = fixes::apply(src, &fixes::edits(&fix, src, "k", None));
+    assert_eq!(edited, "void g() { dim3 block(16); }\nvoid f() {\n  k<<<1, 128>>>(a);\n}\n");
+}
+
+#[test]
+fn a_launch_inside_a_string_literal_is_not_edited() {
+    // The fix scans code with comments and string literals blanked: the `k<<<...>>>` in
+    // the printf text is not a launch (mutation survivor in the literal scanner).
+    let src = "void f(float *a) {\n    printf(\"k<<<1, 32>>>\");\n    k<<<1, 32>>>(a);\n}\n";
+    let fix = FixKind::SetBlockSize { block: [256, 1, 1], reason: String::new() };
+    let edited = fixes::apply(src, &fixes::edits(&fix, src, "k", None));
+    assert_eq!(edited, "void f(float *a) {\n    printf(\"k<<<1, 32>>>\");\n    k<<<1, 256>>>(a);\n}\n");
+}
+
+#[test]
+fn the_relaxed_launch_bounds_say_how_many_registers_fit() {
+    // The register-spills fix relaxes `__launch_bounds__(threads, b)`; its title gives the
+    // registers per thread the new bound leaves: the A100's 65536-register file over
+    // threads × b (mutation survivor: `/` → `*`).
+    let (name, _, context) = spill_context();
+    let a = analyze_text(&read("tests/fixtures/ptx/sm_80/spill.ptx"), [512, 1, 1], [128, 1, 1], &context);
+    let f = of_code(&a, &name, "register-spills");
+    let fix = &f[0].fixes[0];
+    let FixKind::LaunchBounds { max_threads, min_blocks: Some(b) } = fix.kind else { panic!("{fix:?}") };
+    assert!(fix.title.contains(&format!("room for ≈{} registers per thread", 65536 / (max_threads * b))), "{}", fix.title);
+}
+
+#[test]
 fn a_tiny_grid_is_too_small() {
     // The second pass of reduce_tree.cu: reduce_tree<<<1, BLOCK_SIZE>>>.
     let a = analyze_fixture("reduce_tree", [1, 1, 1], [256, 1, 1]);

@@ -266,6 +266,18 @@ mod tests {
     }
 
     #[test]
+    fn a_lane_indexed_address_has_the_lane_coefficient_as_its_stride() {
+        // `base + 4 * %laneid + 1024 * tid.y` in 16×2 blocks: the lanes are not laid out
+        // along x (no tid.x term) and the warp's addresses jump at lane 16, so there is no
+        // constant lane-to-lane distance; the documented stride is the lane coefficient.
+        let mut a = Affine::var(Var::Lane);
+        a.terms.insert(Var::Lane, 4);
+        a.terms.insert(Var::Tid(Dim::Y), 1024);
+        let lanes = lanes_from_affine(&a, [16, 2, 1]).expect("regular");
+        assert_eq!(lanes.x_stride, Some(4));
+    }
+
+    #[test]
     fn unit_stride_floats_are_coalesced_in_four_sectors() {
         let c = classify_global(&tid_x(4), [256, 1, 1], 4, 32.0);
         assert_eq!(c.class, AccessClass::Coalesced);

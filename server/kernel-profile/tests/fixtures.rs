@@ -325,3 +325,29 @@ fn linearised_tile_loop_counts_per_thread() {
     }
     assert!(!p.assumptions.iter().any(|a| a.contains("data-dependent")), "{:?}", p.assumptions);
 }
+
+#[test]
+fn wmma_fragment_loads_are_warp_collective_rows() {
+    // wmma_gemm.cu: load_matrix_sync of 16×16 fragments (PTX ISA "wmma.load"/"wmma.store",
+    // `.row .m16n16k16`): the warp moves 16 rows. The half A and B fragments: 16 × 2 B =
+    // 32 B per row, one sector each → 16 sectors, coalesced, 16·16·2 / 32 lanes = 16 B per
+    // thread. The float C fragment and the store of D: 16 × 4 B = 64 B per row, two
+    // sectors → 32 sectors, 32 B per thread. Mutation testing found this untested. The
+    // accesses are found by PTX line (their source line is inside the CUDA header).
+    let p = profile("wmma_gemm", "wmma_gemm", [4, 4, 1], [128, 1, 1], &[("param_3", 256), ("param_4", 256), ("param_5", 256)]);
+    let text = std::fs::read_to_string(format!("{}/../../tests/fixtures/ptx/sm_80/wmma_gemm.ptx", env!("CARGO_MANIFEST_DIR"))).expect("fixture");
+    let mut checked = 0;
+    for (i, line) in text.lines().enumerate() {
+        let want = if line.contains("wmma.load.a") || line.contains("wmma.load.b") {
+            (16.0, 16)
+        } else if line.contains("wmma.load.c") || line.contains("wmma.store.d") {
+            (32.0, 32)
+        } else {
+            continue;
+        };
+        let acc = p.memory_accesses.iter().find(|a| a.ptx_line == i as u32 + 1).unwrap_or_else(|| panic!("no access at PTX line {}", i + 1));
+        assert_eq!((acc.class, acc.transactions_per_request, acc.bytes_per_thread), (AccessClass::Coalesced, want.0, want.1), "line {}: {acc:?}", i + 1);
+        checked += 1;
+    }
+    assert!(checked >= 4, "{checked}");
+}

@@ -115,17 +115,17 @@ impl Platform {
 }
 
 impl Platform {
-    /// The platform for a GPU of the database. The Jetson TK1 gets Table 3 exactly. Any
-    /// other GPU takes its clock, SM count, L2 size and latencies from the database:
+    /// The platform for a GPU of the database. A GPU whose data holds seed 003's Table 3
+    /// Part 1 (`model_params` `seed003.inst_cycle`, `seed003.mem_ld_{l2,dram,smem}_cycles`,
+    /// `seed003.smem_load_const_cycles`, `seed003.dd_{l2,dram}_cycles`: the Jetson TK1's)
+    /// gets those numbers, keyed on the data rather than on a spelled id. Any other GPU
+    /// takes its clock, SM count, L2 size and latencies from the database:
     /// `mem_ld_dram` = DRAM latency − L2 latency, because eq 2 adds the two (pitfall 8).
     /// Issue cost, bank-conflict degrees and transactions per class keep the TK1's values
     /// (estimates; the paper claims only Part 1 of Table 3 needs retargeting).
     pub fn from_gpu(gpu: &gpu_spec::Gpu) -> Self {
         let tk1 = Platform::jetson_tk1();
-        if gpu.id == "jetson-tk1" {
-            return tk1;
-        }
-        Platform {
+        let base = Platform {
             name: gpu.name.clone(),
             compute_capability: (gpu.cc.major, gpu.cc.minor),
             n_sms: gpu.sm_count,
@@ -139,6 +139,21 @@ impl Platform {
             threads_per_sm: gpu.max_warps_per_sm() * 32,
             l2_bytes: u32::try_from(gpu.l2_bytes).unwrap_or(u32::MAX),
             ..tk1
+        };
+        let mp = |key: &str| gpu.model_params.get(&format!("seed003.{key}")).copied();
+        match (
+            mp("inst_cycle"),
+            mp("mem_ld_l2_cycles"),
+            mp("mem_ld_dram_cycles"),
+            mp("mem_ld_smem_cycles"),
+            mp("smem_load_const_cycles"),
+            mp("dd_l2_cycles"),
+            mp("dd_dram_cycles"),
+        ) {
+            (Some(inst_cycle), Some(mem_ld_l2), Some(mem_ld_dram), Some(mem_ld_smem), Some(smem_load_const), Some(dd_l2), Some(dd_dram)) => {
+                Platform { inst_cycle, mem_ld_l2, mem_ld_dram, mem_ld_smem, smem_load_const, dd_l2, dd_dram, ..base }
+            }
+            _ => base,
         }
     }
 }

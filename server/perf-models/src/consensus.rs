@@ -165,23 +165,22 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> R
     push("roofline", Some(floor.clone()), "");
 
     // The MWP/CWP-family adapters build their own device from the database entry when
-    // there is one (their `predict_for_gpu`); for the papers' presets we build it here.
+    // there is one (their `predict_for_gpu`: the papers' tuned sets come from the entry's
+    // data); a paper preset without one (`gpu-data/paper-gpus.toml`, none of which is the
+    // C1060 or the TK1) gets the untuned device and no CGPredict platform. Before, these
+    // branches matched the spelled ids `tesla-c1060` and `jetson-tk1`, which no preset has.
     let mwp = match &gpu.spec {
         Some(spec) => mwp_cwp::predict_for_gpu(profile, spec, &cfg.mwp_cwp),
         None => {
-            let device = if gpu.id == "tesla-c1060" {
-                mwp_cwp::Device::tesla_c1060()
-            } else {
-                mwp_cwp::Device::untuned(
-                    &gpu.id,
-                    gpu.cc,
-                    gpu.sm_count,
-                    gpu.clock_mhz / 1000.0,
-                    gpu.mem_bandwidth_gbs,
-                    gpu.dram_latency_cycles,
-                    gpu.limits.max_warps_per_sm,
-                )
-            };
+            let device = mwp_cwp::Device::untuned(
+                &gpu.id,
+                gpu.cc,
+                gpu.sm_count,
+                gpu.clock_mhz / 1000.0,
+                gpu.mem_bandwidth_gbs,
+                gpu.dram_latency_cycles,
+                gpu.limits.max_warps_per_sm,
+            );
             mwp_cwp::predict(profile, &device, resident, &cfg.mwp_cwp)
         }
     };
@@ -189,12 +188,6 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> R
 
     let cg = match &gpu.spec {
         Some(spec) => cgpredict::predict_for_gpu(profile, spec, &cfg.cgpredict),
-        None if gpu.id == "jetson-tk1" => cgpredict::predict(
-            profile,
-            &cgpredict::Platform::jetson_tk1(),
-            resident,
-            &cfg.cgpredict,
-        ),
         None => None,
     };
     push(

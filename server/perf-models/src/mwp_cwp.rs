@@ -182,18 +182,46 @@ impl Device {
 }
 
 impl Device {
-    /// The device for a GPU of the database. The Tesla C1060 gets the thesis's tuned set
-    /// (with its tuned 1312 MHz clock, not the 1296 MHz datasheet clock). Other CC 1.x GPUs
+    /// The device for a GPU of the database. A GPU whose data holds the thesis's tuned
+    /// set (the Tesla C1060) gets it, with its tuned 1312 MHz clock, not the 1296 MHz
+    /// datasheet clock. Other CC 1.x GPUs
     /// share GT200's memory system and keep its tuned transaction delays, untuned. Every
     /// other GPU gets [`Device::untuned`] from its datasheet facts, with Hong & Kim's
     /// departure delays, issue cycles and special latencies from the database where it
     /// has them.
     pub fn from_gpu(gpu: &gpu_spec::Gpu) -> Self {
         let c1060 = Device::tesla_c1060();
-        if gpu.id == "tesla-c1060" {
-            return c1060;
-        }
         let cc = (gpu.cc.major, gpu.cc.minor);
+        // The thesis's tuned set, where the GPU's data holds it (`model_params`
+        // `seed002.*`: the C1060's, Tables 6 to 11 and section 3.2.3), keyed on the data
+        // rather than on a spelled id.
+        let mp = |key: &str| gpu.model_params.get(&format!("seed002.{key}")).copied();
+        if let (Some(freq_mhz), Some(base_mem_latency), Some(d32), Some(d64), Some(d128), Some(dvec), Some(issue)) = (
+            mp("freq_tuned_mhz"),
+            mp("base_mem_latency_cycles"),
+            mp("dep_delay_32b_cycles"),
+            mp("dep_delay_64b_cycles"),
+            mp("dep_delay_128b_cycles"),
+            mp("dep_delay_vector_32b_cycles"),
+            mp("issue_cycles"),
+        ) {
+            return Device {
+                name: gpu.name.clone(),
+                compute_capability: cc,
+                n_sms: gpu.sm_count,
+                freq_ghz: freq_mhz / 1e3,
+                mem_bandwidth_gbs: gpu.mem_bandwidth_gbs,
+                base_mem_latency,
+                dep_delay_32b: d32,
+                dep_delay_64b: d64,
+                dep_delay_128b: d128,
+                dep_delay_vector: dvec,
+                issue_cycles: issue,
+                max_warps_per_sm: gpu.max_warps_per_sm(),
+                tuned: true,
+                ..c1060
+            };
+        }
         let mut d = if cc.0 == 1 {
             Device {
                 name: gpu.name.clone(),

@@ -649,8 +649,10 @@ pub struct AlavaniGpu {
     pub latencies: LatencyColumn,
     /// Whether `latencies` is a measured Table 3.2 column.
     pub measured_latencies: bool,
-    /// Table 3.3 (K20 only); `None` → `params.dram_latency_cycles`.
+    /// Table 3.3 (K20 only); `false` → `params.dram_latency_cycles`.
     pub global_latency_k20_model: bool,
+    /// Threads where Table 3.3's last interval ends: the regression is held there.
+    pub global_latency_table_end: f64,
     /// §3.5 launch overhead (a, b): a·nB·nT_b + b µs; `None` → the K20's, as an estimate.
     pub launch_overhead: Option<(f64, f64)>,
     /// Table 4.5 models; `None` → bandwidth-based substitute.
@@ -659,26 +661,50 @@ pub struct AlavaniGpu {
 }
 
 impl AlavaniGpu {
-    /// The thesis' calibration when `gpu` is one of its GPUs, else a generic one derived
+    /// The thesis' calibration where the GPU's data holds it, else a generic one derived
     /// from the GPU's latencies (every derived number is reported as an assumption).
+    ///
+    /// A GPU of the database is calibrated by its data in `gpu-data/`, never by its
+    /// spelled id: the Table 3.2 column when its `instr_latency_cycles` (its SM
+    /// architecture's, or its own overrides) hold all sixteen rows ([`data_column`]; the
+    /// GK110 and GV100 architectures carry the K20 and V100 columns, so every board on
+    /// those SMs gets them), the §3.5 launch-overhead fit from `model_params`
+    /// `seed004.launch_overhead_{a,b}`, and Table 3.3's global-latency regression where
+    /// `model_params` has `seed004.global_latency_table_end_threads` (the K20's). Keying
+    /// on ids missed every V100 of the database (its ids are `tesla-v100-sxm2-16gb` ...,
+    /// the code matched `v100-sxm2-16gb`). A paper preset (no database entry, e.g.
+    /// [`GpuParams::tesla_k20`]) is one of `gpu-data/paper-gpus.toml`'s GPUs, whose
+    /// columns are the printed ones in [`tables`].
     pub fn for_gpu(gpu: &GpuParams) -> AlavaniGpu {
         let resources = SmResources::from_gpu(gpu);
-        let column = match gpu.id.as_str() {
-            "tesla-k20" => Some(tables::K20),
-            "quadro-k4200" => Some(tables::K4200),
-            "tesla-m60" => Some(tables::M60),
-            "gtx-1050" => Some(tables::GTX1050),
-            "tesla-v100" | "v100-sxm2-16gb" | "v100-sxm2-32gb" | "v100-pcie-16gb"
-            | "v100-pcie-32gb" => Some(tables::V100),
-            _ => None,
+        let (column, global_latency_table_end, launch_overhead) = match &gpu.spec {
+            Some(spec) => {
+                let mp = |key: &str| spec.model_params.get(key).copied();
+                let overhead = mp("seed004.launch_overhead_a").zip(mp("seed004.launch_overhead_b"));
+                (data_column(&spec.instr_latency_cycles), mp("seed004.global_latency_table_end_threads"), overhead)
+            }
+            None => {
+                let column = match gpu.id.as_str() {
+                    "tesla-k20" => Some(tables::K20),
+                    "quadro-k4200" => Some(tables::K4200),
+                    "tesla-m60" => Some(tables::M60),
+                    "gtx-1050" => Some(tables::GTX1050),
+                    _ => None,
+                };
+                let k20 = gpu.id == "tesla-k20";
+                (column, k20.then_some(tables::K20_GLOBAL_LATENCY_TABLE_END), k20.then_some(tables::K20_LAUNCH_OVERHEAD))
+            }
         };
+        // Table 4.5's fits were measured on four boards, named by their database ids
+        // (`table_4_5_ids_are_database_ids` checks that each one resolves).
         let tp = tables::TABLE_4_5.iter().find(|(id, _, _)| *id == gpu.id);
         AlavaniGpu {
             resources,
             measured_latencies: column.is_some(),
             latencies: column.unwrap_or_else(|| generic_column(gpu)),
-            global_latency_k20_model: gpu.id == "tesla-k20",
-            launch_overhead: (gpu.id == "tesla-k20").then_some(tables::K20_LAUNCH_OVERHEAD),
+            global_latency_k20_model: global_latency_table_end.is_some(),
+            global_latency_table_end: global_latency_table_end.unwrap_or(tables::K20_GLOBAL_LATENCY_TABLE_END),
+            launch_overhead,
             tp_global: tp.map(|it| it.1),
             tp_shared: tp.map(|it| it.2),
             params: gpu.clone(),
@@ -692,7 +718,7 @@ impl AlavaniGpu {
                 if self.global_latency_k20_model {
                     // Held at the table's end: the last segment extended would turn
                     // negative past 19.8 million threads (a negative time).
-                    tables::k20_global_latency(threads_total.min(tables::K20_GLOBAL_LATENCY_TABLE_END))
+                    tables::k20_global_latency(threads_total.min(self.global_latency_table_end))
                 } else {
                     self.params.dram_latency_cycles
                 }
@@ -703,6 +729,18 @@ impl AlavaniGpu {
             }
         }
     }
+}
+
+/// The Table 3.2 column a database GPU's data holds: `Some` when its
+/// `instr_latency_cycles` has every row of [`tables::TABLE_3_2_ROWS`] (named as in
+/// `gpu-data/README.md`: `addf` ... `mov`, `shared_ldst`), `None` when any is missing.
+pub fn data_column(latencies: &BTreeMap<String, f64>) -> Option<LatencyColumn> {
+    let mut col = [0.0; 16];
+    for (slot, key) in col.iter_mut().zip(tables::TABLE_3_2_ROWS) {
+        let name = if key == LatencyKey::Shared { "shared_ldst" } else { key.name() };
+        *slot = *latencies.get(name)?;
+    }
+    Some(col)
 }
 
 /// A Table 3.2-shaped column for a GPU the thesis did not measure (estimates): simple ALU
@@ -939,16 +977,17 @@ pub fn predict(profile: &KernelProfile, gpu_params: &GpuParams) -> Option<Predic
         "longest CFG path; every branch assumed taken by some thread of every warp (seed 004 §4.4.1)".to_string(),
     ];
     if gpu.measured_latencies {
-        assumptions.push(format!(
-            "instruction latencies: seed 004 Table 3.2 ({})",
-            gpu_params.id
-        ));
+        // Where the column came from: the citation of its first row in the GPU's data
+        // (e.g. "seed004 Table 3.2 (Tesla V100 addf ...)"), or the paper preset's id.
+        let source = gpu_params.spec.as_ref().and_then(|g| g.sources.get("instr_latency_cycles.addf")).cloned().unwrap_or_else(|| gpu_params.id.clone());
+        assumptions.push(format!("instruction latencies: seed 004 Table 3.2 ({source})"));
     } else {
         assumptions.push("instruction latencies estimated from the GPU's ALU/shared latencies (not measured by seed 004)".to_string());
     }
     if gpu.global_latency_k20_model {
         let threads = launch.blocks.saturating_mul(tpb);
-        let held = if threads as f64 > tables::K20_GLOBAL_LATENCY_TABLE_END { " (beyond the table's 2,203,648 threads: its value at the end)" } else { "" };
+        let end = gpu.global_latency_table_end;
+        let held = if threads as f64 > end { format!(" (beyond the table's {end:.0} threads: its value at the end)") } else { String::new() };
         assumptions.push(format!("global latency {global_latency:.0} cycles from seed 004 Table 3.3 at {threads} threads{held}"));
     } else {
         assumptions.push(format!(

@@ -371,3 +371,21 @@ fn docs_tables_are_current() {
         }
     }
 }
+
+#[test]
+fn inputs_that_are_not_counts_are_refused() {
+    // Eqs 1–8 take DRAM transactions per instruction of each class: a NaN or negative one
+    // is not a count, and the paper layer refuses it rather than producing a time
+    // (mutation survivor: one `||` of the input check).
+    let p = Platform::jetson_tk1();
+    let gemm = &kernels()[0];
+    assert!(evaluate(&p, &inputs(gemm, 0.0)).is_some());
+    for bad in [f64::NAN, -1.0, f64::INFINITY] {
+        let mut x = inputs(gemm, 0.0);
+        x.no_dram_trans.coal = bad;
+        assert!(evaluate(&p, &x).is_none(), "DRAM transactions {bad}");
+        let mut x = inputs(gemm, 0.0);
+        x.mem_insts.coal = bad;
+        assert!(evaluate(&p, &x).is_none(), "memory instructions {bad}");
+    }
+}

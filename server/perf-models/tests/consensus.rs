@@ -174,3 +174,38 @@ fn database_gpus_run_every_adapter() {
     assert!(r.headline.rule.contains("bottleneck model"), "{}", r.headline.rule);
     assert!(r.not_applicable.is_empty(), "{:?}", r.not_applicable);
 }
+
+#[test]
+fn the_preferred_model_follows_the_documented_rule() {
+    // docs/models.md, rule step 3: CC 1.x → mwp_cwp; the TK1's CC 3.2 → cgpredict; CC 3.0
+    // to 7.2 → scheduling; otherwise none (the median decides).
+    let with_cc = |cc: (u32, u32)| GpuParams { cc, ..GpuParams::tesla_k20() };
+    for (cc, want) in [
+        ((1, 0), Some("mwp_cwp")),
+        ((1, 3), Some("mwp_cwp")),
+        ((3, 2), Some("cgpredict")),
+        ((3, 0), Some("scheduling")),
+        ((3, 5), Some("scheduling")),
+        ((5, 2), Some("scheduling")),
+        ((6, 1), Some("scheduling")),
+        ((7, 0), Some("scheduling")),
+        ((7, 2), Some("scheduling")),
+        ((7, 5), None),
+        ((8, 0), None),
+        ((9, 0), None),
+    ] {
+        assert_eq!(perf_models::consensus::preferred_model(&with_cc(cc)), want, "CC {cc:?}");
+    }
+}
+
+#[test]
+fn a_cc1_preset_takes_the_mwp_cwp_headline() {
+    // A CC 1.x GPU outside the database (the C1060's facts, no database entry): rule step 3
+    // picks `mwp_cwp` when it applies and is above the floor.
+    let c1060 = gpu_spec::Database::builtin().gpu("tesla-c1060").expect("c1060");
+    let preset = GpuParams { spec: None, ..GpuParams::from_spec(c1060) };
+    let r = run_all(&vector_add(120), &preset, &ModelConfig::uncalibrated()).expect("a report");
+    let mwp = r.predictions.iter().find(|p| p.model == "mwp_cwp").expect("mwp_cwp applies");
+    assert_eq!(r.headline.model, "mwp_cwp", "{:?}", r.headline);
+    assert_eq!(r.headline.time_us, mwp.time_us);
+}

@@ -311,7 +311,16 @@ fn unusable_inputs_give_none() {
 fn database_c1060_gets_the_tuned_device_and_reproduces_table9() {
     let db = gpu_spec::Database::builtin();
     let gpu = db.gpu("tesla-c1060").unwrap();
-    assert_eq!(Device::from_gpu(gpu), Device::tesla_c1060());
+    // The tuned set comes from the GPU's data (its `seed002.*` model parameters), not
+    // from its id: renamed, it stays tuned; without the parameters, it is untuned.
+    let tuned = Device { name: "Tesla C1060".into(), ..Device::from_gpu(gpu) };
+    assert_eq!(tuned, Device::tesla_c1060());
+    let mut renamed = gpu.clone();
+    renamed.id = "my-c1060".into();
+    assert!(Device::from_gpu(&renamed).tuned);
+    let mut bare = gpu.clone();
+    bare.model_params.retain(|k, _| !k.starts_with("seed002."));
+    assert!(!Device::from_gpu(&bare).tuned);
     // 256 threads, 16 registers, 2080 B of shared memory: 4 blocks/SM on CC 1.3.
     let p = profile(
         120,

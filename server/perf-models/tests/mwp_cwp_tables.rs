@@ -305,9 +305,13 @@ struct FmmResult {
     implied_mem_l: f64,
     /// Compute cycles per warp implied by CWP < N (shmem only) or assumed 4 × #insts.
     comp_cycles: f64,
-    /// Our forward prediction using the baseline's implied `Mem_L` (None for vecpack,
-    /// whose vector loads have their own latency, and for shmem, whose compute cycles
-    /// include unprinted special and bank-conflict latencies).
+    /// Our forward prediction (None for vecpack, whose vector loads have their own
+    /// latency, and for shmem, whose compute cycles include unprinted special and
+    /// bank-conflict latencies): the other rows with the baseline's implied `Mem_L` (the
+    /// baseline is their calibration), the baseline itself with the tuned base latency
+    /// for one transaction per request (450 cycles, Table 7), which does not come from
+    /// its printed prediction. Before, the baseline was run with the latency solved from
+    /// its own printed prediction and matched it by construction.
     forward_ms: Option<f64>,
     case: Case,
 }
@@ -339,12 +343,13 @@ fn fmm_results() -> Vec<(FmmRow, FmmResult)> {
             let forward = if row.name == "vecpack" {
                 None
             } else {
+                let mem_l = if row.name == "baseline" { d.base_mem_latency } else { base_ml };
                 let (case, exec) = exec_cycles_app(&ExecTerms {
                     n: row.n,
                     mwp: row.mwp,
                     cwp: row.cwp,
-                    mem_l: base_ml,
-                    mem_cycles: base_ml * row.mem_ops,
+                    mem_l,
+                    mem_cycles: mem_l * row.mem_ops,
                     comp_cycles: comp,
                     mem_insts: row.mem_ops,
                     rep,
@@ -397,7 +402,11 @@ fn fmm_forward_predictions_from_the_baseline_latency() {
         match row.name {
             // Same requests, MWP and CWP: the rsqrt gain is invisible to the model, as the
             // thesis says (66.33422 vs 66.33431 ms).
-            "baseline" | "rsqrt" => assert!(err.abs() < 1e-4, "{}: {ours}", row.name),
+            "rsqrt" => assert!(err.abs() < 1e-4, "{}: {ours}", row.name),
+            // The baseline at 450 cycles instead of the 461.5 its printed prediction
+            // implies: memory-bound (case 2, the memory term is ~10^5 times the compute
+            // term), so the time scales with Mem_L: 450 / 461.5 − 1 = −2.49 %.
+            "baseline" => assert!((err - (450.0 / 461.5 - 1.0)).abs() < 1e-3, "{}: {ours} ({err})", row.name),
             // Unroll-and-jam lowers N to 12 and #Rep rises to 3.25; the baseline's latency
             // predicts the thesis's number within 0.5 %.
             "ujam" => assert!(err.abs() < 0.005, "{}: {ours} ({err})", row.name),
@@ -472,7 +481,7 @@ fn render() -> String {
         table6_implied_insts()
     ));
     s.push_str("### FMM kernels at 64 threads/block (Tables 12–16)\n\n");
-    s.push_str("Printed inputs: #instructions, #memory operations, occupancy (N), MWP, CWP; 585 blocks, 2 warps/block, 30 SMs. \"Implied Mem_L\" solves the case formula for the one latency that gives the printed prediction. \"Ours\" runs the execution stage with the printed MWP/CWP and the *baseline's* implied Mem_L, Comp_cycles = 4 × #instructions.\n\n");
+    s.push_str("Printed inputs: #instructions, #memory operations, occupancy (N), MWP, CWP; 585 blocks, 2 warps/block, 30 SMs. \"Implied Mem_L\" solves the case formula for the one latency that gives the printed prediction. \"Ours\" runs the execution stage with the printed MWP/CWP and Comp_cycles = 4 × #instructions: the baseline with the tuned base latency for one transaction per request (450 cycles, Table 7), not with its implied Mem_L (which would return its printed prediction by construction); every other row with the *baseline's* implied Mem_L, the baseline being their calibration.\n\n");
     s.push_str("| Kernel | Table | N | #Rep | MWP | CWP | Case | Implied Mem_L | Comp cycles | Ours (ms) | Paper pred. (ms) | Ours vs paper | Actual (ms) | Paper vs actual |\n");
     s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (row, r) in fmm_results() {
@@ -498,6 +507,60 @@ fn render() -> String {
             pct(row.paper_pred_ms, row.actual_ms)
         ));
     }
+    s.push_str(&fmm_notes(&d));
+    s
+}
+
+/// The notes under the FMM table: every number computed here, none typed in the doc.
+fn fmm_notes(d: &Device) -> String {
+    let results = fmm_results();
+    let get = |name: &str| results.iter().find(|(row, _)| row.name == name).unwrap_or_else(|| panic!("no FMM row {name}"));
+    let (base_row, base) = get("baseline");
+    let (rsqrt_row, rsqrt) = get("rsqrt");
+    let (ujam_row, ujam) = get("ujam");
+    let (pref_row, pref) = get("pref");
+    let (shmem_row, shmem) = get("shmem");
+    let (_, vecpack) = get("vecpack");
+    let fwd = |r: &FmmResult| r.forward_ms.expect("a forward prediction");
+    let base_lat = d.base_mem_latency;
+    let extra_trans = (base.implied_mem_l - base_lat) / d.dep_delay_32b;
+    let mut s = String::from("\nNotes on the FMM rows:\n\n");
+    s.push_str(&format!(
+        "- *Baseline*: the printed time implies a single latency of {:.1} cycles ({base_lat:.0} + {extra_trans:.2} × {:.0}, i.e. {:.2} transactions per request after merging). With the tuned {base_lat:.0} cycles of one transaction per request instead, we are {} from the printed value.\n",
+        base.implied_mem_l,
+        d.dep_delay_32b,
+        1.0 + extra_trans,
+        pct(fwd(base), base_row.paper_pred_ms)
+    ));
+    s.push_str(&format!(
+        "- *Rsqrt*: with the baseline's latency we get {:.5} ms against the printed {}. The model cannot see the rsqrt gain (measured {} against the baseline), as the thesis says.\n",
+        fwd(rsqrt),
+        rsqrt_row.paper_pred_ms,
+        pct(rsqrt_row.actual_ms, base_row.actual_ms)
+    ));
+    s.push_str(&format!(
+        "- *Ujam*: N drops to {:.0} and #Rep rises to {:.2}. We are {} from the printed value, because the thesis's own inputs imply {:.1} cycles instead of {:.1}: its transaction mix differs slightly.\n",
+        ujam_row.n,
+        fmm_rep(ujam_row),
+        pct(fwd(ujam), ujam_row.paper_pred_ms),
+        ujam.implied_mem_l,
+        base.implied_mem_l
+    ));
+    s.push_str(&format!(
+        "- *Prefetch*: we predict {} from the printed value. The printed prediction implies {:.1} cycles, *below* the {base_lat:.0}-cycle base latency, which the model cannot produce with at least one transaction per request. Either the printed MWP/CWP or the prediction of Table 16 comes from inputs other than those printed (possibly an independent-load factor that the printed MWP does not show). We keep our number.\n",
+        pct(fwd(pref), pref_row.paper_pred_ms),
+        pref.implied_mem_l
+    ));
+    s.push_str(&format!(
+        "- *Shmem* (case 3) and *vecpack* (vector latency) cannot be run forward from the baseline. Their implied values are consistent with the model: shmem needs {:.1} cycles and {:.2} M compute cycles ({:.0} × #insts plus about {:.2} M of sqrt/div latency); vecpack needs {:.0} cycles = {base_lat:.0} + {:.2} × {:.0}, the vector delay.\n",
+        shmem.implied_mem_l,
+        shmem.comp_cycles / 1e6,
+        d.issue_cycles,
+        (shmem.comp_cycles - d.issue_cycles * shmem_row.insts) / 1e6,
+        vecpack.implied_mem_l,
+        (vecpack.implied_mem_l - base_lat) / d.dep_delay_vector,
+        d.dep_delay_vector
+    ));
     s
 }
 

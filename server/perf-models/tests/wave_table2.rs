@@ -152,3 +152,35 @@ fn docs_table_is_current() {
     ));
     common::ensure_generated("docs/models/wave.md", "table2", &md);
 }
+
+/// The prose of `docs/models/wave.md` and the summary row of `docs/models.md` restate the
+/// statistics of the tables above; they must be these computed numbers (issue 19: no
+/// hand-typed computed number in the docs).
+#[test]
+fn docs_prose_states_the_computed_statistics() {
+    let paper_errs: Vec<f64> = cells()
+        .map(|(b, t, m)| common::pct_err(paper::time(&paper::TESLA_K20, b, t, paper::TAU_K20_BINOMIAL_MS), m))
+        .collect();
+    let w = fitted_w_sat();
+    let wave_errs: Vec<f64> = cells().map(|(b, t, m)| common::pct_err(wave_time(b, t, Some(w)), m)).collect();
+    let pure_errs: Vec<f64> = cells().map(|(b, t, m)| common::pct_err(wave_time(b, t, None), m)).collect();
+    let (p, s, n) = (stats(&paper_errs), stats(&wave_errs), stats(&pure_errs));
+    let read = |doc: &str| std::fs::read_to_string(common::workspace_root().join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"));
+    let wave_md = read("docs/models/wave.md");
+    let models_md = read("docs/models.md");
+    for (doc, text, want) in [
+        ("docs/models/wave.md", &wave_md, format!("claim in {} of 160 cells (mean error {:.1} %, max {:.1} %)", p.within_claim, p.mean, p.max)),
+        ("docs/models/wave.md", &wave_md, format!("is within 5.69 % in {} cells (mean {:.1} %)", s.within_claim, s.mean)),
+        ("docs/models/wave.md", &wave_md, format!("(rounds × τ only) the mean error is {:.0} %", n.mean)),
+        (
+            "docs/models.md",
+            &models_md,
+            format!(
+                "Eqs. 1–3: mean {:.1} %, max {:.1} %, {} cells within the claimed 5.69 %; wave reading: mean {:.1} %, max {:.1} %, {} cells within",
+                p.mean, p.max, p.within_claim, s.mean, s.max, s.within_claim
+            ),
+        ),
+    ] {
+        assert!(text.contains(&want), "{doc} should say `{want}`");
+    }
+}

@@ -126,7 +126,6 @@ const CITING_STILL: &[&str] = &[
     "docs/models/scheduling.md",
     "docs/power.md",
     "gpu-data/gpus/kepler.toml",
-    "gpu-data/gpus/volta-turing.toml",
     "server/analysis/src/findings/grid_too_small.rs",
     "server/analysis/src/findings/memory_bound.rs",
     "server/analysis/src/findings/occupancy_common.rs",

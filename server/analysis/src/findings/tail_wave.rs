@@ -78,6 +78,32 @@ mod tests {
         assert!(f[0].message.contains("the last holds 136 (16 % full)"), "{}", f[0].message);
     }
 
+    /// Blocks per wave of saxpy (256 threads) on the A100, derived by hand: 2048 threads
+    /// per SM (CC 8.0) / 256 = 8 blocks per SM, times 108 SMs (GA100 whitepaper).
+    const A100_WAVE: u64 = 2048 / 256 * 108;
+
+    fn tail_wave_fires(blocks: u64) -> bool {
+        let grid = [u32::try_from(blocks).expect("small"), 1, 1];
+        let (_, a) = analyze("saxpy", grid, [256, 1, 1], &[], &["a100-sxm4-80gb"]);
+        !findings(&a, "saxpy", CODE).is_empty()
+    }
+
+    #[test]
+    fn the_limits_sit_where_the_documentation_says() {
+        // Last wave just under half full (431 of 864 = 49.9 %): reported; exactly half
+        // (432): quiet. Before, no case sat near the 50 % threshold, and moving it to 90 %
+        // passed every test.
+        assert!(tail_wave_fires(A100_WAVE + A100_WAVE / 2 - 1));
+        assert!(!tail_wave_fires(A100_WAVE + A100_WAVE / 2));
+        // Four waves with a one-block tail: reported; five: quiet (MAX_WAVES).
+        assert!(tail_wave_fires(3 * A100_WAVE + 1));
+        assert!(!tail_wave_fires(4 * A100_WAVE + 1));
+        // One partial wave of at least one block per SM (108): reported; one block fewer
+        // is `grid-too-small`'s, not this finding's.
+        assert!(tail_wave_fires(108));
+        assert!(!tail_wave_fires(107));
+    }
+
     #[test]
     fn full_waves_many_waves_and_default_launches_are_quiet() {
         let (_, a) = analyze("saxpy", [864, 1, 1], [256, 1, 1], &[], &["a100-sxm4-80gb"]);

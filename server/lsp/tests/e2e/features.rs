@@ -92,24 +92,45 @@ async fn findings_are_diagnostics_with_stable_codes_and_configurable_severity() 
 
 #[tokio::test]
 async fn ptx_code_action_inserts_a_launch_annotation() {
-    // No launch known: the default is used and the fix offers an annotation.
+    // No launch known: the default (1024 blocks of 256 threads, docs/diagnostics.md) is used, and
+    // grid_stride's `memory-bound` finding (a loop over its array: memory-bound at any
+    // launch) offers to state it in an annotation. Before, the test used vadd, on which
+    // nothing fired, and returned early: removing the quick fix passed.
     let mut ts = start(json!({})).await;
-    let text = fixture_ptx("vadd");
-    let uri = "file:///w/v.ptx";
+    let text = fixture_ptx("grid_stride");
+    let uri = "file:///w/gs.ptx";
     ts.open(uri, "ptx", &text).await;
     let diags = ts.diagnostics(uri, 1).await;
-    let Some(d) = diags.iter().find(|d| d["code"] != "syntax") else {
-        // Nothing GPU-specific fired for vadd under the default launch: acceptable, and
-        // then there is no action either.
-        ts.shutdown().await;
-        return;
-    };
+    let d = diags.iter().find(|d| d["code"] == "memory-bound").unwrap_or_else(|| panic!("no memory-bound diagnostic: {diags:?}")).clone();
     let actions = ts.request("textDocument/codeAction", json!({ "textDocument": { "uri": uri }, "range": d["range"], "context": { "diagnostics": [d] } })).await;
-    for a in actions.as_array().unwrap() {
-        let edit = &a["edit"]["documentChanges"][0];
-        assert_eq!(edit["textDocument"]["version"], 1, "versioned edit: {a}");
-        assert!(edit["edits"][0]["newText"].as_str().unwrap().starts_with("// warpsight:"), "{a}");
-    }
+    let actions = actions.as_array().cloned().unwrap_or_default();
+    let action = actions
+        .iter()
+        .find(|a| a["title"].as_str().is_some_and(|t| t.contains("annotation")))
+        .unwrap_or_else(|| panic!("no annotation quick fix among {actions:?}"));
+    assert_eq!(action["kind"], "quickfix", "{action}");
+    let doc_edit = &action["edit"]["documentChanges"][0];
+    assert_eq!(doc_edit["textDocument"]["version"], 1, "versioned edit: {action}");
+    assert_eq!(doc_edit["textDocument"]["uri"], uri, "{action}");
+    let edits = doc_edit["edits"].as_array().cloned().unwrap_or_default();
+    assert_eq!(edits.len(), 1, "{action}");
+    let edit = &edits[0];
+    assert_eq!(edit["newText"], "// warpsight: grid=1024 block=256\n", "{action}");
+    // An insertion at the start of the kernel's `.entry` line.
+    let entry = line_of(&text, ".entry");
+    assert_eq!(edit["range"]["start"], json!({ "line": entry, "character": 0 }), "{action}");
+    assert_eq!(edit["range"]["end"], edit["range"]["start"], "{action}");
+    // Applied as the client would, the annotation becomes the kernel's launch, and the
+    // fix is no longer offered.
+    ts.notify("textDocument/didChange", json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "range": edit["range"], "text": edit["newText"] }] })).await;
+    let diags = ts.diagnostics(uri, 2).await;
+    assert!(diags.iter().all(|d| d["code"] != "syntax"), "{diags:?}");
+    let report = ts.request("warpsight/kernelReport", json!({ "uri": uri })).await;
+    let launch = &report["kernels"][0]["launch"];
+    assert_eq!((&launch["source"], &launch["grid"], &launch["block"]), (&json!("annotation"), &json!([1024, 1, 1]), &json!([256, 1, 1])), "{launch}");
+    let d = diags.iter().find(|d| d["code"] == "memory-bound").unwrap_or_else(|| panic!("{diags:?}")).clone();
+    let actions = ts.request("textDocument/codeAction", json!({ "textDocument": { "uri": uri }, "range": d["range"], "context": { "diagnostics": [d] } })).await;
+    assert_eq!(actions.as_array().map(Vec::len), Some(0), "the launch is known now: {actions}");
     ts.shutdown().await;
 }
 

@@ -97,25 +97,46 @@ async fn garbage_line_gets_a_diagnostic_on_that_line() {
     ts.shutdown().await;
 }
 
+/// A ranged `didChange` content change (zero-based line and UTF-16 columns; ASCII text).
+fn ranged(line: u32, start: u32, end: u32, text: &str) -> Value {
+    json!({ "range": { "start": { "line": line, "character": start }, "end": { "line": line, "character": end } }, "text": text })
+}
+
+/// The kernel names of the server's current analysis of `uri`.
+async fn kernel_names(ts: &mut TestServer, uri: &str) -> Vec<String> {
+    let report = ts.request("warpsight/kernelReport", json!({ "uri": uri })).await;
+    report["kernels"].as_array().map(|ks| ks.iter().filter_map(|k| k["name"].as_str().map(str::to_string)).collect()).unwrap_or_default()
+}
+
 #[tokio::test]
 async fn incremental_edits_are_applied_in_order_and_versions_published() {
     let mut ts = TestServer::start().await;
     let uri = "file:///w/edit.ptx";
     ts.open(uri, "ptx", VADD).await;
     assert!(syntax(ts.diagnostics(uri, 1).await).is_empty());
+    let change = |version: i64, changes: Vec<Value>| json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": changes });
+    // Each edit is written against the text the previous one left, so the final text
+    // (seen through the kernel's name in the report) says whether every edit was applied,
+    // once, in order: the kernel `vadd` becomes `vadd_a`, then `vadd_ab`, then (two changes
+    // in one notification, applied in array order: delete `_ab`, insert `_c` where it was)
+    // `vadd_c`. Dropped, repeated or reordered edits give another name or a syntax error.
+    let entry = VADD.lines().position(|l| l.contains(".entry vadd(")).unwrap() as u32;
+    let name_end = (VADD.lines().nth(entry as usize).unwrap().find("vadd(").unwrap() + 4) as u32;
+    ts.notify("textDocument/didChange", change(2, vec![ranged(entry, name_end, name_end, "_a")])).await;
+    ts.notify("textDocument/didChange", change(3, vec![ranged(entry, name_end + 2, name_end + 2, "b")])).await;
+    ts.notify("textDocument/didChange", change(4, vec![ranged(entry, name_end, name_end + 3, ""), ranged(entry, name_end, name_end, "_c")])).await;
+    let diags = ts.diagnostics(uri, 4).await;
+    assert!(syntax(diags.clone()).is_empty(), "version 4: {diags:?}");
+    assert_eq!(kernel_names(&mut ts, uri).await, vec!["vadd_c".to_string()]);
+    // Break a line, then fix it; each version's diagnostics describe its own text.
     let line = VADD.lines().position(|l| l.contains("ld.global.f32")).unwrap() as u32;
-    // Break the line, then fix it again, in two quick edits; the last version wins.
-    for (version, text) in [(2, "ld.global.f32 \t%f1, [%rd5"), (3, "ld.global.f32 \t%f1, [%rd5];")] {
-        ts.notify(
-            "textDocument/didChange",
-            json!({
-                "textDocument": { "uri": uri, "version": version },
-                "contentChanges": [{ "range": { "start": { "line": line, "character": 1 }, "end": { "line": line, "character": 200 } }, "text": text }]
-            }),
-        )
-        .await;
-    }
-    assert!(syntax(ts.diagnostics(uri, 3).await).is_empty());
+    ts.notify("textDocument/didChange", change(5, vec![ranged(line, 1, 200, "ld.global.f32 \t%f1, [%rd5")])).await;
+    let broken = syntax(ts.diagnostics(uri, 5).await);
+    assert!(!broken.is_empty(), "version 5 deletes `];` of line {line}, yet no syntax error was published");
+    ts.notify("textDocument/didChange", change(6, vec![ranged(line, 1, 200, "ld.global.f32 \t%f1, [%rd5];")])).await;
+    let fixed = syntax(ts.diagnostics(uri, 6).await);
+    assert!(fixed.is_empty(), "version 6 restores the line: {fixed:?}");
+    assert_eq!(kernel_names(&mut ts, uri).await, vec!["vadd_c".to_string()]);
     ts.shutdown().await;
 }
 

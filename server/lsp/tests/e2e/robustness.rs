@@ -557,7 +557,24 @@ async fn a_compiler_that_hangs_even_on_version_times_out_within_the_configured_t
 
 /// 200 `didChange`s in a burst that alternately break and fix one line; the published
 /// versions must only grow and the last one must be the last edit's.
+/// The next `publishDiagnostics` for `uri`, in arrival order (the harness's `wait_for`
+/// returns the oldest match, from its inbox first): (version, diagnostics).
+async fn next_publish(ts: &mut TestServer, uri: &str) -> (i64, Vec<Value>) {
+    let m = ts.wait_for(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri).await;
+    let version = m["params"]["version"].as_i64().unwrap_or_else(|| panic!("a publish without a version: {m}"));
+    (version, m["params"]["diagnostics"].as_array().cloned().unwrap_or_default())
+}
+
+/// 200 edits, each toggling the `;` of one line, sent without waiting, except at every
+/// [`CHECKPOINT`]th version, where the test waits for that version's diagnostics: the
+/// publishes collected in between (whatever the server chose to analyse) and the
+/// checkpoints are then checked for order, staleness and content. Before, the test waited
+/// only for the last version, whose text equals the original, and the list it checked
+/// was empty in every run (the server coalesces a burst sent at once into one
+/// analysis), so an ignored edit passed.
 async fn burst_of_edits(debounce_ms: Option<u64>) {
+    /// Even versions, so each checkpoint's text is the broken one.
+    const CHECKPOINT: i64 = 20;
     let options = match debounce_ms {
         Some(ms) => json!({ "debounceMs": ms }),
         None => json!({}),
@@ -571,35 +588,54 @@ async fn burst_of_edits(debounce_ms: Option<u64>) {
     let semi = text.lines().nth(line as usize).and_then(|l| l.rfind(';')).expect("a `;`") as u64;
     let at = |c: u64| json!({ "line": line, "character": c });
     let last = 201;
+    // Every publish for the document after version 1, in arrival order.
+    let mut published: Vec<(i64, Vec<Value>)> = Vec::new();
     for version in 2..=last {
         // Even versions delete the `;` (a syntax error), odd ones put it back.
         let edit = if version % 2 == 0 { change(uri, version, Some((at(semi), at(semi + 1))), "") } else { change(uri, version, Some((at(semi), at(semi))), ";") };
         ts.notify("textDocument/didChange", edit).await;
+        if version % CHECKPOINT == 0 || version == last {
+            loop {
+                let p = next_publish(&mut ts, uri).await;
+                let done = p.0 >= version;
+                published.push(p);
+                if done {
+                    break;
+                }
+            }
+        }
     }
-    let final_diags = ts.diagnostics(uri, last).await;
-    assert!(syntax_errors(&final_diags).is_empty(), "the last version is clean: {final_diags:?}");
     // Anything still in flight arrives within the debounce plus an analysis; a round trip
     // after a pause collects it.
     tokio::time::sleep(Duration::from_millis(500)).await;
     ts.request("warpsight/kernelReport", json!({ "uri": uri })).await;
-    let published: Vec<i64> = ts
-        .inbox
-        .iter()
-        .filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
-        .filter_map(|m| m["params"]["version"].as_i64())
-        .collect();
-    // The inbox holds what arrived before and after version `last`; in arrival order,
-    // the versions must increase, and none may follow `last`.
-    assert!(published.windows(2).all(|w| w[0] < w[1]), "published out of order: {published:?}");
-    assert!(published.iter().all(|v| *v < last), "a stale publish after the last version: {published:?}");
-    // Every publish carries the diagnostics of its own version's text.
-    for m in ts.inbox.iter().filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri) {
-        let v = m["params"]["version"].as_i64().unwrap_or_default();
-        let n = m["params"]["diagnostics"].as_array().map_or(0, |d| syntax_errors(d).len());
-        assert_eq!(n == 0, v % 2 == 1, "version {v} published {n} syntax errors");
+    while ts.inbox.iter().any(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri) {
+        published.push(next_publish(&mut ts, uri).await);
+    }
+    let versions: Vec<i64> = published.iter().map(|p| p.0).collect();
+    // Every checkpoint and the last version were published (the loop above waited for
+    // them; a publish past a checkpoint would be a version not yet sent).
+    for v in (CHECKPOINT..=last).step_by(CHECKPOINT as usize).chain([last]) {
+        assert!(versions.contains(&v), "version {v} was never published: {versions:?}");
+    }
+    // In arrival order the versions increase, and none follows the last.
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "published out of order: {versions:?}");
+    assert_eq!(versions.last(), Some(&last), "a publish after the last version: {versions:?}");
+    // Every publish carries the diagnostics of its own version's text: a syntax error on
+    // the edited line exactly when the version is even (its `;` deleted).
+    for (v, diags) in &published {
+        let errors = syntax_errors(diags);
+        if v % 2 == 0 {
+            assert!(!errors.is_empty(), "version {v} (its `;` deleted) published no syntax error: {diags:?}");
+            let lines: Vec<i64> = errors.iter().filter_map(|d| d["range"]["start"]["line"].as_i64()).collect();
+            assert!(lines.iter().all(|l| (*l - line as i64).abs() <= 1), "version {v}: syntax errors away from the edited line {line}: {lines:?}");
+        } else {
+            assert!(errors.is_empty(), "version {v} (its `;` restored) published syntax errors: {errors:?}");
+        }
     }
     if debounce_ms.is_none() {
-        // The default debounce (150 ms) coalesces a burst: far fewer analyses than edits.
+        // The default debounce (150 ms) coalesces a burst: far fewer analyses than edits
+        // (the checkpoints force 11 of them).
         assert!(published.len() < 50, "{} publishes for 200 edits with the default debounce", published.len());
     }
     ts.shutdown().await;
@@ -682,4 +718,54 @@ async fn generated_module_renames_every_entry() {
     assert_eq!(entries.len(), n);
     assert!(n > 40, "{n} entries");
     assert_eq!(text.matches(".version").count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_waiting_for_an_analysis_get_empty_answers_when_the_document_closes() {
+    // A query on a `.ptx` document waits for the analysis of the current text. If the
+    // document closes first, the query is answered with nothing (null, []), not with an
+    // internal error: found by mutation testing (`Query::answer_empty` replaced by `()`
+    // dropped the replies and every waiting request failed with -32603).
+    let (mut ts, _) = TestServer::start_with(json!({}), json!({ "debounceMs": 0 })).await;
+    let uri = "file:///w/closing.ptx";
+    // Big enough that its analysis takes far longer than the three messages below.
+    let text = big_ptx(1024 * 1024);
+    ts.open(uri, "ptx", &text).await;
+    let doc = json!({ "uri": uri });
+    let origin = json!({ "line": 0, "character": 0 });
+    ts.send(json!({ "jsonrpc": "2.0", "id": 9001, "method": "textDocument/hover", "params": { "textDocument": doc, "position": origin } })).await;
+    ts.send(json!({ "jsonrpc": "2.0", "id": 9002, "method": "textDocument/codeLens", "params": { "textDocument": doc } })).await;
+    ts.notify("textDocument/didClose", json!({ "textDocument": doc })).await;
+    let hover = ts.wait_for(|m| m["id"] == 9001).await;
+    let lens = ts.wait_for(|m| m["id"] == 9002).await;
+    assert!(hover.get("error").is_none() && hover["result"].is_null(), "{hover}");
+    assert!(lens.get("error").is_none() && lens["result"] == json!([]), "{lens}");
+    ts.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_compile_reports_progress_under_a_new_token() {
+    // LSP 3.17 "WorkDoneProgress": the server creates a token per progress; reusing one
+    // for a second compile would make the client's `create` fail or merge two reports
+    // (mutation survivor: the token counter never advanced).
+    let dir = TempDir::new("progress");
+    // A compiler that fails at once: the compile still reports progress.
+    let nvcc = fake_nvcc(&dir, "#!/bin/sh\necho 'nvcc fails on purpose' >&2\nexit 1\n");
+    let options = json!({ "debounceMs": 0, "nvcc": nvcc, "compiler": "nvcc" });
+    let (mut ts, _) = TestServer::start_with(json!({ "window": { "workDoneProgress": true } }), options).await;
+    let cu_path = dir.0.join("saxpy.cu");
+    let cu_uri = format!("file://{}", cu_path.display());
+    std::fs::write(&cu_path, SAXPY_CU).expect("write .cu");
+    ts.open(&cu_uri, "cuda-cpp", SAXPY_CU).await;
+    ts.diagnostics(&cu_uri, 1).await;
+    let edited = format!("// edited\n{SAXPY_CU}");
+    ts.notify("textDocument/didChange", json!({ "textDocument": { "uri": cu_uri, "version": 2 }, "contentChanges": [{ "text": edited }] })).await;
+    ts.diagnostics(&cu_uri, 2).await;
+    let mut tokens = Vec::new();
+    for _ in 0..2 {
+        let create = ts.wait_for(|m| m["method"] == "window/workDoneProgress/create").await;
+        tokens.push(create["params"]["token"].clone());
+    }
+    assert_ne!(tokens[0], tokens[1], "two compiles, one token: {tokens:?}");
+    ts.shutdown().await;
 }
