@@ -420,7 +420,7 @@ fn graph_launches_cost_the_graph_overhead() {
     let a100 = db.gpu("a100-sxm4-80gb").unwrap();
     assert_eq!(a100.with_graph_launch().launch_overhead_us, 1.4);
     let a40 = db.gpu("a40").unwrap();
-    assert!(a40.model_params.get(gpu_spec::gpu::GRAPH_LAUNCH_OVERHEAD_US).is_none());
+    assert!(!a40.model_params.contains_key(gpu_spec::gpu::GRAPH_LAUNCH_OVERHEAD_US));
     assert_eq!(a40.with_graph_launch().launch_overhead_us, a40.launch_overhead_us / 2.0);
     assert!(a40.with_graph_launch().sources["launch_overhead_us"].contains("CUDA graph"));
 }
