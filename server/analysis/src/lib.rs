@@ -753,7 +753,7 @@ mod tests {
         // By product name, not by id, so a renamed or misspelled id fails here (issue 19:
         // a spelled-id match once missed every V100 of the scheduling model).
         for g in gpu_spec::Database::builtin().gpus() {
-            let want = if g.name.contains("V100") {
+            let want = if g.name.contains("Tesla V100") {
                 Some(power_model::TrainedGpu::V100)
             } else if g.name.contains("Tesla K20") && !g.name.contains("K20X") {
                 Some(power_model::TrainedGpu::K20)
