@@ -106,7 +106,7 @@ class WarpsightClientTest {
             String[] text = {Files.readString(cu)};
             s.track(uri, () -> text[0]);
             List<KernelAnchor> anchors = c.await("codeLens", s.kernels(uri), Fixtures.TIMEOUT);
-            assertEquals(2, anchors.size(), "reduce.cu has two kernels: " + anchors);
+            assertEquals(3, anchors.size(), "reduce.cu has three kernels: " + anchors);
             List<String> lines = Files.readAllLines(cu);
             int shuffle = -1;
             for (int i = 0; i < lines.size(); i++) {
