@@ -522,19 +522,30 @@ async function main() {
       // `theme`: the text of the picker's row (its label's description, unique).
       const setTheme = async (theme, bodyClass) => {
         // As a user does: Preferences: Color Theme, then the theme's name.
+        // The picker is filtered by the theme's name, so its row is in view without scrolling;
+        // opening, filtering and clicking are retried together: on a loaded machine the picker
+        // can open late or re-render under the pointer (a CI run lost a click that way).
         const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: theme }).first();
-        for (let attempt = 0; attempt < 3; attempt++) {
-          await page.locator(".tabs-container .tab", { hasText: "warpsight" }).first().click();
-          await page.keyboard.press("Control+K");
-          await page.keyboard.press("Control+T");
+        let lastError;
+        for (let attempt = 0; attempt < 4; attempt++) {
           try {
+            await page.locator(".tabs-container .tab", { hasText: "warpsight" }).first().click({ timeout: 5000 });
+            await page.keyboard.press("Control+K");
+            await page.keyboard.press("Control+T");
+            const input = page.locator(".quick-input-widget .quick-input-box input");
+            await input.waitFor({ state: "visible", timeout: 5000 });
+            await input.fill(theme);
             await row.waitFor({ state: "visible", timeout: 5000 });
+            await row.click({ timeout: 5000 });
+            lastError = undefined;
             break;
-          } catch {
+          } catch (e) {
+            lastError = e;
             await page.keyboard.press("Escape");
+            await page.waitForTimeout(500);
           }
         }
-        await row.click();
+        if (lastError) throw lastError;
         const frame = await reportFrame(page);
         await frame.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: 20000 });
         // The page redraws once the theme's colours settle (webview/charts.ts).
