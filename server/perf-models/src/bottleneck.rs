@@ -19,6 +19,10 @@
 //! - L1: one wavefront per cycle per request, or the sectors at the L1's bytes per clock,
 //!   whichever is more; shared: one wavefront (128 B) per cycle, bank conflicts as extra
 //!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks");
+//! - lsu: every warp memory instruction (global, local, shared, generic, and ptxas's
+//!   register spills) passes the SM's load/store units, 32 lanes per warp over the LD/ST
+//!   units per SM (architecture whitepapers: 16 on Turing, GA10x and Ada, so 2 cycles per
+//!   warp instruction; 32 on GV100, GA100 and GH100);
 //! - L2 and DRAM: chip-wide bytes at the achievable bandwidth (the datasheet peak times an
 //!   achievable fraction, STREAM-style measurements reach 85–95 %);
 //! - same-address atomics: serialised at the L2, one per L2 cycle (estimate).

@@ -35,6 +35,10 @@ pub struct LaunchArgs {
     /// reads, or `argv[K]` for a value the host program converts from its K-th argument.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
+    /// The kernel is launched from a CUDA graph (`cudaGraphLaunch`): each launch costs the
+    /// graph's per-kernel overhead instead of a stream launch's (docs/models/bottleneck.md).
+    #[arg(long)]
+    pub graph_launch: bool,
     /// Trip count assumed for loops whose count is unknown (0 to 1e9).
     #[arg(long, value_name = "N", default_value_t = 16.0)]
     pub default_trip_count: f64,
@@ -105,6 +109,7 @@ impl LaunchArgs {
             let (k, v) = cuda_frontend::launch::parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}: expected NAME=VALUE with an integer (or constant expression) value"))?;
             s.args.insert(k, v);
         }
+        s.graph_launch = self.graph_launch;
         s.profile.default_trip_count = analysis::settings::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;
         for item in &self.severities {
             let parsed = item.split_once('=').and_then(|(code, level)| analysis::settings::parse_severity(level).map(|l| (code, l)));

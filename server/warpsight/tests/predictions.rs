@@ -131,3 +131,37 @@ fn profile_then_predict_round_trips() {
     assert!(err.contains("a100"), "closest ids listed: {err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--graph-launch`: the headline's launch overhead becomes the GPU's CUDA-graph value
+/// (gpu-data's `graph_launch_overhead_us` on the A100, half the stream value elsewhere),
+/// and a launch-bound kernel's time drops by the difference.
+#[test]
+fn graph_launch_flag_charges_the_graph_overhead() {
+    let db = gpu_spec::Database::builtin();
+    for (id, expected_graph) in [("a100-sxm4-80gb", None), ("rtx-3090", Some(0.5))] {
+        let gpu = db.gpu(id).expect("gpu");
+        let stream_us = gpu.launch_overhead_us;
+        // The A100's value is a model parameter of its own; other GPUs take half the stream one.
+        let graph_us = match expected_graph {
+            None => *gpu.model_params.get(gpu_spec::gpu::GRAPH_LAUNCH_OVERHEAD_US).expect("the A100 has a graph launch overhead"),
+            Some(f) => stream_us * f,
+        };
+        assert!(graph_us < stream_us, "{id}: graph {graph_us} vs stream {stream_us}");
+        let run = |extra: &[&str]| -> serde_json::Value {
+            let mut args = vec!["analyze", "examples/vadd.ptx", "--format", "json", "--gpu", id, "--grid", "1", "--block", "32", "--arg", "n=32"];
+            args.extend_from_slice(extra);
+            let (code, out, err) = warpsight(&args);
+            assert_eq!(code, 0, "{err}");
+            let doc: serde_json::Value = serde_json::from_slice(&out).expect("json");
+            doc["files"][0]["kernels"][0]["gpus"][id]["predictions"]["bottleneck"].clone()
+        };
+        let (stream, graph) = (run(&[]), run(&["--graph-launch"]));
+        let overhead = |p: &serde_json::Value| p["breakdown"]["launch_overhead_us"].as_f64().expect("launch_overhead_us");
+        assert!((overhead(&stream) - stream_us).abs() < 1e-9, "{id}: {stream:#}");
+        assert!((overhead(&graph) - graph_us).abs() < 1e-9, "{id}: {graph:#}");
+        // One block of one warp: the launch binds, so the time falls by the difference.
+        assert_eq!(stream["bound"], "launch", "{id}: {stream:#}");
+        let drop = stream["time_us"].as_f64().unwrap() - graph["time_us"].as_f64().unwrap();
+        assert!((drop - (stream_us - graph_us)).abs() < 0.05 * stream_us, "{id}: the time fell by {drop} µs, the overheads differ by {}", stream_us - graph_us);
+    }
+}
