@@ -17,7 +17,7 @@ use kernel_profile::{LaunchConfig, LaunchSource};
 pub const DEFAULT_BLOCK: [u32; 3] = [256, 1, 1];
 pub const DEFAULT_GRID: [u32; 3] = [1024, 1, 1];
 
-pub use launch_spec::{PartialLaunch, dims_from_parts, dims_spec, display_dims, eval_const, parse_arg, parse_dims, parse_items};
+pub use launch_spec::{PartialLaunch, dims_from_parts, dims_spec, display_dims, eval_const, parse_arg, parse_dims, parse_footprint, parse_items};
 
 /// An annotation comment found in a text, with the byte offset of its line.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +55,7 @@ pub fn resolve(sources: &[(LaunchSource, &PartialLaunch)], extra_args: &BTreeMap
     let mut grid = None;
     let mut block = None;
     let mut smem = None;
+    let mut footprint = None;
     let mut source = LaunchSource::Default;
     let mut args = BTreeMap::new();
     for (src, p) in sources {
@@ -73,6 +74,9 @@ pub fn resolve(sources: &[(LaunchSource, &PartialLaunch)], extra_args: &BTreeMap
         if smem.is_none() {
             smem = p.dynamic_smem;
         }
+        if footprint.is_none() {
+            footprint = p.footprint;
+        }
         for (k, v) in &p.args {
             args.entry(k.clone()).or_insert(*v);
         }
@@ -85,6 +89,7 @@ pub fn resolve(sources: &[(LaunchSource, &PartialLaunch)], extra_args: &BTreeMap
         block: block.unwrap_or(DEFAULT_BLOCK),
         dynamic_smem: smem.unwrap_or(0),
         args,
+        footprint_bytes: footprint,
         source,
     }
 }

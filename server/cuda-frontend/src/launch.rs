@@ -142,6 +142,8 @@ impl LaunchSite {
                 .iter()
                 .filter_map(|(n, v, _)| v.map(|v| (n.clone(), v)))
                 .collect(),
+            // A launch site does not say what its kernel's gathers range over.
+            footprint: None,
         }
     }
     /// Why this site is not fully folded, in one sentence (empty when it is): the names

@@ -71,6 +71,10 @@ pub struct LaunchConfig {
     /// Kernel argument values by parameter name (used to resolve symbolic trip counts).
     #[serde(default)]
     pub args: BTreeMap<String, i64>,
+    /// Bytes the kernel's data-dependent accesses range over, where the user stated it (the
+    /// launch grammar's `footprint`): where those accesses are served (L1, L2 or DRAM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint_bytes: Option<u64>,
     pub source: LaunchSource,
 }
 

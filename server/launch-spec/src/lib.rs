@@ -19,8 +19,10 @@
 //!   where the caller supplies an evaluator that knows them (a `.cu` annotation folds
 //!   `n=N` against the file's macros and constants); the default evaluator has none.
 //! - **items** (annotations): whitespace-separated `key=value`; `grid` and `block` take
-//!   dimensions; `smem` (also `dynamic_smem`, `dyn_smem`) takes bytes; every other key is
-//!   a kernel argument or source variable value. No spaces inside a value.
+//!   dimensions; `smem` (also `dynamic_smem`, `dyn_smem`) takes bytes; `footprint` takes
+//!   the bytes the kernel's data-dependent accesses range over (a gather's table, a
+//!   pointer chase's buffer: addresses no analysis can follow); every other key is a
+//!   kernel argument or source variable value. No spaces inside a value.
 //! - **argument names** (`--arg NAME=VALUE`): an identifier, or `argv[K]` for the `K`-th
 //!   command-line argument a host program converts with `atoi`/`strtol`/`std::stoi`.
 //!
@@ -41,6 +43,10 @@ pub struct PartialLaunch {
     pub dynamic_smem: Option<u32>,
     /// Kernel argument (or source variable) values by name.
     pub args: BTreeMap<String, i64>,
+    /// Bytes the kernel's data-dependent accesses range over (`footprint=`), where the
+    /// user knows it: the size of a gather's table or of a pointer chase's buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<u64>,
 }
 
 impl PartialLaunch {
@@ -49,6 +55,7 @@ impl PartialLaunch {
             && self.block.is_none()
             && self.dynamic_smem.is_none()
             && self.args.is_empty()
+            && self.footprint.is_none()
     }
 }
 
@@ -174,17 +181,21 @@ pub enum Key<'t> {
     Grid,
     Block,
     Smem,
+    /// `footprint`: bytes the data-dependent accesses range over.
+    Footprint,
     /// A kernel argument or source variable.
     Value(&'t str),
 }
 
 impl<'t> Key<'t> {
-    /// The key of an item: `grid`, `block`, `smem`/`dynamic_smem`/`dyn_smem`, or a name.
+    /// The key of an item: `grid`, `block`, `smem`/`dynamic_smem`/`dyn_smem`, `footprint`,
+    /// or a name.
     pub fn of(key: &'t str) -> Key<'t> {
         match key {
             "grid" => Key::Grid,
             "block" => Key::Block,
             "smem" | "dynamic_smem" | "dyn_smem" => Key::Smem,
+            "footprint" => Key::Footprint,
             _ => Key::Value(key),
         }
     }
@@ -216,6 +227,10 @@ pub fn parse_items(text: &str, eval: &mut Eval<'_>) -> (PartialLaunch, Vec<Strin
                 Ok(v) => launch.dynamic_smem = Some(v),
                 Err(e) => errors.push(format!("{key} {e}")),
             },
+            Key::Footprint => match parse_footprint_with(value, eval) {
+                Ok(v) => launch.footprint = Some(v),
+                Err(e) => errors.push(format!("{key} {e}")),
+            },
             Key::Value(name) => {
                 if !valid_arg_name(name) {
                     errors.push(format!("`{item}`: `{name}` is not a name"));
@@ -231,6 +246,24 @@ pub fn parse_items(text: &str, eval: &mut Eval<'_>) -> (PartialLaunch, Vec<Strin
         }
     }
     (launch, errors)
+}
+
+/// The most bytes a `footprint` may state: 2^48 (256 TiB), beyond any GPU's memory.
+pub const MAX_FOOTPRINT_BYTES: u64 = 1 << 48;
+
+/// Parses a `footprint` value (bytes, a constant expression such as `4<<20`) with the
+/// default evaluator.
+pub fn parse_footprint(s: &str) -> Result<u64, String> {
+    parse_footprint_with(s, &mut eval_const)
+}
+
+/// Parses a `footprint` value, folding it with `eval`: a byte count from 1 to 2^48.
+pub fn parse_footprint_with(s: &str, eval: &mut Eval<'_>) -> Result<u64, String> {
+    let v = eval(s.trim()).map_err(|e| format!("`{s}`: {e}"))?;
+    u64::try_from(v)
+        .ok()
+        .filter(|b| (1..=MAX_FOOTPRINT_BYTES).contains(b))
+        .ok_or_else(|| format!("`{s}` is not a byte count (1 to 2^48)"))
 }
 
 /// The text after `warpsight:` in a comment body (the text after `//`, or inside
@@ -556,8 +589,17 @@ mod tests {
                 block: Some([16, 16, 1]),
                 dynamic_smem: Some(1024),
                 args: [("N".to_string(), 1024), ("m".to_string(), 16)].into(),
+                footprint: None,
             }
         );
+        let (l, errors) = parse_items("footprint=4<<20", &mut eval_const);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(l.footprint, Some(4 << 20));
+        assert!(!l.is_empty());
+        for bad in ["footprint=0", "footprint=-1", "footprint=x", "footprint=(1<<62)"] {
+            let (l, errors) = parse_items(bad, &mut eval_const);
+            assert_eq!((l.footprint, errors.len()), (None, 1), "{bad}: {errors:?}");
+        }
         let (l, _) = parse_items("dynamic_smem=8 dyn_smem=16", &mut eval_const);
         assert_eq!(l.dynamic_smem, Some(16));
         let (l, errors) = parse_items("grid=abc block=0 k smem=-1 x=y", &mut eval_const);

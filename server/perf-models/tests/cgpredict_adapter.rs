@@ -56,7 +56,7 @@ fn matmul_profile(second: MemoryAccess, extra: Vec<MemoryAccess>, barriers: f64)
             block: [32, 32, 1],
             dynamic_smem: 0,
             args: BTreeMap::new(),
-            source: LaunchSource::Setting,
+            footprint_bytes: None, source: LaunchSource::Setting,
         },
         resources: Resources {
             registers_per_thread: 20,

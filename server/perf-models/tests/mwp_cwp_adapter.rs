@@ -56,7 +56,7 @@ fn profile(grid: u32, block: u32, total_insts: f64, accesses: Vec<MemoryAccess>)
             block: [block, 1, 1],
             dynamic_smem: 0,
             args: BTreeMap::new(),
-            source: LaunchSource::Setting,
+            footprint_bytes: None, source: LaunchSource::Setting,
         },
         resources: Resources {
             registers_per_thread: 16,

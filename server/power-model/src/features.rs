@@ -604,7 +604,7 @@ mod tests {
                 block: [256, 1, 1],
                 dynamic_smem: 0,
                 args: Default::default(),
-                source: LaunchSource::Setting,
+                footprint_bytes: None, source: LaunchSource::Setting,
             },
             resources: Resources {
                 registers_per_thread: 12,

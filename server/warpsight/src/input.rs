@@ -35,6 +35,11 @@ pub struct LaunchArgs {
     /// reads, or `argv[K]` for a value the host program converts from its K-th argument.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
+    /// Bytes the kernel's data-dependent accesses range over (a gather's table, a pointer
+    /// chase's buffer), e.g. `4<<20`: they are then served by the cache level that holds
+    /// that much (the annotation key `footprint`).
+    #[arg(long, value_name = "BYTES")]
+    pub footprint: Option<String>,
     /// The kernel is launched from a CUDA graph (`cudaGraphLaunch`): each launch costs the
     /// graph's per-kernel overhead instead of a stream launch's (docs/models/bottleneck.md).
     #[arg(long)]
@@ -105,6 +110,9 @@ impl LaunchArgs {
         s.launch.grid = dims(&self.grid, "grid")?;
         s.launch.block = dims(&self.block, "block")?;
         s.launch.dynamic_smem = self.dyn_smem;
+        if let Some(f) = &self.footprint {
+            s.launch.footprint = Some(analysis::launch::parse_footprint(f).map_err(|e| anyhow::anyhow!("--footprint {e}"))?);
+        }
         for a in &self.args {
             let (k, v) = cuda_frontend::launch::parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}: expected NAME=VALUE with an integer (or constant expression) value"))?;
             s.args.insert(k, v);

@@ -165,3 +165,51 @@ fn graph_launch_flag_charges_the_graph_overhead() {
         assert!((drop - (stream_us - graph_us)).abs() < 0.05 * stream_us, "{id}: the time fell by {drop} µs, the overheads differ by {}", stream_us - graph_us);
     }
 }
+
+/// `--footprint`: a pointer chase's loads are served by the level that holds the stated
+/// buffer. The recorded gpu-benches-style chase (`tests/fixtures/measured/cu/gpu_latency.cu`:
+/// `p = *p`, 32 dependent loads per loop trip) on an A100 40 GB: one warp's chain per load
+/// is the L1 latency for a 4 KiB buffer; for 8 MiB (past L1, inside L2) the L2 latency but
+/// for the share of the buffer L1 holds (`L1 / footprint`, the random-access rule); for
+/// 1 GiB the DRAM latency (L2 holds 4 % of it). The latencies are gpu-data's.
+#[test]
+fn a_stated_footprint_picks_the_cache_level_of_a_pointer_chase() {
+    let db = gpu_spec::Database::builtin();
+    let id = "a100-sxm4-40gb";
+    let gpu = db.gpu(id).expect("gpu");
+    let (l1, l2) = (gpu.l1_latency_cycles, gpu.l2_latency_cycles);
+    let dram = gpu.model_params.get("bottleneck.dram_latency_cycles").copied().unwrap_or(gpu.dram_latency_cycles);
+    let iters = 1u64 << 20;
+    let chain_per_load = |footprint: Option<u64>| -> (f64, String) {
+        let iters_arg = format!("param_1={iters}");
+        let f = footprint.map(|f| f.to_string());
+        let mut args = vec!["analyze", "tests/fixtures/measured/ptx/sm_70/gpu_latency.ptx", "--format", "json", "--gpu", id, "--grid", "1", "--block", "64", "--arg", &iters_arg, "--arg", "param_3=0"];
+        if let Some(f) = &f {
+            args.extend(["--footprint", f.as_str()]);
+        }
+        let (code, out, err) = warpsight(&args);
+        assert_eq!(code, 0, "{err}");
+        let doc: Value = serde_json::from_slice(&out).expect("json");
+        let p = &doc["files"][0]["kernels"][0]["gpus"][id]["predictions"]["bottleneck"];
+        assert_eq!(p["bound"], "latency", "{p:#}");
+        (p["breakdown"]["chain_cycles"].as_f64().expect("chain_cycles") / iters as f64, p["assumptions"].to_string())
+    };
+    let near = |got: f64, want: f64| (got - want).abs() <= 0.01 * want;
+    let (small, notes) = chain_per_load(Some(4096));
+    assert!(near(small, l1), "4 KiB: {small} cycles per load, L1 latency {l1}; {notes}");
+    assert!(notes.contains("stated footprint"), "{notes}");
+    let f = 8u64 << 20;
+    let l1_share = f64::from(gpu.l1_shared_bytes_per_sm) / f as f64;
+    let (mid, notes) = chain_per_load(Some(f));
+    assert!(near(mid, l1 + (1.0 - l1_share) * (l2 - l1)), "8 MiB: {mid} cycles per load, L2 latency {l2}; {notes}");
+    let (big, notes) = chain_per_load(Some(1 << 30));
+    assert!(big <= dram * 1.001 && big >= 0.95 * dram, "1 GiB: {big} cycles per load, DRAM latency {dram}; {notes}");
+    // Without a footprint the chase's addresses are unknown: every load from DRAM, as before.
+    let (unknown, notes) = chain_per_load(None);
+    assert!(near(unknown, dram), "no footprint: {unknown}; {notes}");
+    assert!(notes.contains("footprint=BYTES"), "the note names the way to state it: {notes}");
+    // A bad value is a usage error.
+    let (code, _, err) = warpsight(&["analyze", "tests/fixtures/measured/ptx/sm_70/gpu_latency.ptx", "--footprint", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--footprint"), "{err}");
+}

@@ -303,7 +303,7 @@ pub(crate) mod test_support {
         let text = fixture(name);
         let settings = Settings {
             gpus: gpus.iter().map(|g| g.to_string()).collect(),
-            launch: PartialLaunch { grid: Some(grid), block: Some(block), dynamic_smem: None, args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect() },
+            launch: PartialLaunch { grid: Some(grid), block: Some(block), dynamic_smem: None, footprint: None, args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect() },
             ..Settings::default()
         };
         let a = crate::analyze(&text, &settings, &Context::default());

@@ -39,7 +39,7 @@ pub fn profile_text(text: &str, file: &str, kernel: &str, grid: [u32; 3], block:
             block,
             dynamic_smem: 0,
             args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-            source: LaunchSource::Setting,
+            footprint_bytes: None, source: LaunchSource::Setting,
         },
         resources: None,
         source_param_names: &[],

@@ -11,7 +11,8 @@
 //!   pinned to 2 blocks per SM by a 6 KiB static array and the shared-memory carveout
 //!   (9 % on V100 and A100, and on A40 the smallest percentage that gives 2 blocks, as
 //!   the benchmark searches it);
-//! - gpu-latency: the ms column; one block of 64 threads; `iters` dependent loads;
+//! - gpu-latency: the ms column; one block of 64 threads; `iters` dependent loads over a
+//!   buffer of the kB column (the row's `footprint`);
 //! - gpu-cache: `t = N × sizeof × SMs × (floor(K / N) + 2) / (GB/s × 1e9)` with
 //!   `N = kB × 1024 / sizeof`, double and K = 1e8 (V100, A100 80 GB, H100 PCIe) or
 //!   float and K = 1e9 (A40, L40); one block of 256 threads per SM;
@@ -177,6 +178,7 @@ impl Ctx<'_> {
             launch: if file.ends_with("_graph") { super::rows::LaunchMode::Graph } else { super::rows::LaunchMode::Stream },
             registers: self.regs.get(ptx_arch, gpu, stem, kernel),
             arch: None,
+            footprint: None,
         });
     }
 }
@@ -239,6 +241,11 @@ fn latency(cx: &mut Ctx, dir: &Path) -> anyhow::Result<()> {
         for v in thin(&lines, cx.sample) {
             let (iters, kb, ms) = (v[0] as i64, v[2] as i64, v[3]);
             cx.push("gpu-latency", &file, gpu, "sm_70", "gpu_latency", "latency_chase", [1, 1, 1], [64, 1, 1], &[("param_1", iters), ("param_3", 0)], ms / 1e3, format!("{kb} kB"), "gpu-latency".into(), None);
+            // The chase's buffer: the table's size column, what the kernel's loads range over
+            // (no analysis can follow a pointer chase's addresses).
+            if let Some(row) = cx.rows.last_mut() {
+                row.footprint = u64::try_from(kb).ok().map(|kb| kb * 1024);
+            }
         }
     }
     Ok(())

@@ -348,6 +348,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
                 source_of_measurement: Some(format!("Kernel Tuner cache {file_name} (device {})", cache.device_name)),
                 carveout: None,
                 launch: super::rows::LaunchMode::Stream,
+                footprint: None,
                 registers: None,
                 arch: imp.arch.clone(),
             });

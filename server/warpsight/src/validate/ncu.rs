@@ -236,6 +236,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Vec<Row>> {
                 source_of_measurement: Some(format!("Nsight Compute gpu__time_duration.sum, {}", path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()))),
                 carveout: None,
                 launch: super::rows::LaunchMode::Stream,
+                footprint: None,
                 registers: l.registers,
                 arch: imp.arch.clone(),
             });

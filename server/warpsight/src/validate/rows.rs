@@ -46,6 +46,9 @@ pub struct Row {
     /// How the measured launches were made: `stream` (one by one into a stream, the
     /// default) or `graph` (captured in a CUDA graph: a smaller launch overhead).
     pub launch: LaunchMode,
+    /// Bytes the kernel's data-dependent accesses range over (a pointer chase's buffer):
+    /// the launch grammar's `footprint` (docs/cuda.md § Stating a launch).
+    pub footprint: Option<u64>,
 }
 
 /// How a row's kernel was launched when it was timed.
@@ -242,6 +245,18 @@ impl TryFrom<u32> for Percent {
     }
 }
 
+/// A `footprint` in bytes, 1 to 2^48.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "u64")]
+pub struct FootprintBytes(pub u64);
+
+impl TryFrom<u64> for FootprintBytes {
+    type Error = String;
+    fn try_from(v: u64) -> Result<FootprintBytes, String> {
+        analysis::launch::parse_footprint(&v.to_string()).map(FootprintBytes).map_err(|e| format!("footprint {e}"))
+    }
+}
+
 /// One row as written in a file (CSV column or JSON key names).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -272,6 +287,8 @@ struct RowSpec {
     arch: Option<String>,
     #[serde(default)]
     launch: Option<LaunchMode>,
+    #[serde(default)]
+    footprint: Option<FootprintBytes>,
 }
 
 impl RowSpec {
@@ -295,6 +312,7 @@ impl RowSpec {
             registers: self.registers,
             arch: nonempty(self.arch),
             launch: self.launch.unwrap_or_default(),
+            footprint: self.footprint.map(|f| f.0),
         }
     }
 }
