@@ -128,5 +128,18 @@ mod tests {
         assert_eq!(l.args.get("n"), Some(&7));
         let l = resolve(&[], &BTreeMap::new());
         assert_eq!((l.block, l.grid, l.source), (DEFAULT_BLOCK, DEFAULT_GRID, LaunchSource::Default));
+        assert_eq!(l.footprint_bytes, None);
+    }
+
+    #[test]
+    fn a_footprint_comes_from_the_first_source_that_states_it() {
+        let a = annotations("// warpsight: block=64 footprint=4<<20\n__global__ void f();\n");
+        assert_eq!(a[0].launch.footprint, Some(4 << 20), "{:?}", a[0].errors);
+        let setting = PartialLaunch { footprint: Some(4096), ..Default::default() };
+        let l = resolve(&[(LaunchSource::Setting, &setting), (LaunchSource::Annotation, &a[0].launch)], &BTreeMap::new());
+        assert_eq!((l.footprint_bytes, l.block), (Some(4096), [64, 1, 1]));
+        let l = resolve(&[(LaunchSource::Annotation, &a[0].launch)], &BTreeMap::new());
+        assert_eq!(l.footprint_bytes, Some(4 << 20));
+        assert_eq!(annotations("// warpsight: footprint=0\n")[0].errors.len(), 1);
     }
 }
