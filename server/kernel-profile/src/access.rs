@@ -67,11 +67,16 @@ fn lane_addresses(addr: &Affine, block: [u32; 3]) -> Option<(Vec<i64>, bool)> {
     };
     let (cx, cy, cz) = (coeff(Var::Tid(Dim::X), Some(0)), coeff(Var::Tid(Dim::Y), Some(1)), coeff(Var::Tid(Dim::Z), Some(2)));
     let cl = coeff(Var::Lane, None);
+    // `tid.x / k` and `tid.x % k`, evaluated per lane.
+    let parts: Vec<(Var, i64)> = addr.terms.iter().filter(|(v, _)| matches!(v, Var::TidXDiv(_) | Var::TidXMod(_))).map(|(v, _)| (*v, coeff(*v, Some(0)))).collect();
     // Wrapping, as the 64-bit address arithmetic it models (huge argument values).
     let addrs = lanes
         .iter()
         .enumerate()
-        .map(|(lane, t)| cx.wrapping_mul(t[0]).wrapping_add(cy.wrapping_mul(t[1])).wrapping_add(cz.wrapping_mul(t[2])).wrapping_add(cl.wrapping_mul(lane as i64)))
+        .map(|(lane, t)| {
+            let base = cx.wrapping_mul(t[0]).wrapping_add(cy.wrapping_mul(t[1])).wrapping_add(cz.wrapping_mul(t[2])).wrapping_add(cl.wrapping_mul(lane as i64));
+            parts.iter().fold(base, |acc, (v, c)| acc.wrapping_add(c.wrapping_mul(v.at_thread(*t, lane as i64).unwrap_or(0))))
+        })
         .collect();
     Some((addrs, unknown_varies))
 }

@@ -26,6 +26,12 @@ pub enum Var {
     Tid(Dim),
     /// `%laneid` (0..31 across a warp).
     Lane,
+    /// `%tid.x / k` for a known `k > 1` (nvcc's `shr` for a power of two): a row of a 2-D
+    /// arrangement of a 1-D block. Uniform within a warp when `k` is a multiple of 32.
+    TidXDiv(i64),
+    /// `%tid.x % k` for a known `k > 1` (nvcc's `and` with `k − 1` for a power of two): the
+    /// column of that arrangement.
+    TidXMod(i64),
     /// `%ctaid.{x,y,z}`: uniform within a block.
     Ctaid(Dim),
     /// `%ctaid.{x,y,z} % m` for a known `m > 0`: uniform within a block, periodic over the
@@ -43,7 +49,22 @@ pub enum Var {
 impl Var {
     /// `true` for the variables that differ between the threads of one warp.
     pub fn varies_in_warp(self) -> bool {
-        matches!(self, Var::Tid(_) | Var::Lane)
+        match self {
+            Var::Tid(_) | Var::Lane | Var::TidXMod(_) => true,
+            Var::TidXDiv(k) => k % 32 != 0,
+            _ => false,
+        }
+    }
+
+    /// The value of the variable at thread index `t`, for the thread-index variables.
+    pub fn at_thread(self, t: [i64; 3], lane: i64) -> Option<i64> {
+        match self {
+            Var::Tid(d) => Some(t[d as usize]),
+            Var::Lane => Some(lane),
+            Var::TidXDiv(k) => Some(t[0].div_euclid(k.max(1))),
+            Var::TidXMod(k) => Some(t[0].rem_euclid(k.max(1))),
+            _ => None,
+        }
     }
 }
 
@@ -90,6 +111,15 @@ impl Affine {
         for (v, c) in &other.terms {
             let e = self.terms.entry(*v).or_insert(0);
             *e = e.wrapping_add(c.wrapping_mul(sign));
+        }
+        self.terms.retain(|_, c| *c != 0);
+        self
+    }
+    /// The form divided by `k`, for a form whose constant and coefficients `k` divides.
+    fn div_exact(mut self, k: i64) -> Affine {
+        self.constant /= k;
+        for c in self.terms.values_mut() {
+            *c /= k;
         }
         self.terms.retain(|_, c| *c != 0);
         self
@@ -228,8 +258,8 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
 
     fn binop(&mut self, op: BinOp, a: Affine, b: Affine) -> Affine {
         match op {
-            BinOp::Add => a.add(&b, 1),
-            BinOp::Sub => a.add(&b, -1),
+            BinOp::Add => normalise_mod(a.add(&b, 1)),
+            BinOp::Sub => normalise_mod(a.add(&b, -1)),
             BinOp::Mul => self.mul(a, b),
             BinOp::Shl => match b.as_constant() {
                 Some(k) if (0..63).contains(&k) => a.scale(1i64 << k),
@@ -242,11 +272,40 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 };
                 match (a.as_constant(), k) {
                     (Some(x), Some(k)) if k != 0 => Affine::constant(x.div_euclid(k)),
-                    // `tid.x / 32` (or `>> 5`): the warp index, uniform within a warp when
-                    // the block's x dimension is a multiple of 32.
-                    (None, Some(k)) if k > 0 && k % 32 == 0 && self.only_tid_x(&a) && self.env.block[0].is_multiple_of(32) => {
-                        let key = format!("warp-index:{}", self.uniforms.len());
-                        self.uniform(key)
+                    // A non-negative value below `k` (the sign of a thread index, `tid >> 31`,
+                    // in nvcc's signed division): 0.
+                    (None, Some(k)) if k > 1 && self.range(&a).is_some_and(|(lo, hi)| lo >= 0 && hi < k) => Affine::constant(0),
+                    // The sign of an index (`i >> 31`): a sum of non-negative terms that does
+                    // not overflow a 32-bit `int` (signed overflow is undefined in C++).
+                    (None, Some(k)) if k >= 1i64 << 31 && non_negative(&a) => Affine::constant(0),
+                    // `(c·tid.x + r) / k` with `r` a multiple of `k` (`tid.x / 32`, the warp
+                    // index; `(tid.x + 256·j) / 8`, the row of a tile loaded by a 1-D block):
+                    // the row `tid.x / (k/c)` plus `r / k`.
+                    (None, Some(k)) if k > 1 => match split_tid_x(&a, k) {
+                        Some((c, rest)) if k % c == 0 => {
+                            let row = if k == c { Affine::var(Var::Tid(Dim::X)) } else { Affine::var(Var::TidXDiv(k / c)) };
+                            row.add(&rest.div_exact(k), 1)
+                        }
+                        Some((c, rest)) if c % k == 0 => Affine::var(Var::Tid(Dim::X)).scale(c / k).add(&rest.div_exact(k), 1),
+                        _ => self.opaque(a, b),
+                    },
+                    _ => self.opaque(a, b),
+                }
+            }
+            // Masks nvcc writes for indices scaled by a power of two (`4·tid & 252` is
+            // `4·(tid % 64)`; `4·tid & -256` is `256·(tid / 64)`), on non-negative values.
+            BinOp::And if a.as_constant().is_none() && b.as_constant().is_some_and(|m| mask_shape(m).is_some()) => {
+                let m = b.as_constant().unwrap_or(0);
+                match mask_shape(m) {
+                    Some(Mask::Low { shift, bits }) if divides_all(&a, 1i64 << shift) => {
+                        let scaled = a.clone().div_exact(1i64 << shift);
+                        let rem = self.binop(BinOp::Rem, scaled, Affine::constant(1i64 << bits));
+                        if rem.irregular { self.opaque(a, b) } else { rem.scale(1i64 << shift) }
+                    }
+                    // `a & −2^j` = `2^j · (a / 2^j)`.
+                    Some(Mask::High { bits }) => {
+                        let q = self.binop(BinOp::Div, a.clone(), Affine::constant(1i64 << bits));
+                        if q.irregular { self.opaque(a, b) } else { q.scale(1i64 << bits) }
                     }
                     _ => self.opaque(a, b),
                 }
@@ -257,22 +316,76 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                     BinOp::And => b.as_constant().filter(|m| *m == 31).map(|_| 32),
                     _ => b.as_constant(),
                 };
+                // `x & (2^j − 1)` is `x % 2^j` for the non-negative values indices are.
+                let k = match op {
+                    BinOp::And => k.or_else(|| b.as_constant().filter(|m| *m > 0 && (m + 1) & m == 0).map(|m| m + 1)),
+                    _ => k,
+                };
                 match (a.as_constant(), k) {
                     (Some(x), Some(k)) if k != 0 => Affine::constant(x.rem_euclid(k)),
                     (None, Some(32)) if self.only_tid_x(&a) && a.coeff(Var::Tid(Dim::X)) == 1 => Affine::var(Var::Lane),
-                    // `blockIdx.d % m`: a periodic block index (unsigned or non-negative, so
-                    // the remainder is in 0..m).
-                    (None, Some(m)) if m > 0 && op == BinOp::Rem && a.constant == 0 && a.unknown.is_empty() && !a.irregular && a.terms.len() == 1 => {
-                        match a.terms.iter().next() {
-                            Some((Var::Ctaid(d), 1)) => Affine::var(Var::CtaidMod(*d, m)),
+                    // A non-negative value below `k`: itself.
+                    (None, Some(k)) if k > 1 && self.range(&a).is_some_and(|(lo, hi)| lo >= 0 && hi < k) => a,
+                    // `(c·tid.x + r) % k` with `r` a multiple of `k`: `c · (tid.x % (k/c))`.
+                    (None, Some(k)) if k > 1 => match split_tid_x(&a, k) {
+                        Some((c, _)) if k % c == 0 && k > c => Affine::var(Var::TidXMod(k / c)).scale(c),
+                        Some((c, _)) if c % k == 0 => Affine::constant(0),
+                        _ => match (op, a.terms.iter().next()) {
+                            // `blockIdx.d % m`: a periodic block index (unsigned or non-negative,
+                            // so the remainder is in 0..m).
+                            (BinOp::Rem, Some((Var::Ctaid(d), 1))) if a.constant == 0 && a.unknown.is_empty() && !a.irregular && a.terms.len() == 1 => Affine::var(Var::CtaidMod(*d, k)),
                             _ => self.opaque(a, b),
-                        }
-                    }
+                        },
+                    },
+                    (None, Some(1)) if !a.irregular => Affine::constant(0),
                     _ => self.opaque(a, b),
                 }
             }
             _ => self.opaque(a, b),
         }
+    }
+
+    /// `bfi d, a, b, pos, len` (PTX ISA, "bfi"): `a`'s low `len` bits inserted into `b` at
+    /// bit `pos`. nvcc writes `(hi << pos) + lo` this way when `lo < 2^pos` is known (a lane,
+    /// `x & 31`); then it is `b + a·2^pos`, provided `a` fits its `len` bits (block and
+    /// warp indices do).
+    fn bit_insert(&mut self, a: Affine, b: Affine, pos: Option<i64>, len: Option<i64>) -> Affine {
+        match (pos, len) {
+            (Some(pos), Some(len)) if (0..32).contains(&pos) && len > 0 && pos + len >= 32 && upper_bound(&b).is_some_and(|u| u <= 1i64 << pos) => {
+                b.add(&a.scale(1i64 << pos), 1)
+            }
+            _ => self.opaque(a, b),
+        }
+    }
+
+    /// `a | b` where one operand is below `2^j` and the other a multiple of `2^j`: the bits
+    /// do not overlap, so the `or` is a sum (nvcc's `(hi << 5) | lane`).
+    fn disjoint_or(&mut self, a: Affine, b: Affine) -> Affine {
+        let fits = |lo: &Affine, hi: &Affine| upper_bound(lo).is_some_and(|u| divides_all(hi, (u.max(1) as u64).next_power_of_two() as i64));
+        if fits(&b, &a) || fits(&a, &b) { a.add(&b, 1) } else { self.opaque(a, b) }
+    }
+
+    /// The values a form takes (inclusive), where every variable has a known extent: thread
+    /// and block indices from the launch, the lane, the parts of `tid.x`.
+    fn range(&self, a: &Affine) -> Option<(i64, i64)> {
+        if a.irregular || !a.unknown.is_empty() {
+            return None;
+        }
+        let (mut lo, mut hi) = (a.constant, a.constant);
+        for (v, c) in &a.terms {
+            let n = match v {
+                Var::Tid(d) => Env::dim(self.env.block, *d),
+                Var::Ctaid(d) => Env::dim(self.env.grid, *d),
+                Var::Lane => 32,
+                Var::TidXDiv(k) => (Env::dim(self.env.block, Dim::X) + (*k).max(1) - 1) / (*k).max(1),
+                Var::TidXMod(k) => *k,
+                Var::CtaidMod(_, m) => *m,
+                _ => return None,
+            };
+            let span = c.checked_mul(n.max(1) - 1)?;
+            if span >= 0 { hi = hi.checked_add(span)? } else { lo = lo.checked_add(span)? }
+        }
+        Some((lo, hi))
     }
 
     fn only_tid_x(&self, a: &Affine) -> bool {
@@ -441,6 +554,13 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             .collect();
         match outside.as_slice() {
             [one] => self.instr_value(*one),
+            // Several entry values (the remainder iterations of an unrolled loop peeled in
+            // front of it: `i = tid`, `tid + 256`, `tid + 512`): the same pattern shifted,
+            // taken from the smallest start.
+            many if !many.is_empty() && many.len() <= 8 => {
+                let vals: Vec<Affine> = many.iter().map(|d| self.instr_value(*d)).collect();
+                common_start(&vals).unwrap_or_else(Affine::irregular)
+            }
             _ => Affine::irregular(),
         }
     }
@@ -511,6 +631,21 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 Some(a) => self.operand(&a).scale(-1),
                 None => Affine::irregular(),
             },
+            ("bfi", _) => match (src(1), src(2), src(3), src(4)) {
+                (Some(a), Some(b), Some(pos), Some(len)) => {
+                    let (a, b) = (self.operand(&a), self.operand(&b));
+                    let (pos, len) = (self.operand(&pos).as_constant(), self.operand(&len).as_constant());
+                    self.bit_insert(a, b, pos, len)
+                }
+                _ => Affine::irregular(),
+            },
+            ("or", _) if !is_float(instr.ty()) && ops.len() == 3 => match (src(1), src(2)) {
+                (Some(a), Some(b)) => {
+                    let (a, b) = (self.operand(&a), self.operand(&b));
+                    self.disjoint_or(a, b)
+                }
+                _ => Affine::irregular(),
+            },
             ("selp" | "min" | "max" | "or" | "xor" | "not" | "bfe" | "prmt", _) => {
                 let vals: Vec<Affine> = ops.iter().skip(1).map(|o| self.operand(o)).collect();
                 if vals.iter().all(Affine::is_warp_uniform) {
@@ -532,6 +667,92 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             }
         }
     }
+}
+
+/// The masks of [`AffineAnalysis::binop`]'s `and`: `2^bits − 1` shifted left by `shift`
+/// (the low bits of a scaled index), or `−2^bits` (all bits from `bits` up).
+enum Mask {
+    Low { shift: u32, bits: u32 },
+    High { bits: u32 },
+}
+
+fn mask_shape(m: i64) -> Option<Mask> {
+    if m > 0 {
+        let shift = m.trailing_zeros();
+        let low = m >> shift;
+        let bits = (low + 1).trailing_zeros();
+        // Plain `2^bits − 1` masks are `%` already; only shifted ones are new here.
+        (shift > 0 && low & (low + 1) == 0 && bits < 62).then_some(Mask::Low { shift, bits })
+    } else if m < 0 {
+        let bits = m.trailing_zeros();
+        ((m >> bits) == -1 && (1..62).contains(&bits)).then_some(Mask::High { bits })
+    } else {
+        None
+    }
+}
+
+/// An exclusive upper bound of a non-negative value: a constant `c ≥ 0` is below `c + 1`,
+/// the lane below 32; `None` when not known.
+fn upper_bound(a: &Affine) -> Option<i64> {
+    if a.irregular || !a.unknown.is_empty() || a.constant < 0 {
+        return None;
+    }
+    match a.terms.len() {
+        0 => a.constant.checked_add(1),
+        1 if a.coeff(Var::Lane) == 1 && a.constant == 0 => Some(32),
+        1 if a.constant == 0 => match a.terms.iter().next() {
+            Some((Var::TidXMod(k), 1)) => Some(*k),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `a = c·tid.x + r` with `c > 0` and `r` a multiple of `k`, free of thread-varying
+/// variables (a non-negative thread index, scaled, plus whole rows): `(c, r)`. Then, where
+/// `c` divides `k`, `a / k = tid.x / (k/c) + r / k` and `a % k = c·(tid.x % (k/c))` (the
+/// arithmetic is on non-negative values: indices).
+fn split_tid_x(a: &Affine, k: i64) -> Option<(i64, Affine)> {
+    let c = a.coeff(Var::Tid(Dim::X));
+    if a.irregular || !a.unknown.is_empty() || c <= 0 {
+        return None;
+    }
+    let mut rest = a.clone();
+    rest.terms.remove(&Var::Tid(Dim::X));
+    (rest.terms.keys().all(|v| !v.varies_in_warp()) && divides_all(&rest, k) && rest.constant >= 0).then_some((c, rest))
+}
+
+/// A form with a non-negative constant and non-negative coefficients on indices that count
+/// from 0 (thread, block and lane indices, loop iterations and their parts).
+fn non_negative(a: &Affine) -> bool {
+    !a.irregular
+        && a.unknown.is_empty()
+        && a.constant >= 0
+        && a.terms.iter().all(|(v, c)| *c >= 0 && matches!(v, Var::Tid(_) | Var::Ctaid(_) | Var::Lane | Var::Iter(_) | Var::TidXDiv(_) | Var::TidXMod(_) | Var::CtaidMod(..)))
+}
+
+/// `c·tid.x − c·k·(tid.x / k)` is `c·(tid.x % k)`: nvcc's signed remainder, `i − (i/k)·k`.
+fn normalise_mod(mut a: Affine) -> Affine {
+    let c = a.coeff(Var::Tid(Dim::X));
+    if c == 0 || a.irregular {
+        return a;
+    }
+    let div = a.terms.iter().find_map(|(v, q)| match v {
+        Var::TidXDiv(k) if *q == -c * k => Some(*k),
+        _ => None,
+    });
+    if let Some(k) = div {
+        a.terms.remove(&Var::Tid(Dim::X));
+        a.terms.remove(&Var::TidXDiv(k));
+        a.terms.insert(Var::TidXMod(k), c);
+    }
+    a
+}
+
+/// `true` when every value the form takes is a multiple of `m` (its constant and every
+/// coefficient are; the variables are integers).
+fn divides_all(a: &Affine, m: i64) -> bool {
+    m > 0 && !a.irregular && a.unknown.is_empty() && a.constant % m == 0 && a.terms.values().all(|c| c % m == 0)
 }
 
 /// When every value has the same variables with the same coefficients and only the

@@ -676,13 +676,15 @@ fn address_pattern(func: &Function, instr: &ptx_ir::Instr, addr: &Affine, affine
         Dim::Y => 1,
         Dim::Z => 2,
     };
-    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, ctaid_mod: Vec::new(), loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty() };
+    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, ctaid_mod: Vec::new(), tid_x_parts: Vec::new(), loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty() };
     for (var, coeff) in &addr.terms {
         match var {
             Var::Tid(d) => p.tid[dim(*d)] = *coeff,
             Var::Ctaid(d) => p.ctaid[dim(*d)] = *coeff,
             Var::CtaidMod(d, m) => p.ctaid_mod.push(crate::model::CtaidModStride { dim: dim(*d) as u8, modulus: *m, bytes: *coeff }),
             Var::Lane => p.lane = *coeff,
+            Var::TidXDiv(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Div, k: *k, bytes: *coeff }),
+            Var::TidXMod(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Mod, k: *k, bytes: *coeff }),
             Var::Iter(l) => p.loops.push(LoopStride { loop_index: *l, bytes_per_iteration: *coeff }),
             Var::Uniform(id) => {
                 // A pointer parameter or a variable, added once: the array's base.
@@ -824,6 +826,8 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec
         }
         // Register → the node positions its value depends on within the block.
         let mut last_def: HashMap<RegId, Vec<u32>> = HashMap::new();
+        // The node of each issued instruction (a vector load's merged members read it).
+        let mut node_of: HashMap<InstrId, u32> = HashMap::new();
         let mut instructions = Vec::new();
         for id in block.instrs.start..block.instrs.end {
             let Some(instr) = func.instr(id) else { continue };
@@ -832,13 +836,16 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec
             deps.dedup();
             if removed.contains(&id) {
                 // Not issued: readers of its result depend on what it read (nothing for a
-                // constant operand; the multiply's inputs for a contracted product).
+                // constant operand; the multiply's inputs for a contracted product), or on
+                // the vector load that delivers it.
+                let via = folding.vectorised.get(&id).and_then(|leader| node_of.get(leader)).map(|p| vec![*p]);
                 for d in func.dsts(instr) {
-                    last_def.insert(*d, deps.clone());
+                    last_def.insert(*d, via.clone().unwrap_or_else(|| deps.clone()));
                 }
                 continue;
             }
             let pos = instructions.len() as u32;
+            node_of.insert(id, pos);
             for d in func.dsts(instr) {
                 last_def.insert(*d, vec![pos]);
             }

@@ -265,6 +265,10 @@ pub struct AddressPattern {
     /// Bytes per unit of `blockIdx.{x,y,z} % modulus` (a periodic block index).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ctaid_mod: Vec<CtaidModStride>,
+    /// Bytes per unit of `threadIdx.x / k` or `threadIdx.x % k` (a 1-D block arranged in
+    /// rows of `k` threads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tid_x_parts: Vec<TidXPart>,
     /// Bytes per iteration of each enclosing loop that moves the address.
     #[serde(default)]
     pub loops: Vec<LoopStride>,
@@ -285,6 +289,22 @@ pub struct CtaidModStride {
     pub dim: u8,
     pub modulus: i64,
     pub bytes: i64,
+}
+
+/// One `threadIdx.x / k` (`op` `div`) or `threadIdx.x % k` (`mod`) term of an
+/// [`AddressPattern`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TidXPart {
+    pub op: TidXOp,
+    pub k: i64,
+    pub bytes: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TidXOp {
+    Div,
+    Mod,
 }
 
 fn is_zero(v: &i64) -> bool {

@@ -35,6 +35,15 @@
 //!    overwrite it: `HFMA2.MMA R0, -RZ, RZ, 0, 0`), a guarded `mov`, the reads of `%tid`
 //!    and `%ctaid` (`S2R`), a 64-bit immediate or global address, and a parameter used as
 //!    an address as is (`MOV R2, c[0x0][0x168]` before the `RED`).
+//! 4. **Vectorised shared loads.** Scalar 32-bit `ld.shared` from one base register at
+//!    consecutive immediate offsets in one basic block become one `LDS.64` (two words, the
+//!    first 8-byte aligned) or `LDS.128` (four, 16-byte aligned) when the base is known to
+//!    be aligned that much. Seen with ptxas 13.5 for sm_86 (nvdisasm) on a tiled SGEMM: the
+//!    64 `ld.shared.f32` a thread issues per tile of `As[(row·8 + m)·8 + k]` are 16
+//!    `LDS.128`; loads 32 bytes apart (`As[(row·8 + m)·8 + k]` over `m`) stay scalar. The
+//!    base's alignment is what the integer arithmetic that forms it proves (shifts,
+//!    multiplications and masks by powers of two, a `.shared` variable's address, which
+//!    ptxas places).
 
 use std::collections::{HashMap, HashSet};
 
@@ -50,6 +59,9 @@ pub struct Folding {
     pub const_operands: HashSet<InstrId>,
     /// Moves, address conversions and parameter loads that become operands (item 3 above).
     pub operands: HashSet<InstrId>,
+    /// Shared loads merged into a vector load (item 4 above) → the first load of the group
+    /// in program order, which stands for the vector load.
+    pub vectorised: HashMap<InstrId, InstrId>,
 }
 
 impl Folding {
@@ -60,6 +72,7 @@ impl Folding {
             .copied()
             .chain(self.const_operands.iter().copied())
             .chain(self.operands.iter().copied())
+            .chain(self.vectorised.keys().copied())
             .collect()
     }
 }
@@ -153,7 +166,115 @@ pub fn analyse(func: &Function) -> Folding {
             }
         }
     }
+    res.vectorised = vectorised_shared_loads(func);
     res
+}
+
+/// Item 4: the scalar shared loads that ptxas merges into a vector load of an earlier one.
+fn vectorised_shared_loads(func: &Function) -> HashMap<InstrId, InstrId> {
+    // (block, base register) → (offset, instruction) of the candidate loads, in order.
+    let mut groups: HashMap<(u32, RegId), Vec<(i64, InstrId)>> = HashMap::new();
+    for (id, instr) in func.instrs.iter().enumerate() {
+        if instr.class != InstrClass::Load(Space::Shared) || instr.base() != "ld" || instr.guard.is_some() || instr.vector_width() > 1 || instr.has_modifier("volatile") {
+            continue;
+        }
+        if !matches!(instr.ty(), Some("f32" | "b32" | "u32" | "s32")) {
+            continue;
+        }
+        let addr = func.operands_of(instr).iter().find_map(|op| match op {
+            Operand::Addr { base: AddrBase::Reg(r), offset } => Some((*r, *offset)),
+            _ => None,
+        });
+        if let Some((reg, offset)) = addr {
+            groups.entry((instr.block, reg)).or_default().push((offset, id as InstrId));
+        }
+    }
+    let mut merged = HashMap::new();
+    for ((_, reg), mut loads) in groups {
+        let align = known_alignment(func, reg, &mut HashSet::new());
+        if align < 8 {
+            continue;
+        }
+        loads.sort_unstable();
+        loads.dedup_by_key(|(o, _)| *o);
+        let at: HashMap<i64, InstrId> = loads.iter().copied().collect();
+        let mut taken: HashSet<i64> = HashSet::new();
+        for &(o, _) in &loads {
+            if taken.contains(&o) {
+                continue;
+            }
+            for width in [4i64, 2] {
+                let bytes = width * 4;
+                if align < bytes || o.rem_euclid(bytes) != 0 || !(0..width).all(|w| at.contains_key(&(o + 4 * w)) && !taken.contains(&(o + 4 * w))) {
+                    continue;
+                }
+                let members: Vec<InstrId> = (0..width).map(|w| at[&(o + 4 * w)]).collect();
+                let leader = members.iter().copied().min().unwrap_or(at[&o]);
+                for (w, m) in members.into_iter().enumerate() {
+                    taken.insert(o + 4 * w as i64);
+                    if m != leader {
+                        merged.insert(m, leader);
+                    }
+                }
+                break;
+            }
+        }
+    }
+    merged
+}
+
+/// The alignment in bytes (a power of two, at most 16) that the arithmetic defining `reg`
+/// proves: shifts and multiplications by powers of two, masks that clear the low bits,
+/// sums of aligned values, and `.shared` variables' addresses (ptxas places them; it was
+/// seen to align them to 16 bytes). 1 when nothing is known. A register written in a loop
+/// (`p = p + 32`) is as aligned as all its definitions: a definition that reads the register
+/// being examined assumes it aligned, which the other definitions then decide.
+fn known_alignment(func: &Function, reg: RegId, visiting: &mut HashSet<RegId>) -> i64 {
+    const MAX: i64 = 16;
+    if visiting.contains(&reg) {
+        return MAX;
+    }
+    if visiting.len() > 24 {
+        return 1;
+    }
+    let defs = func.defs_of(reg);
+    if defs.is_empty() || defs.len() > 4 {
+        return 1;
+    }
+    visiting.insert(reg);
+    let align = defs.iter().map(|d| def_alignment(func, *d, visiting)).min().unwrap_or(1);
+    visiting.remove(&reg);
+    align
+}
+
+fn def_alignment(func: &Function, def: InstrId, visiting: &mut HashSet<RegId>) -> i64 {
+    const MAX: i64 = 16;
+    let Some(instr) = func.instr(def) else { return 1 };
+    let ops = func.operands_of(instr);
+    let mut of = |op: Option<&Operand>| -> i64 {
+        match op {
+            Some(Operand::Reg(r)) => known_alignment(func, *r, visiting),
+            Some(Operand::Imm(v)) => if *v == 0 { MAX } else { (1i64 << v.trailing_zeros().min(4)).min(MAX) },
+            Some(Operand::Symbol(_)) => MAX,
+            _ => 1,
+        }
+    };
+    let imm = |op: Option<&Operand>| match op {
+        Some(Operand::Imm(v)) => Some(*v),
+        _ => None,
+    };
+    match instr.base() {
+        "mov" | "cvt" | "cvta" => of(ops.get(1)),
+        "add" | "sub" => of(ops.get(1)).min(of(ops.get(2))),
+        "shl" => match imm(ops.get(2)) {
+            Some(k) if (0..63).contains(&k) => (of(ops.get(1)) << k.min(4)).min(MAX),
+            _ => 1,
+        },
+        "mul" if !instr.has_modifier("hi") => (of(ops.get(1)) * of(ops.get(2))).min(MAX),
+        "mad" if !instr.has_modifier("hi") => ((of(ops.get(1)) * of(ops.get(2))).min(MAX)).min(of(ops.get(3))),
+        "and" => of(ops.get(1)).max(of(ops.get(2))),
+        _ => 1,
+    }
 }
 
 /// Whether ptxas resolves `instr` into its readers' operands (item 3 of the module docs).
@@ -228,7 +349,7 @@ mod tests {
 
     fn func(body: &str) -> ptx_ir::Module {
         let src = format!(
-            ".version 9.5\n.target sm_80\n.address_size 64\n.const .align 4 .b8 cm[64];\n.visible .entry k(.param .u64 p0)\n{{\n.reg .pred %p<4>;\n.reg .f32 %f<32>;\n.reg .f64 %fd<8>;\n.reg .b64 %rd<8>;\n.reg .b32 %r<8>;\n{body}\nret;\n}}\n"
+            ".version 9.5\n.target sm_80\n.address_size 64\n.const .align 4 .b8 cm[64];\n.shared .align 4 .b8 sh[4096];\n.visible .entry k(.param .u64 p0)\n{{\n.reg .pred %p<4>;\n.reg .f32 %f<32>;\n.reg .f64 %fd<8>;\n.reg .b64 %rd<8>;\n.reg .b32 %r<8>;\n{body}\nret;\n}}\n"
         );
         let (m, errors) = ptx_ir::parse_and_lower(&src);
         assert!(errors.is_empty(), "{errors:?}");
@@ -377,5 +498,37 @@ mod tests {
         let shfl = last.instructions.iter().position(|i| i.opcode.starts_with("shfl")).unwrap() as u32;
         let add = last.instructions.iter().find(|i| i.opcode == "add.f32").unwrap();
         assert!(add.deps.contains(&shfl), "{:?}", last.instructions);
+    }
+
+    /// Item 4: four words at 16-byte aligned offsets from a 16-byte aligned base are one
+    /// `LDS.128`, two at an 8-byte aligned offset one `LDS.64`; loads 32 bytes apart, or
+    /// from a base only known to be 4-byte aligned, stay scalar (ptxas 13.5, sm_86, on a
+    /// tiled SGEMM: `As[(row·8 + m)·8 + k]` over `k` vectorised, over `m` not).
+    #[test]
+    fn consecutive_aligned_shared_loads_are_one_vector_load() {
+        let m = func(
+            "mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 5;\nmov.u32 %r3, sh;\nadd.s32 %r4, %r3, %r2;\n\
+             ld.shared.f32 %f1, [%r4];\nld.shared.f32 %f2, [%r4+4];\nld.shared.f32 %f3, [%r4+8];\nld.shared.f32 %f4, [%r4+12];\n\
+             ld.shared.f32 %f5, [%r4+24];\nld.shared.f32 %f6, [%r4+28];\nld.shared.f32 %f7, [%r4+64];\nld.shared.f32 %f8, [%r4+96];\n\
+             shl.b32 %r5, %r1, 2;\nadd.s32 %r6, %r3, %r5;\nld.shared.f32 %f9, [%r6];\nld.shared.f32 %f10, [%r6+4];\n\
+             add.f32 %f11, %f1, %f2;\nadd.f32 %f12, %f3, %f4;\nadd.f32 %f13, %f5, %f6;\nadd.f32 %f14, %f7, %f8;\nadd.f32 %f15, %f9, %f10;\n\
+             add.f32 %f16, %f11, %f12;\nadd.f32 %f17, %f13, %f14;\nadd.f32 %f18, %f16, %f17;\nadd.f32 %f19, %f18, %f15;\n\
+             ld.param.u64 %rd1, [p0];\nst.global.f32 [%rd1], %f19;",
+        );
+        let f = &m.functions[0];
+        let folding = analyse(f);
+        let offset_of = |id: InstrId| {
+            f.operands_of(&f.instrs[id as usize]).iter().find_map(|op| match op {
+                Operand::Addr { offset, .. } => Some(*offset),
+                _ => None,
+            })
+        };
+        let mut merged: Vec<(Option<i64>, Option<i64>)> = folding.vectorised.iter().map(|(m, l)| (offset_of(*m), offset_of(*l))).collect();
+        merged.sort();
+        // [r4+4], [r4+8], [r4+12] into [r4]; [r4+28] into [r4+24]; nothing from r6 (4-byte
+        // aligned) nor the loads 32 bytes apart.
+        assert_eq!(merged, vec![(Some(4), Some(0)), (Some(8), Some(0)), (Some(12), Some(0)), (Some(28), Some(24))]);
+        let issued_shared = f.instrs.iter().enumerate().filter(|(i, ins)| ins.class == InstrClass::Load(Space::Shared) && !folding.removed().contains(&(*i as InstrId))).count();
+        assert_eq!(issued_shared, 6);
     }
 }

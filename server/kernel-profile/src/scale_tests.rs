@@ -83,7 +83,8 @@ fn profile_work_is_linear_in_the_kernel() {
     );
 }
 
-/// Every part stores through `%rd5`, redefined in each part as `(tid % 20) * 4` through
+/// Every part stores through `%rd5`, redefined in each part as `(tid · tid) * 4` (not an
+/// affine form, so evaluated lane by lane) through
 /// its own temporary: distinct definitions that agree in every lane, so deciding that
 /// they agree takes all of them, for every access. The evaluation budget keeps the total
 /// linear; past it the accesses count as data-dependent, and the profile says so.
@@ -97,7 +98,7 @@ fn agreeing_redefinitions(sections: usize) -> String {
     );
     for k in 0..sections {
         s.push_str(&format!(
-            "rem.u32 %q{k}, %r2, 20;\nmul.wide.u32 %rd5, %q{k}, 4;\nadd.s64 %rd6, %rd1, %rd5;\nst.global.f32 [%rd6], %f1;\n"
+            "mul.lo.u32 %q{k}, %r2, %r2;\nmul.wide.u32 %rd5, %q{k}, 4;\nadd.s64 %rd6, %rd1, %rd5;\nst.global.f32 [%rd6], %f1;\n"
         ));
     }
     s.push_str("ret;\n}\n");

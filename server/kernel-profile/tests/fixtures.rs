@@ -351,3 +351,62 @@ fn wmma_fragment_loads_are_warp_collective_rows() {
     }
     assert!(checked >= 4, "{checked}");
 }
+
+/// nvcc's code for a 1-D block arranged as rows (the lines below are nvcc 13.5's, sm_86, for
+/// `row = blockIdx.x*32 + threadIdx.x/32`, `col = blockIdx.y*32 + threadIdx.x%32`, then
+/// `B[k*4096 + col]` and `A[row*4096 + k]`): the column is built with `bfi` (the block index
+/// inserted above the lane's five bits), the row with `shr`. The warp reads 32 consecutive
+/// floats of B (one 128-byte row: 4 sectors, stride 4) and one float of A (a broadcast).
+#[test]
+fn bit_field_inserts_and_warp_rows_are_affine() {
+    let text = "\
+.version 9.0\n.target sm_86\n.address_size 64\n\
+.visible .entry rows(.param .u64 rows_param_0, .param .u64 rows_param_1)\n{\n\
+.reg .f32 %f<4>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<12>;\n\
+ld.param.u64 %rd1, [rows_param_0];\nld.param.u64 %rd2, [rows_param_1];\n\
+cvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd4, %rd2;\n\
+mov.u32 %r6, %ctaid.x;\nshl.b32 %r7, %r6, 5;\nmov.u32 %r8, %tid.x;\nshr.u32 %r9, %r8, 5;\nadd.s32 %r10, %r7, %r9;\n\
+mov.u32 %r11, %ctaid.y;\nand.b32 %r12, %r8, 31;\nbfi.b32 %r1, %r11, %r12, 5, 27;\nshl.b32 %r2, %r10, 12;\n\
+mul.wide.s32 %rd5, %r1, 4;\nadd.s64 %rd6, %rd4, %rd5;\nld.global.f32 %f1, [%rd6];\n\
+mul.wide.s32 %rd7, %r2, 4;\nadd.s64 %rd8, %rd3, %rd7;\nld.global.f32 %f2, [%rd8];\n\
+add.f32 %f3, %f1, %f2;\nst.global.f32 [%rd8], %f3;\nret;\n}\n";
+    let p = common::profile_text(text, "rows", "rows", [128, 128, 1], [1024, 1, 1], &[]);
+    let loads: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load && a.space == Space::Global).collect();
+    assert_eq!(loads.len(), 2, "{loads:?}");
+    // B[col]: the lanes are consecutive floats.
+    assert_eq!((loads[0].class, loads[0].stride_bytes, loads[0].transactions_per_request), (AccessClass::Coalesced, Some(4), 4.0), "{:?}", loads[0]);
+    // A[row · 4096]: one row per warp; the rows of a block are 16 KiB apart.
+    assert_eq!((loads[1].class, loads[1].transactions_per_request), (AccessClass::Uniform, 1.0), "{:?}", loads[1]);
+    let a = loads[1].address.as_ref().expect("an address pattern");
+    assert_eq!(a.tid_x_parts, vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 32, bytes: 16384 }], "{a:?}");
+    assert!(!a.partial, "{a:?}");
+}
+
+/// nvcc's signed division and remainder by 8 of `i = threadIdx.x` (the tile load
+/// `a[(i / 8) * 4096 + i % 8]` of a 256-thread block, nvcc 13.5 for sm_86): `i >> 31` is 0 for
+/// a thread index, so the address is `16384·(tid / 8) + 4·(tid % 8)`. A warp reads four rows
+/// of eight floats, 32 bytes each: 4 sectors.
+#[test]
+fn signed_division_of_a_thread_index_is_a_row_and_a_column() {
+    let text = "\
+.version 9.0\n.target sm_86\n.address_size 64\n\
+.visible .entry tile(.param .u64 tile_param_0)\n{\n\
+.reg .f32 %f<2>;\n.reg .b32 %r<100>;\n.reg .b64 %rd<16>;\n\
+ld.param.u64 %rd1, [tile_param_0];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n\
+shr.s32 %r59, %r1, 31;\nshr.u32 %r60, %r59, 29;\nadd.s32 %r61, %r1, %r60;\nshl.b32 %r62, %r61, 9;\n\
+and.b32 %r7, %r62, -4096;\nand.b32 %r63, %r61, -8;\nsub.s32 %r8, %r1, %r63;\nadd.s32 %r92, %r8, %r7;\n\
+mul.wide.s32 %rd9, %r92, 4;\nadd.s64 %rd12, %rd2, %rd9;\nld.global.f32 %f1, [%rd12];\nst.global.f32 [%rd12+4], %f1;\nret;\n}\n";
+    let p = common::profile_text(text, "tile", "tile", [64, 1, 1], [256, 1, 1], &[]);
+    let load = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the load");
+    assert_ne!(load.class, AccessClass::Irregular, "{load:?}");
+    assert_eq!(load.transactions_per_request, 4.0, "{load:?}");
+    let a = load.address.as_ref().expect("an address pattern");
+    let mut parts = a.tid_x_parts.clone();
+    parts.sort_by_key(|t| t.k * 2 + i64::from(t.op == kernel_profile::TidXOp::Mod));
+    assert_eq!(
+        parts,
+        vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 8, bytes: 16384 }, kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 8, bytes: 4 }],
+        "{a:?}"
+    );
+    assert_eq!(a.tid, [0, 0, 0], "{a:?}");
+}
