@@ -410,3 +410,35 @@ mul.wide.s32 %rd9, %r92, 4;\nadd.s64 %rd12, %rd2, %rd9;\nld.global.f32 %f1, [%rd
     );
     assert_eq!(a.tid, [0, 0, 0], "{a:?}");
 }
+
+/// nvcc's remainder peeling in front of a loop unrolled by four (the shape of
+/// `for (i = threadIdx.x; i < 1024; i += 256)` in nvcc 13.5's output, cut down to one peeled
+/// copy): the loop's counter enters as `tid` or `tid + 256`. With 256 threads every thread has
+/// 4 iterations, none peeled, so the unrolled loop runs once; the entry value furthest along
+/// the step, `tid + 256`, gives that count whichever applies (`ceil((1024 − tid − 256) /
+/// 1024) = 1`), where an unknown entry value used to mean the default 16.
+#[test]
+fn a_loop_entered_after_peeled_iterations_counts_its_trips() {
+    let text = "\
+.version 9.0\n.target sm_86\n.address_size 64\n\
+.visible .entry peel(.param .u64 peel_param_0)\n{\n\
+.reg .pred %p<8>;\n.reg .f32 %f<4>;\n.reg .b32 %r<40>;\n.reg .b64 %rd<8>;\n\
+ld.param.u64 %rd1, [peel_param_0];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n\
+mov.u32 %r30, 1023;\nsub.s32 %r5, %r30, %r1;\nshr.u32 %r6, %r5, 8;\nadd.s32 %r7, %r6, 1;\nand.b32 %r8, %r7, 3;\n\
+setp.eq.s32 %p2, %r8, 0;\nmov.u32 %r12, %r1;\n@%p2 bra $L_guard;\n\
+mul.wide.s32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4], %f1;\nadd.s32 %r12, %r1, 256;\n\
+$L_guard:\nsetp.lt.u32 %p5, %r5, 768;\n@%p5 bra $L_done;\n\
+$L_loop:\nmul.wide.s32 %rd5, %r12, 4;\nadd.s64 %rd6, %rd2, %rd5;\nld.global.f32 %f2, [%rd6];\nst.global.f32 [%rd6], %f2;\n\
+add.s32 %r12, %r12, 1024;\nsetp.lt.s32 %p6, %r12, 1024;\n@%p6 bra $L_loop;\n\
+$L_done:\nret;\n}\n";
+    // The static rule (the IR's loop analysis, before any simulation of the control flow).
+    let (module, errors) = ptx_ir::parse_and_lower(text);
+    assert!(errors.is_empty(), "{errors:?}");
+    let lp = &module.functions[0].loops[0];
+    assert_eq!(lp.trip_note, None, "{lp:?}");
+    let init = lp.induction_vars.iter().find_map(|iv| iv.init.as_ref()).map(ToString::to_string);
+    assert_eq!(init.as_deref(), Some("%tid.x + 256"), "{lp:?}");
+    // And the profile: one trip for every thread.
+    let p = common::profile_text(text, "peel", "peel", [64, 1, 1], [256, 1, 1], &[]);
+    assert_eq!(p.loops[0].trip_count, Some(1.0), "{:?}\n{:?}", p.loops, p.assumptions);
+}

@@ -395,6 +395,41 @@ impl<'f> LoopCx<'f> {
         res.filter(|e| e.size() <= MAX_EXPR_NODES)
     }
 
+    /// The entry value of a counter that enters the loop with one of several values `X + c`
+    /// that differ by constants only: nvcc's remainder peeling. A loop unrolled by `u` is
+    /// preceded by `total mod u` peeled iterations, so it is entered at `X + j·s` (`j` the
+    /// peeled count, `s` the original step) and runs `floor(total / u)` times. The entry
+    /// value furthest along the step gives that count exactly, whichever `j` applies:
+    /// `ceil((total − (u − 1)) / u) = floor(total / u)`. (Estimate for other merges of
+    /// shifted starts: the fewest trips.)
+    fn peeled_entry(&self, reg: RegId, step: i64) -> Option<Expr> {
+        let groups = self.groups.borrow_mut().of(self.f, reg)?;
+        let mut base: Option<Expr> = None;
+        let mut best: Option<i64> = None;
+        for group in groups.iter() {
+            let Some(instr) = group.iter().find(|&&d| self.instr(d).is_some_and(|i| self.feeds(i.block))).and_then(|&d| self.instr(d)) else {
+                continue;
+            };
+            if instr.guard.is_some() {
+                return None;
+            }
+            let (x, c) = split_constant(self.instr_value(instr, MAX_DEPTH - 1)?);
+            match &base {
+                None => base = Some(x),
+                Some(b) if *b == x => {}
+                Some(_) => return None,
+            }
+            best = Some(match best {
+                None => c,
+                Some(b) if step > 0 => b.max(c),
+                Some(b) => b.min(c),
+            });
+        }
+        let (x, c) = (base?, best?);
+        let e = if c == 0 { x } else { Expr::bin(BinOp::Add, x, Expr::Const(c)) };
+        (e.size() <= MAX_EXPR_NODES).then_some(e)
+    }
+
     fn operand_value(&self, op: &Operand, depth: u32) -> Option<Expr> {
         match op {
             Operand::Imm(v) => Some(Expr::Const(*v)),
@@ -593,9 +628,13 @@ impl<'f> LoopCx<'f> {
                         continue;
                     }
                     if let Some((kind, step, update)) = self.as_iv(r) {
+                        let init = self.value_outside(r, MAX_DEPTH).or_else(|| match (kind, step.as_const()) {
+                            (IvKind::Add, Some(s)) if s != 0 => self.peeled_entry(r, s),
+                            _ => None,
+                        });
                         res.push(InductionVar {
                             reg: r,
-                            init: self.value_outside(r, MAX_DEPTH),
+                            init,
                             kind,
                             step,
                             update,
@@ -775,6 +814,21 @@ impl<'f> LoopCx<'f> {
             iv.kind,
             iv.step.clone(),
         ))
+    }
+}
+
+/// `X + c` → `(X, c)` for a constant `c`; anything else is `(e, 0)`.
+fn split_constant(e: Expr) -> (Expr, i64) {
+    match e {
+        Expr::Bin(BinOp::Add, a, b) => match (*a, *b) {
+            (x, Expr::Const(c)) | (Expr::Const(c), x) => (x, c),
+            (a, b) => (Expr::Bin(BinOp::Add, Box::new(a), Box::new(b)), 0),
+        },
+        Expr::Bin(BinOp::Sub, a, b) => match (*a, *b) {
+            (x, Expr::Const(c)) => (x, -c),
+            (a, b) => (Expr::Bin(BinOp::Sub, Box::new(a), Box::new(b)), 0),
+        },
+        e => (e, 0),
     }
 }
 
