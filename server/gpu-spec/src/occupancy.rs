@@ -931,7 +931,7 @@ mod tests {
 
     #[test]
     fn waves_and_last_wave_fill() {
-        // Seed 000: K20, 13 SMs x 16 blocks = 208 per wave; 224 blocks take 2 waves.
+        // Hasan et al. 2014 §3: K20, 13 SMs x 16 blocks = 208 per wave; 224 blocks take 2 waves.
         let w = waves(224, 16, 13);
         assert_eq!((w.waves, w.blocks_per_wave, w.last_wave_blocks), (2, 208, 16));
         assert!((w.last_wave_fill - 16.0 / 208.0).abs() < 1e-12);

@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn presets_carry_the_papers_numbers() {
-        // Seed 001 Table I and Alavani 2023 §3.3.3 / Table 3.2 / Table 4.6.
+        // Amarís et al. 2016 Table I and Alavani 2023 §3.3.3 / Table 3.2 / Table 4.6.
         let k20 = GpuParams::tesla_k20();
         assert_eq!((k20.sm_count, k20.clock_mhz, k20.mem_bandwidth_gbs, k20.l2_bytes), (13, 706.0, 208.0, 1_310_720));
         assert_eq!((k20.alu_latency_cycles, k20.dram_latency_cycles, k20.shared_latency_cycles), (9.0, 221.0, 47.0));

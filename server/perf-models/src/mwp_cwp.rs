@@ -26,27 +26,31 @@
 //! # Sources
 //! Equation numbers are the thesis's (Dasgupta 2011):
 //! - Hong & Kim base model (thesis §2.2.3, eqs 1–15; eqs 4–10 and 12–14 were lost from the
-//!   seed text and are reconstructed in spec 002 §2.2 from Hong & Kim ISCA'09).
-//! - Transaction-based memory model (thesis §3.2, eqs 16–26; eqs 17, 25 and 26 are the
-//!   reconstructions of spec 002 §3.1–3.2, which reproduce Tables 8–10 to four digits).
+//!   thesis's published text and are taken from Hong & Kim, ISCA 2009).
+//! - Transaction-based memory model (thesis §3.2.1, eqs 16–26; eqs 17, 25 and 26 are
+//!   missing from the published text and are our reconstructions by analogy with eqs 16
+//!   and 18–24; they reproduce Tables 8–10 to four digits).
 //! - Duplicate and independent loads (eq 27), final MWP (eq 28), CWP (eqs 29–30).
 //! - Compute cycles with high-latency instructions (thesis §3.2.3 and §4.2.4: sqrt 32, fdiv
 //!   36, rsqrt 16, everything else 4 cycles).
 //! - Merging (thesis §3.2.4.3: transactions divided by the duplicate-load factor), vector
 //!   operations (thesis §3.2.5 and Table 11: departure delay 57 instead of 37, no merging).
-//! - Synchronisation cost (Hong & Kim; spec 002 §2.2 and §3.7).
+//! - Synchronisation cost (Hong & Kim, ISCA 2009; the thesis lists synchronisation
+//!   instructions as an input, §3.1, but does not restate the formula).
 //! - Tuned GT200 parameters (thesis Tables 6–11): 1312 MHz, base latency 450 cycles,
 //!   departure delays 37/37/58 cycles (32/64/128 B scalar) and 57 (vector).
 //!
 //! # Assumptions and limits
 //! - The three cases are tested in Hong & Kim's order; "MWP == N == CWP" uses a relative
-//!   tolerance of 1e-9 (spec 002 §11 pitfall 6).
-//! - `#Rep` is fractional (no ceiling); the FMM back-solve of spec 002 §9.2 favours this.
+//!   tolerance of 1e-9 (MWP can exceed N by eq 27, so exact equality may never hold).
+//! - `#Rep` is fractional (no ceiling): back-solving the thesis's FMM predictions
+//!   (Tables 12–16) with base latency 450 gives latencies below 450 with a ceiling.
 //! - Transactions per request below one (possible after the duplicate-load division) are
-//!   clamped to one: a request costs at least one transaction. The thesis is silent
-//!   (pitfall 5); [`MwpCwpOutputs::ntpr_clamped`] reports when it happened.
-//! - A kernel with no global memory request runs `Comp_cycles × N × #Rep` cycles (pitfall 4,
-//!   confirmed by the Table 6 back-solve).
+//!   clamped to one: a request costs at least one transaction. The thesis is silent;
+//!   [`MwpCwpOutputs::ntpr_clamped`] reports when it happened.
+//! - A kernel with no global memory request runs `Comp_cycles × N × #Rep` cycles (the
+//!   thesis's "CWP undefined" for such kernels is no formula; back-solving its Table 6
+//!   confirms this one).
 //! - Not modelled, as in the thesis: SFU work overlapping SP work, overlap of independent
 //!   compute with a pending load inside one warp (prefetching), caches (GT200 has none for
 //!   global data). The model is tuned for the Tesla C1060 only; on any other GPU its
@@ -108,9 +112,10 @@ impl Device {
     /// departure delays 37/37/58 (Tables 8–10) and 57 for vector operations (Table 11),
     /// sqrt/fdiv/rsqrt 32/36/16 cycles and 4 issue cycles (thesis §3.2.3, §4.2.4). The SM
     /// count (30), the 102.4 GB/s bandwidth and the 32 warps per SM are NVIDIA's C1060
-    /// datasheet values (spec 002 §4 and §9.1, [EXT]); the thesis does not print them.
+    /// datasheet values (NVIDIA Tesla C1060 board specification BD-04111-001; CUDA 2.3
+    /// Programming Guide Appendix A); the thesis does not print them.
     /// Hong & Kim's coalesced/uncoalesced departure delays (4/40) are their GTX280 values
-    /// (spec 002 §4, [EXT]); the thesis replaced that form by transactions.
+    /// (Hong & Kim 2009, Table 4); the thesis replaced that form by transactions.
     pub fn tesla_c1060() -> Self {
         Device {
             name: "Tesla C1060".into(),
@@ -491,7 +496,7 @@ fn transaction_terms(
     })
 }
 
-/// Hong & Kim's coalesced/uncoalesced form (thesis eqs 1–3 and spec 002 §2.2).
+/// Hong & Kim's coalesced/uncoalesced form (thesis eqs 1–3; Hong & Kim, ISCA 2009).
 fn coal_uncoal_terms(
     d: &Device,
     coal: f64,
@@ -541,7 +546,7 @@ pub struct ExecTerms {
 }
 
 /// Hong & Kim's execution cycles without synchronisation (`Exec_cycles_app`), the three
-/// cases tested in order (spec 002 §2.2; thesis eq 15 for the last case). Public because
+/// cases tested in order (Hong & Kim, ISCA 2009; thesis eq 15 for the last case). Public because
 /// the thesis's FMM tables print MWP and CWP but not their inputs, so their reproduction
 /// starts here.
 pub fn exec_cycles_app(t: &ExecTerms) -> (Case, f64) {
@@ -660,7 +665,7 @@ pub fn evaluate(d: &Device, x: &MwpCwpInputs) -> Option<MwpCwpOutputs> {
     };
 
     let Some(m) = mem else {
-        // No memory request (pitfall 4): the SM just executes N warps' instructions.
+        // No memory request: the SM just executes N warps' instructions.
         let exec = comp_cycles * n * rep;
         return Some(MwpCwpOutputs {
             n,
@@ -757,8 +762,8 @@ pub fn evaluate(d: &Device, x: &MwpCwpInputs) -> Option<MwpCwpOutputs> {
 }
 
 /// Transactions of one warp request by size (32, 64, 128 bytes) under the compute-capability
-/// 1.2/1.3 coalescing protocol (CUDA 2.3 Programming Guide §G.3.2.2, quoted in spec 002
-/// §5.1): per half-warp, take the segment of the lowest pending lane (32 B for 1-byte words,
+/// 1.2/1.3 coalescing protocol (CUDA 2.3 Programming Guide §G.3.2.2, which the thesis
+/// cites for it in §3.2.1): per half-warp, take the segment of the lowest pending lane (32 B for 1-byte words,
 /// 64 B for 2-byte, 128 B for 4/8/16-byte words), serve every lane in it with one
 /// transaction, halve the transaction while only one half is used (down to 32 B), repeat.
 ///

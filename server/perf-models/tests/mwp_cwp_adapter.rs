@@ -133,7 +133,7 @@ fn table10_micro_benchmark_as_a_strided_profile() {
 #[test]
 fn vector_loads_use_the_vector_departure_delay() {
     // A float4 load that every lane of a warp shares: one 32 B transaction per half-warp,
-    // the Table 4 vector benchmark (spec 002 §7.2).
+    // the Table 4 vector benchmark (thesis Appendix A.2).
     let p = profile(
         120,
         256,
@@ -226,7 +226,7 @@ fn irregular_loads_are_slower_than_coalesced_ones() {
 fn merging_lowers_the_time_of_duplicate_loads() {
     // Few instructions, so the kernel stays memory-bound after merging. (With the 7942
     // instructions of Table 9, merging raises MWP above CWP and case 3's Comp × N exceeds
-    // case 2's time: the model's case boundary is discontinuous, spec 002 pitfall 6.)
+    // case 2's time: the model's case boundary is discontinuous.)
     let d = Device::tesla_c1060();
     let p = profile(
         120,
