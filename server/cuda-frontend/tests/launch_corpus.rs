@@ -254,7 +254,8 @@ fn every_program_compiles_with_nvcc_and_the_front_end_folds_the_same() {
     let Some(root) = common::cuda_root("launch corpus") else {
         return;
     };
-    let cache = common::scratch("launch-corpus-cache");
+    let cache_tmp = common::scratch("launch-corpus-cache");
+    let cache = cache_tmp.path();
     let m = manifest();
     for p in &m.program {
         let path = corpus_dir().join(&p.file);
