@@ -216,7 +216,7 @@ mod tests {
         std::fs::write(&p, b"\xff\xfe").expect("write");
         assert!(matches!(read_text(&p, 100), Err(ReadError::NotUtf8 { .. })));
         assert!(read_text(&dir.join("missing.ptx"), 100).expect_err("missing").is_not_found());
-        let e = read_text(&dir, 100).expect_err("a directory");
+        let e = read_text(dir, 100).expect_err("a directory");
         assert!(e.to_string().contains("not a regular file (a directory)"), "{e}");
     }
 

@@ -127,7 +127,7 @@ fn a_symlink_planted_in_the_temporary_folder_receives_nothing() {
         .map(|n| std::env::temp_dir().join(format!("warpsight-cuda-{}-{n}", std::process::id())))
         .filter(|p| std::os::unix::fs::symlink(&attacker, p).is_ok())
         .collect();
-    let nvcc = fake_nvcc(&dir, WRITING_NVCC);
+    let nvcc = fake_nvcc(dir, WRITING_NVCC);
     let cu = dir.join("k.cu");
     std::fs::write(&cu, KERNEL).unwrap_or_else(|e| panic!("{e}"));
     let p = prepare(&cu, &fake_options(&nvcc, &dir.join("cache")));
@@ -145,7 +145,7 @@ fn a_cache_folder_that_is_a_symlink_is_not_used() {
     let dir = dir_tmp.path();
     let attacker = dir.join("attacker");
     std::fs::create_dir_all(&attacker).unwrap_or_else(|e| panic!("{e}"));
-    let nvcc = fake_nvcc(&dir, WRITING_NVCC);
+    let nvcc = fake_nvcc(dir, WRITING_NVCC);
     let cu = dir.join("k.cu");
     std::fs::write(&cu, KERNEL).unwrap_or_else(|e| panic!("{e}"));
     // The cache root itself is a link.
@@ -169,7 +169,7 @@ fn a_compiler_that_floods_its_output_is_bounded() {
     let dir = dir_tmp.path();
     // 64 MiB of noise on stderr, then a failure: what is kept (and shown) is bounded.
     let nvcc = fake_nvcc(
-        &dir,
+        dir,
         "#!/bin/sh\ncase \"$1\" in\n  --version) echo 'Cuda compilation tools, release 99.0, V99.0.1'; exit 0;;\n  --list-gpu-arch) echo compute_80; exit 0;;\nesac\nyes 'noise from a compiler that talks too much' | head -c 67108864 >&2\necho 'nvcc fatal   : the last line' >&2\nexit 1\n",
     );
     let cu = dir.join("k.cu");
@@ -198,7 +198,7 @@ fn a_compiler_that_floods_without_end_is_stopped_at_the_timeout() {
     let dir_tmp = scratch("sec-flood-endless");
     let dir = dir_tmp.path();
     let nvcc = fake_nvcc(
-        &dir,
+        dir,
         "#!/bin/sh\ncase \"$1\" in\n  --version) echo 'Cuda compilation tools, release 99.0, V99.0.1'; exit 0;;\n  --list-gpu-arch) echo compute_80; exit 0;;\nesac\nexec yes 'flooding the pipe with output that never ends'\n",
     );
     let cu = dir.join("k.cu");
@@ -223,7 +223,7 @@ fn a_compiler_that_floods_without_end_is_stopped_at_the_timeout() {
 fn a_compiler_that_hangs_on_every_call_is_reported_within_the_budget() {
     let dir_tmp = scratch("sec-hang");
     let dir = dir_tmp.path();
-    let nvcc = fake_nvcc(&dir, "#!/bin/sh\nsleep 60\n");
+    let nvcc = fake_nvcc(dir, "#!/bin/sh\nsleep 60\n");
     let cu = dir.join("k.cu");
     std::fs::write(&cu, KERNEL).unwrap_or_else(|e| panic!("{e}"));
     let opts = cuda_frontend::Options {
@@ -244,7 +244,7 @@ fn control_characters_from_a_compiler_do_not_reach_the_result() {
     let dir_tmp = scratch("sec-esc");
     let dir = dir_tmp.path();
     let nvcc = fake_nvcc(
-        &dir,
+        dir,
         "#!/bin/sh\ncase \"$1\" in\n  --version) printf 'Cuda compilation tools, release 99.0, V99.0.1\\033]0;owned\\007\\033[2J\\r\\n'; exit 0;;\n  --list-gpu-arch) echo compute_80; exit 0;;\nesac\nprintf 'k.cu(1): error: bad \\033[31mred\\033[0m \\033]8;;http://x\\007link\\n' >&2\nexit 1\n",
     );
     let cu = dir.join("k.cu");

@@ -54,7 +54,7 @@ fn fixtures_compile_and_every_kernel_maps_to_its_source() {
     for f in &files {
         let opts = Options {
             arch: Some(fixture_arch(f)),
-            ..nvcc_options(&root, &cache)
+            ..nvcc_options(&root, cache)
         };
         let p = prepare(f, &opts);
         let name = f.display();
@@ -101,7 +101,7 @@ fn launch_pattern_file_compiles_and_maps() {
     let cache_tmp = scratch("patterns");
     let cache = cache_tmp.path();
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/launch_patterns.cu");
-    let p = prepare(&f, &nvcc_options(&root, &cache));
+    let p = prepare(&f, &nvcc_options(&root, cache));
     assert!(!p.has_errors(), "{:?}", p.diagnostics);
     let mut names: Vec<&str> = p.kernels.iter().map(|k| k.base_name.as_str()).collect();
     names.sort_unstable();
@@ -179,7 +179,7 @@ fn nvrtc_compiles_a_file_with_host_code() {
     let cache_tmp = scratch("nvrtc");
     let cache = cache_tmp.path();
     let f = repo_root().join("tests/fixtures/cu/saxpy.cu");
-    let p = prepare(&f, &nvrtc_options(&root, &cache));
+    let p = prepare(&f, &nvrtc_options(&root, cache));
     assert_eq!(
         p.origin,
         PtxOrigin::Compiled(CompilerKind::Nvrtc),
@@ -210,7 +210,7 @@ fn cache_hit_is_served_and_faster() {
     let cache_tmp = scratch("cachehit");
     let cache = cache_tmp.path();
     let f = repo_root().join("tests/fixtures/cu/vadd.cu");
-    let opts = nvcc_options(&root, &cache);
+    let opts = nvcc_options(&root, cache);
     let t0 = Instant::now();
     let first = prepare(&f, &opts);
     let cold = t0.elapsed();
@@ -261,7 +261,7 @@ fn older_gpu_compiles_for_the_oldest_supported_arch_with_a_note() {
         &f,
         &Options {
             arch: Some("sm_35".into()),
-            ..nvcc_options(&root, &cache)
+            ..nvcc_options(&root, cache)
         },
     );
     assert_eq!(p.arch.as_deref(), Some("sm_75"));
@@ -315,7 +315,7 @@ fn nvrtc_compiles_every_fixture_through_the_device_only_view() {
     for f in fixture_files() {
         let opts = Options {
             arch: Some(fixture_arch(&f)),
-            ..nvrtc_options(&root, &cache)
+            ..nvrtc_options(&root, cache)
         };
         let p = prepare(&f, &opts);
         if p.origin != PtxOrigin::Compiled(CompilerKind::Nvrtc) || p.kernels.is_empty() {

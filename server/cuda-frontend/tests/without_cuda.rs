@@ -83,7 +83,7 @@ fn without_any_toolchain_the_recorded_ptx_beside_the_source_is_used_and_said() {
 fn a_hung_compiler_is_stopped_at_the_timeout_with_a_clear_diagnostic() {
     let dir_tmp = scratch("timeout");
     let dir = dir_tmp.path();
-    let nvcc = fake_slow_nvcc(&dir);
+    let nvcc = fake_slow_nvcc(dir);
     let cu = dir.join("k.cu");
     std::fs::write(&cu, SRC).unwrap_or_else(|e| panic!("{e}"));
     let opts = Options {
@@ -128,7 +128,7 @@ fn a_hung_compiler_is_stopped_at_the_timeout_with_a_clear_diagnostic() {
 fn a_newer_edit_cancels_the_compile_in_flight() {
     let dir_tmp = scratch("cancel");
     let dir = dir_tmp.path();
-    let nvcc = fake_slow_nvcc(&dir);
+    let nvcc = fake_slow_nvcc(dir);
     let cu = dir.join("k.cu");
     std::fs::write(&cu, SRC).unwrap_or_else(|e| panic!("{e}"));
     let opts = Options {

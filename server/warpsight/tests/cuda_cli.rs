@@ -76,7 +76,7 @@ fn a_relative_path_is_compiled_with_its_own_directory_on_the_include_path() {
     ] {
         let mut args = vec![file];
         args.extend_from_slice(defines);
-        let (code, doc, stderr) = analyze_in(&dir, &nvcc, &args);
+        let (code, doc, stderr) = analyze_in(dir, &nvcc, &args);
         assert_eq!(code, 0, "{file} {defines:?}: {doc}\n{stderr}");
         assert_eq!(kernel_names(&doc), ["tiled(float*)"], "{file} {defines:?}: {doc}");
         let k = &doc["files"][0]["kernels"][0];
@@ -154,7 +154,7 @@ fn the_toolchain_setup_cuda_installs_is_found_and_the_repository_one_only_named(
     let venv = root().join(".cuda").canonicalize().unwrap_or_else(|e| panic!("{e}"));
     #[cfg(unix)]
     std::os::unix::fs::symlink(&venv, &prefix).unwrap_or_else(|e| panic!("{e}"));
-    let (code, out, err) = run_with_data_home(&home, &["analyze", "examples/vadd.cu"]);
+    let (code, out, err) = run_with_data_home(home, &["analyze", "examples/vadd.cu"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("PTX compiled now by nvcc"), "{out}");
     assert!(out.contains("found via the environment made by `warpsight setup-cuda`"), "{out}");

@@ -155,7 +155,7 @@ fn a_directory_walk_names_each_skipped_entry_and_why() {
     std::os::unix::fs::symlink("/dev/zero", dir.join("z.ptx")).expect("symlink");
     std::os::unix::fs::symlink("no-such-target.ptx", dir.join("dangling.cu")).expect("symlink");
     std::fs::create_dir(dir.join("sub")).expect("sub");
-    std::os::unix::fs::symlink(&dir, dir.join("sub").join("loop.ptx")).expect("symlink");
+    std::os::unix::fs::symlink(dir, dir.join("sub").join("loop.ptx")).expect("symlink");
     // Not a name warpsight analyses: ignored without a word, FIFO or not.
     mkfifo(&dir.join("notes.txt"));
     let (code, stdout, stderr) = run(&["analyze", dir.to_str().expect("path")]);
