@@ -23,6 +23,14 @@ struct Unit<'a> {
     cancel: &'a CancelToken,
 }
 
+impl Unit<'_> {
+    /// The cache key of this unit compiled for `arch` by `compiler` (`""` for recorded
+    /// PTX, which is looked up by the text part of the key).
+    fn key<'k>(&'k self, arch: &'k str, compiler: &'k str) -> KeyParts<'k> {
+        KeyParts { path: &self.path_s, text: self.text, includes: &self.includes, flags: &self.flags, arch, compiler }
+    }
+}
+
 /// A compile that a newer edit cancelled: [`compile_or_cached`] has already filled the
 /// [`Prepared`] to say so.
 struct Cancelled;
@@ -279,14 +287,7 @@ fn compile_or_cached(
         tc.version,
         if opts.run_ptxas { " +ptxas" } else { "" }
     );
-    let key = KeyParts {
-        path: &u.path_s,
-        text: u.text,
-        includes: &u.includes,
-        flags: &u.flags,
-        arch: &arch_s,
-        compiler: &compiler_id,
-    };
+    let key = u.key(&arch_s, &compiler_id);
     if let Some(hit) = cache.and_then(|c| c.get(&key.key())) {
         // Only entries with PTX are served (`Cache::get`).
         p.origin = PtxOrigin::Cache(tc.kind);
@@ -366,14 +367,7 @@ fn recorded(
     p: &mut Prepared,
 ) -> Option<CacheEntry> {
     let arch_s = requested.sm();
-    let key = KeyParts {
-        path: &u.path_s,
-        text: u.text,
-        includes: &u.includes,
-        flags: &u.flags,
-        arch: &arch_s,
-        compiler: "",
-    };
+    let key = u.key(&arch_s, "");
     if let Some(hit) = cache.and_then(|c| c.get_by_text(&key.text_key())) {
         p.origin = PtxOrigin::RecordedCache;
         p.arch = Some(hit.arch.clone());
