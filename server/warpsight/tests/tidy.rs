@@ -113,6 +113,8 @@ fn outside_citations() -> Vec<String> {
         ["../shared/", "spec"].concat(),
         ["spec ", "00"].concat(),
         ["seed ", "00"].concat(),
+        ["spec `", "occupancy"].concat(),
+        ["shared ", "spec"].concat(),
     ]
 }
 
