@@ -382,9 +382,11 @@ impl<'a> Env<'a> {
         }
     }
 
-    /// The name and parameter names of the function whose body opens at `brace`.
-    fn signature(&self, brace: usize) -> Option<(&'a str, Vec<&'a str>)> {
+    /// The name and the parameter list's `(` and `)` (token indices) of the function whose
+    /// body opens at `brace`; `None` when the tokens before it are no function header.
+    fn header(&self, brace: usize) -> Option<(&'a str, usize, usize)> {
         let mut j = brace;
+        // Skip trailing qualifiers between `)` and `{`.
         while j > 0 {
             j -= 1;
             let t = self.toks[j];
@@ -406,7 +408,13 @@ impl<'a> Env<'a> {
         if is_keyword(func) {
             return None;
         }
-        let params = split_commas(&self.toks, open + 1, j)
+        Some((func, open, j))
+    }
+
+    /// The name and parameter names of the function whose body opens at `brace`.
+    fn signature(&self, brace: usize) -> Option<(&'a str, Vec<&'a str>)> {
+        let (func, open, close) = self.header(brace)?;
+        let params = split_commas(&self.toks, open + 1, close)
             .into_iter()
             .filter_map(|r| param_name(&self.toks[r]))
             .collect();
@@ -616,33 +624,11 @@ impl<'a> Env<'a> {
     /// Records the parameters of the function whose body opens at `brace` as unknown
     /// (or call-site-resolved) values at the start of that body.
     fn collect_params(&mut self, brace: usize) {
-        let mut j = brace;
-        // Skip trailing qualifiers between `)` and `{`.
-        while j > 0 {
-            j -= 1;
-            let t = self.toks[j];
-            if t.is(")") {
-                break;
-            }
-            if !(t.is_ident() || t.is("&") || t.is("&&") || t.is("->") || t.is("::")) {
-                return;
-            }
-        }
-        if !self.toks[j].is(")") {
-            return;
-        }
-        let Some(open) = matching_back(&self.toks, j) else {
+        let Some((func, open, close)) = self.header(brace) else {
             return;
         };
-        if open == 0 || !self.toks[open - 1].is_ident() {
-            return;
-        }
-        let func = self.toks[open - 1].text;
-        if is_keyword(func) {
-            return;
-        }
         let offset = self.toks[brace].offset;
-        for (index, range) in split_commas(&self.toks, open + 1, j)
+        for (index, range) in split_commas(&self.toks, open + 1, close)
             .into_iter()
             .enumerate()
         {
