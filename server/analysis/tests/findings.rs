@@ -17,7 +17,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use analysis::findings::{self, Finding};
 use analysis::fixes::{self, FixKind, LaunchSiteRef};
@@ -314,30 +313,22 @@ fn nvcc() -> Option<PathBuf> {
 /// Compiles `source` (named `name.cu`) to PTX for sm_80 with line information, as the
 /// fixtures are made; returns the PTX, or panics with nvcc's messages.
 fn compile(nvcc: &Path, name: &str, source: &str) -> String {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("warpsight-findings-{}-{n}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let cu = dir.join(format!("{name}.cu"));
-    let ptx = dir.join(format!("{name}.ptx"));
+    let dir = tempfile::Builder::new().prefix(&format!("warpsight-findings-{name}-")).tempdir().expect("temp dir");
+    let cu = dir.path().join(format!("{name}.cu"));
+    let ptx = dir.path().join(format!("{name}.ptx"));
     std::fs::write(&cu, source).expect("write");
     let out = Command::new(nvcc).args(["-ptx", "-lineinfo", "-std=c++17", "-arch=sm_80"]).arg(&cu).arg("-o").arg(&ptx).output().expect("run nvcc");
     assert!(out.status.success(), "nvcc failed on the edited {name}.cu:\n{}\n--- source ---\n{source}", String::from_utf8_lossy(&out.stderr));
-    let text = std::fs::read_to_string(&ptx).expect("ptx");
-    let _ = std::fs::remove_dir_all(&dir);
-    text
+    std::fs::read_to_string(&ptx).expect("ptx")
 }
 
 /// `ptxas -v` registers and spill-store bytes of `kernel` in a PTX text.
 fn ptxas_info(nvcc: &Path, ptx: &str, kernel: &str) -> (u32, u32) {
-    static N: AtomicUsize = AtomicUsize::new(0);
     let ptxas = nvcc.with_file_name("ptxas");
-    let dir = std::env::temp_dir().join(format!("warpsight-findings-ptxas-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let f = dir.join("k.ptx");
+    let dir = tempfile::Builder::new().prefix("warpsight-findings-ptxas-").tempdir().expect("temp dir");
+    let f = dir.path().join("k.ptx");
     std::fs::write(&f, ptx).expect("write");
-    let out = Command::new(ptxas).args(["-v", "-arch=sm_80", "-o"]).arg(dir.join("k.cubin")).arg(&f).output().expect("run ptxas");
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(ptxas).args(["-v", "-arch=sm_80", "-o"]).arg(dir.path().join("k.cubin")).arg(&f).output().expect("run ptxas");
     let log = String::from_utf8_lossy(&out.stderr).to_string();
     let number_before = |line: &str, word: &str| -> Option<u32> {
         let words: Vec<&str> = line.split_whitespace().collect();

@@ -44,7 +44,8 @@ fn main() {
         eprintln!("{}: {e}", file.display());
         std::process::exit(2);
     });
-    let cache = std::env::temp_dir().join(format!("warpsight-latency-{}", std::process::id()));
+    let cache_dir = tempfile::Builder::new().prefix("warpsight-latency-").tempdir().expect("a temporary directory");
+    let cache = cache_dir.path().to_path_buf();
     let mut env = DiscoveryEnv::empty();
     env.vars
         .insert("CUDA_HOME".into(), root.display().to_string());
@@ -144,7 +145,6 @@ fn main() {
                 .join(" ")
         );
     }
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 fn ms(d: Duration) -> f64 {

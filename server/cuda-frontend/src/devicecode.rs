@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use crate::consteval::matching;
+use crate::lex::matching;
 use crate::lex::lex;
 
 /// Returns the device-only text of `src` (same length in lines as the input).

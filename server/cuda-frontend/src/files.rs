@@ -199,13 +199,14 @@ fn visit_includes(
 mod tests {
     use super::*;
 
-    fn scratch(tag: &str) -> std::path::PathBuf {
-        tempfile::Builder::new().prefix(&format!("warpsight-files-{tag}-")).tempdir().expect("scratch dir").keep()
+    fn scratch(tag: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(&format!("warpsight-files-{tag}-")).tempdir().expect("scratch dir")
     }
 
     #[test]
     fn regular_files_are_read_and_limits_apply() {
-        let dir = scratch("regular");
+        let dir_tmp = scratch("regular");
+        let dir = dir_tmp.path();
         let p = dir.join("a.ptx");
         std::fs::write(&p, "hello\n").expect("write");
         assert_eq!(read_text(&p, 6).expect("read"), "hello\n");
@@ -215,15 +216,15 @@ mod tests {
         std::fs::write(&p, b"\xff\xfe").expect("write");
         assert!(matches!(read_text(&p, 100), Err(ReadError::NotUtf8 { .. })));
         assert!(read_text(&dir.join("missing.ptx"), 100).expect_err("missing").is_not_found());
-        let e = read_text(&dir, 100).expect_err("a directory");
+        let e = read_text(dir, 100).expect_err("a directory");
         assert!(e.to_string().contains("not a regular file (a directory)"), "{e}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[cfg(unix)]
     #[test]
     fn devices_fifos_and_symlinks_to_them_are_refused_without_blocking() {
-        let dir = scratch("special");
+        let dir_tmp = scratch("special");
+        let dir = dir_tmp.path();
         let fifo = dir.join("x.ptx");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
         // SAFETY: `c` is a valid NUL-terminated path.
@@ -234,7 +235,6 @@ mod tests {
         std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
         let e = read_text(&zero, 100).expect_err("/dev/zero");
         assert!(e.to_string().contains("not a regular file (a character device)"), "{e}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A FIFO planted as a workspace's `compile_commands.json` (no writer: `open` would
@@ -242,7 +242,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_fifo_compile_database_does_not_block_the_lookup() {
-        let dir = scratch("db");
+        let dir_tmp = scratch("db");
+        let dir = dir_tmp.path();
         let cu = dir.join("k.cu");
         std::fs::write(&cu, "__global__ void k() {}\n").expect("write");
         let db = dir.join("compile_commands.json");
@@ -255,7 +256,6 @@ mod tests {
         });
         let found = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("the lookup blocked on a FIFO");
         assert_eq!(found, None);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// procfs reports a size of 0 for files that have content: the limit must hold while

@@ -25,7 +25,8 @@ use std::path::PathBuf;
 use launch_spec::PartialLaunch;
 use serde::{Deserialize, Serialize};
 
-use crate::consteval::{Env, Trace, matching, param_name, split_commas};
+use crate::consteval::{Env, Trace, param_name};
+use crate::lex::{matching, split_commas};
 use crate::lex::{Lexed, Tok, lex};
 
 /// One kernel parameter from a `__global__` declaration.

@@ -8,6 +8,13 @@
 //! other preprocessor line. Conditional compilation is ignored on purpose: both branches of
 //! an `#ifdef` are scanned, which is the useful behaviour for an editor (code guarded by
 //! `#ifndef __CUDACC_RTC__` still has its launches found).
+//!
+//! [`nav`] walks the token stream (brackets, expressions, statements, lists, calls).
+
+mod nav;
+
+pub(crate) use nav::{call_open, split_at_semicolons, statement_end, template_close};
+pub use nav::{expr_end, matching, matching_back, split_commas};
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

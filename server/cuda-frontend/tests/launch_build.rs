@@ -31,7 +31,8 @@ fn launch(p: &cuda_frontend::Prepared) -> (Option<[u32; 3]>, Option<[u32; 3]>, O
 
 #[test]
 fn compile_commands_defines_and_include_directories_reach_the_folding() {
-    let dir = scratch("launch-build-db");
+    let dir_tmp = scratch("launch-build-db");
+    let dir = dir_tmp.path();
     std::fs::create_dir_all(dir.join("inc")).expect("mkdir");
     std::fs::write(dir.join("tiles.h"), "#ifndef TW\n#define TW 8\n#endif\n").expect("write");
     std::fs::write(dir.join("inc/sizes.h"), "constexpr int kRows = 512;\n").expect("write");
@@ -66,7 +67,8 @@ fn compile_commands_defines_and_include_directories_reach_the_folding() {
 
 #[test]
 fn cu_annotations_accept_every_spelling_of_the_one_grammar() {
-    let dir = scratch("launch-build-ann");
+    let dir_tmp = scratch("launch-build-ann");
+    let dir = dir_tmp.path();
     let cu = dir.join("a.cu");
     std::fs::write(
         &cu,

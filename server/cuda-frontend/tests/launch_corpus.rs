@@ -254,7 +254,8 @@ fn every_program_compiles_with_nvcc_and_the_front_end_folds_the_same() {
     let Some(root) = common::cuda_root("launch corpus") else {
         return;
     };
-    let cache = common::scratch("launch-corpus-cache");
+    let cache_tmp = common::scratch("launch-corpus-cache");
+    let cache = cache_tmp.path();
     let m = manifest();
     for p in &m.program {
         let path = corpus_dir().join(&p.file);
@@ -264,7 +265,7 @@ fn every_program_compiles_with_nvcc_and_the_front_end_folds_the_same() {
             run_ptxas: false,
             use_cache: false,
             compile_commands: cuda_frontend::CompileCommands::Ignore,
-            ..common::nvcc_options(&root, &cache)
+            ..common::nvcc_options(&root, cache)
         };
         let prepared = cuda_frontend::prepare(&path, &opts);
         let errors: Vec<String> = prepared

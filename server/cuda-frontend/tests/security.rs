@@ -54,7 +54,8 @@ fn compile_database_flags_with_shell_syntax_never_reach_nvcc() {
     let Some(root) = cuda_root("compile_database_injection") else {
         return;
     };
-    let dir = scratch("sec-ccdb");
+    let dir_tmp = scratch("sec-ccdb");
+    let dir = dir_tmp.path();
     let markers = dir.join("markers");
     std::fs::create_dir_all(&markers).unwrap_or_else(|e| panic!("{e}"));
     let m = |n: &str| markers.join(n).display().to_string();
@@ -91,7 +92,8 @@ fn defines_with_shell_syntax_from_the_options_never_reach_nvcc() {
     let Some(root) = cuda_root("option_define_injection") else {
         return;
     };
-    let dir = scratch("sec-define");
+    let dir_tmp = scratch("sec-define");
+    let dir = dir_tmp.path();
     let markers = dir.join("markers");
     std::fs::create_dir_all(&markers).unwrap_or_else(|e| panic!("{e}"));
     let cu = dir.join("k.cu");
@@ -116,7 +118,8 @@ fn defines_with_shell_syntax_from_the_options_never_reach_nvcc() {
 /// symlink planted under that name received the source and the PTX.
 #[test]
 fn a_symlink_planted_in_the_temporary_folder_receives_nothing() {
-    let dir = scratch("sec-tmp-symlink");
+    let dir_tmp = scratch("sec-tmp-symlink");
+    let dir = dir_tmp.path();
     let attacker = dir.join("attacker");
     std::fs::create_dir_all(&attacker).unwrap_or_else(|e| panic!("{e}"));
     // Plant links for every name the old scheme could pick in this process.
@@ -124,7 +127,7 @@ fn a_symlink_planted_in_the_temporary_folder_receives_nothing() {
         .map(|n| std::env::temp_dir().join(format!("warpsight-cuda-{}-{n}", std::process::id())))
         .filter(|p| std::os::unix::fs::symlink(&attacker, p).is_ok())
         .collect();
-    let nvcc = fake_nvcc(&dir, WRITING_NVCC);
+    let nvcc = fake_nvcc(dir, WRITING_NVCC);
     let cu = dir.join("k.cu");
     std::fs::write(&cu, KERNEL).unwrap_or_else(|e| panic!("{e}"));
     let p = prepare(&cu, &fake_options(&nvcc, &dir.join("cache")));
@@ -138,10 +141,11 @@ fn a_symlink_planted_in_the_temporary_folder_receives_nothing() {
 
 #[test]
 fn a_cache_folder_that_is_a_symlink_is_not_used() {
-    let dir = scratch("sec-cache-symlink");
+    let dir_tmp = scratch("sec-cache-symlink");
+    let dir = dir_tmp.path();
     let attacker = dir.join("attacker");
     std::fs::create_dir_all(&attacker).unwrap_or_else(|e| panic!("{e}"));
-    let nvcc = fake_nvcc(&dir, WRITING_NVCC);
+    let nvcc = fake_nvcc(dir, WRITING_NVCC);
     let cu = dir.join("k.cu");
     std::fs::write(&cu, KERNEL).unwrap_or_else(|e| panic!("{e}"));
     // The cache root itself is a link.
@@ -161,10 +165,11 @@ fn a_cache_folder_that_is_a_symlink_is_not_used() {
 
 #[test]
 fn a_compiler_that_floods_its_output_is_bounded() {
-    let dir = scratch("sec-flood");
+    let dir_tmp = scratch("sec-flood");
+    let dir = dir_tmp.path();
     // 64 MiB of noise on stderr, then a failure: what is kept (and shown) is bounded.
     let nvcc = fake_nvcc(
-        &dir,
+        dir,
         "#!/bin/sh\ncase \"$1\" in\n  --version) echo 'Cuda compilation tools, release 99.0, V99.0.1'; exit 0;;\n  --list-gpu-arch) echo compute_80; exit 0;;\nesac\nyes 'noise from a compiler that talks too much' | head -c 67108864 >&2\necho 'nvcc fatal   : the last line' >&2\nexit 1\n",
     );
     let cu = dir.join("k.cu");
@@ -190,9 +195,10 @@ fn a_compiler_that_floods_its_output_is_bounded() {
 
 #[test]
 fn a_compiler_that_floods_without_end_is_stopped_at_the_timeout() {
-    let dir = scratch("sec-flood-endless");
+    let dir_tmp = scratch("sec-flood-endless");
+    let dir = dir_tmp.path();
     let nvcc = fake_nvcc(
-        &dir,
+        dir,
         "#!/bin/sh\ncase \"$1\" in\n  --version) echo 'Cuda compilation tools, release 99.0, V99.0.1'; exit 0;;\n  --list-gpu-arch) echo compute_80; exit 0;;\nesac\nexec yes 'flooding the pipe with output that never ends'\n",
     );
     let cu = dir.join("k.cu");
@@ -215,8 +221,9 @@ fn a_compiler_that_floods_without_end_is_stopped_at_the_timeout() {
 /// share one budget, so the timeout is reported after the configured time, not 3x it.
 #[test]
 fn a_compiler_that_hangs_on_every_call_is_reported_within_the_budget() {
-    let dir = scratch("sec-hang");
-    let nvcc = fake_nvcc(&dir, "#!/bin/sh\nsleep 60\n");
+    let dir_tmp = scratch("sec-hang");
+    let dir = dir_tmp.path();
+    let nvcc = fake_nvcc(dir, "#!/bin/sh\nsleep 60\n");
     let cu = dir.join("k.cu");
     std::fs::write(&cu, KERNEL).unwrap_or_else(|e| panic!("{e}"));
     let opts = cuda_frontend::Options {
@@ -234,9 +241,10 @@ fn a_compiler_that_hangs_on_every_call_is_reported_within_the_budget() {
 
 #[test]
 fn control_characters_from_a_compiler_do_not_reach_the_result() {
-    let dir = scratch("sec-esc");
+    let dir_tmp = scratch("sec-esc");
+    let dir = dir_tmp.path();
     let nvcc = fake_nvcc(
-        &dir,
+        dir,
         "#!/bin/sh\ncase \"$1\" in\n  --version) printf 'Cuda compilation tools, release 99.0, V99.0.1\\033]0;owned\\007\\033[2J\\r\\n'; exit 0;;\n  --list-gpu-arch) echo compute_80; exit 0;;\nesac\nprintf 'k.cu(1): error: bad \\033[31mred\\033[0m \\033]8;;http://x\\007link\\n' >&2\nexit 1\n",
     );
     let cu = dir.join("k.cu");

@@ -43,7 +43,8 @@ fn fixtures_compile_and_every_kernel_maps_to_its_source() {
     let Some(root) = cuda_root("fixtures_compile") else {
         return;
     };
-    let cache = scratch("fixtures");
+    let cache_tmp = scratch("fixtures");
+    let cache = cache_tmp.path();
     let files = fixture_files();
     assert!(
         files.len() >= 10,
@@ -53,7 +54,7 @@ fn fixtures_compile_and_every_kernel_maps_to_its_source() {
     for f in &files {
         let opts = Options {
             arch: Some(fixture_arch(f)),
-            ..nvcc_options(&root, &cache)
+            ..nvcc_options(&root, cache)
         };
         let p = prepare(f, &opts);
         let name = f.display();
@@ -97,9 +98,10 @@ fn launch_pattern_file_compiles_and_maps() {
     let Some(root) = cuda_root("launch_patterns") else {
         return;
     };
-    let cache = scratch("patterns");
+    let cache_tmp = scratch("patterns");
+    let cache = cache_tmp.path();
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/launch_patterns.cu");
-    let p = prepare(&f, &nvcc_options(&root, &cache));
+    let p = prepare(&f, &nvcc_options(&root, cache));
     assert!(!p.has_errors(), "{:?}", p.diagnostics);
     let mut names: Vec<&str> = p.kernels.iter().map(|k| k.base_name.as_str()).collect();
     names.sort_unstable();
@@ -133,7 +135,8 @@ fn syntax_error_gives_diagnostics_on_the_right_lines_nvcc_and_nvrtc() {
     let Some(root) = cuda_root("syntax_error") else {
         return;
     };
-    let dir = scratch("syntax");
+    let dir_tmp = scratch("syntax");
+    let dir = dir_tmp.path();
     let f = dir.join("bad.cu");
     std::fs::write(&f, BAD).unwrap_or_else(|e| panic!("{e}"));
     for opts in [
@@ -173,9 +176,10 @@ fn nvrtc_compiles_a_file_with_host_code() {
     let Some(root) = cuda_root("nvrtc") else {
         return;
     };
-    let cache = scratch("nvrtc");
+    let cache_tmp = scratch("nvrtc");
+    let cache = cache_tmp.path();
     let f = repo_root().join("tests/fixtures/cu/saxpy.cu");
-    let p = prepare(&f, &nvrtc_options(&root, &cache));
+    let p = prepare(&f, &nvrtc_options(&root, cache));
     assert_eq!(
         p.origin,
         PtxOrigin::Compiled(CompilerKind::Nvrtc),
@@ -203,9 +207,10 @@ fn cache_hit_is_served_and_faster() {
     let Some(root) = cuda_root("cache_hit") else {
         return;
     };
-    let cache = scratch("cachehit");
+    let cache_tmp = scratch("cachehit");
+    let cache = cache_tmp.path();
     let f = repo_root().join("tests/fixtures/cu/vadd.cu");
-    let opts = nvcc_options(&root, &cache);
+    let opts = nvcc_options(&root, cache);
     let t0 = Instant::now();
     let first = prepare(&f, &opts);
     let cold = t0.elapsed();
@@ -249,13 +254,14 @@ fn older_gpu_compiles_for_the_oldest_supported_arch_with_a_note() {
     let Some(root) = cuda_root("old_arch") else {
         return;
     };
-    let cache = scratch("oldarch");
+    let cache_tmp = scratch("oldarch");
+    let cache = cache_tmp.path();
     let f = repo_root().join("tests/fixtures/cu/vadd.cu");
     let p = prepare(
         &f,
         &Options {
             arch: Some("sm_35".into()),
-            ..nvcc_options(&root, &cache)
+            ..nvcc_options(&root, cache)
         },
     );
     assert_eq!(p.arch.as_deref(), Some("sm_75"));
@@ -272,7 +278,8 @@ fn unsaved_text_and_compile_commands_defines() {
     let Some(root) = cuda_root("unsaved") else {
         return;
     };
-    let dir = scratch("unsaved");
+    let dir_tmp = scratch("unsaved");
+    let dir = dir_tmp.path();
     let f = dir.join("k.cu");
     std::fs::write(&f, "this is not CUDA\n").unwrap_or_else(|e| panic!("{e}"));
     std::fs::create_dir_all(dir.join("inc")).unwrap_or_else(|e| panic!("{e}"));
@@ -302,12 +309,13 @@ fn nvrtc_compiles_every_fixture_through_the_device_only_view() {
     let Some(root) = cuda_root("nvrtc_fixtures") else {
         return;
     };
-    let cache = scratch("nvrtc-fixtures");
+    let cache_tmp = scratch("nvrtc-fixtures");
+    let cache = cache_tmp.path();
     let mut failures = Vec::new();
     for f in fixture_files() {
         let opts = Options {
             arch: Some(fixture_arch(&f)),
-            ..nvrtc_options(&root, &cache)
+            ..nvrtc_options(&root, cache)
         };
         let p = prepare(&f, &opts);
         if p.origin != PtxOrigin::Compiled(CompilerKind::Nvrtc) || p.kernels.is_empty() {
@@ -333,7 +341,8 @@ fn a_failed_compile_is_not_cached_and_its_note_names_the_error() {
     // A system header that is missing at first: `#include <...>` is not part of the cache
     // key (the compiler's version stands for its headers), so a cached failure would
     // outlive the header's installation (issue 14).
-    let dir = scratch("failed-not-cached");
+    let dir_tmp = scratch("failed-not-cached");
+    let dir = dir_tmp.path();
     let inc = dir.join("sysinc");
     std::fs::create_dir_all(&inc).unwrap_or_else(|e| panic!("{e}"));
     let f = dir.join("k.cu");
@@ -392,7 +401,8 @@ fn the_common_headers_compile_with_the_managed_toolchain() {
     let Some(root) = header_toolchain_root() else {
         return;
     };
-    let dir = scratch("headers");
+    let dir_tmp = scratch("headers");
+    let dir = dir_tmp.path();
     let mut missing = Vec::new();
     let mut failures = Vec::new();
     for (i, (header, package, body, nvrtc_too)) in HEADERS.iter().enumerate() {
@@ -427,7 +437,8 @@ fn an_incremental_nvrtc_compile_matches_a_full_one() {
     let Some(root) = cuda_root("incremental") else {
         return;
     };
-    let dir = scratch("incremental");
+    let dir_tmp = scratch("incremental");
+    let dir = dir_tmp.path();
     let text = std::fs::read_to_string(repo_root().join("server/cuda-frontend/testdata/bench_300.cu")).unwrap_or_else(|e| panic!("{e}"));
     let inc = dir.join("inc/bench.cu");
     let opts = nvrtc_options(&root, &dir.join("cache"));

@@ -12,7 +12,8 @@ const SRC: &str = "// warpsight: block=128\n__global__ void vadd(const float* a,
 
 #[test]
 fn without_any_toolchain_the_recorded_ptx_beside_the_source_is_used_and_said() {
-    let dir = scratch("recorded");
+    let dir_tmp = scratch("recorded");
+    let dir = dir_tmp.path();
     let cu = dir.join("vadd.cu");
     std::fs::write(&cu, SRC).unwrap_or_else(|e| panic!("{e}"));
     // With nothing recorded: no PTX, and the note says how to get a compiler.
@@ -80,8 +81,9 @@ fn without_any_toolchain_the_recorded_ptx_beside_the_source_is_used_and_said() {
 
 #[test]
 fn a_hung_compiler_is_stopped_at_the_timeout_with_a_clear_diagnostic() {
-    let dir = scratch("timeout");
-    let nvcc = fake_slow_nvcc(&dir);
+    let dir_tmp = scratch("timeout");
+    let dir = dir_tmp.path();
+    let nvcc = fake_slow_nvcc(dir);
     let cu = dir.join("k.cu");
     std::fs::write(&cu, SRC).unwrap_or_else(|e| panic!("{e}"));
     let opts = Options {
@@ -124,8 +126,9 @@ fn a_hung_compiler_is_stopped_at_the_timeout_with_a_clear_diagnostic() {
 
 #[test]
 fn a_newer_edit_cancels_the_compile_in_flight() {
-    let dir = scratch("cancel");
-    let nvcc = fake_slow_nvcc(&dir);
+    let dir_tmp = scratch("cancel");
+    let dir = dir_tmp.path();
+    let nvcc = fake_slow_nvcc(dir);
     let cu = dir.join("k.cu");
     std::fs::write(&cu, SRC).unwrap_or_else(|e| panic!("{e}"));
     let opts = Options {
@@ -159,7 +162,8 @@ fn a_newer_edit_cancels_the_compile_in_flight() {
 #[test]
 fn discovery_follows_the_documented_order() {
     use cuda_frontend::{FoundBy, discover};
-    let dir = scratch("order");
+    let dir_tmp = scratch("order");
+    let dir = dir_tmp.path();
     // Five fake CUDA roots, one per discovery source.
     let make = |name: &str| fake_slow_nvcc(&dir.join(name));
     let explicit = make("explicit");
@@ -218,7 +222,8 @@ fn discovery_follows_the_documented_order() {
 fn a_toolchain_inside_the_workspace_is_named_but_never_run() {
     // The layout scripts/test-all.sh makes: <repo>/.cuda/lib/python3.X/site-packages/
     // nvidia/cu13/bin/nvcc. Here it is a fake that leaves a marker when run.
-    let repo = scratch("workspace-venv");
+    let repo_tmp = scratch("workspace-venv");
+    let repo = repo_tmp.path();
     let bin = repo.join(".cuda/lib/python3.11/site-packages/nvidia/cu13/bin");
     std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{e}"));
     let marker = repo.join("MARKER-ran");

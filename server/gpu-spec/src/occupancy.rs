@@ -2,9 +2,9 @@
 //!
 //! The algorithm is the one of `cuda_occupancy.h` as shipped with CUDA 12.9 and 13.5
 //! (`cudaOccMaxActiveBlocksPerMultiprocessor`, `cudaOccMaxPotentialOccupancyBlockSize`,
-//! `cudaOccAvailableDynamicSMemPerBlock`), paraphrased in the shared spec `occupancy.md`
-//! §6.2 and checked against vectors generated from the header itself
-//! (`tests/golden/occupancy/`). The header knows CC 3.0 to 12.x; for Fermi (CC 2.x) we
+//! `cudaOccAvailableDynamicSMemPerBlock`), checked against vectors generated from the
+//! header itself (`tests/golden/occupancy/`). The header knows CC 3.0 to 12.x; for Fermi
+//! (CC 2.x) we
 //! follow the CUDA 8-era copy of the same header (register granule of 64, or 128 for 21,
 //! 22, 29, 30, 37, 38, 45 and 46 registers; two sub-partitions; 128-byte shared-memory
 //! unit; 16/48 KB L1 split), and for CC 1.x the CUDA Occupancy Calculator spreadsheet
@@ -931,7 +931,7 @@ mod tests {
 
     #[test]
     fn waves_and_last_wave_fill() {
-        // Seed 000: K20, 13 SMs x 16 blocks = 208 per wave; 224 blocks take 2 waves.
+        // Hasan et al. 2014 §3: K20, 13 SMs x 16 blocks = 208 per wave; 224 blocks take 2 waves.
         let w = waves(224, 16, 13);
         assert_eq!((w.waves, w.blocks_per_wave, w.last_wave_blocks), (2, 208, 16));
         assert!((w.last_wave_fill - 16.0 / 208.0).abs() < 1e-12);

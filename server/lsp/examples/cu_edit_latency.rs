@@ -51,7 +51,8 @@ fn main() {
         eprintln!("bench_300.cu no longer has `{needle}`");
         std::process::exit(2);
     }
-    let cache = std::env::temp_dir().join(format!("warpsight-edit-latency-{}", std::process::id()));
+    let cache_dir = tempfile::Builder::new().prefix("warpsight-edit-latency-").tempdir().expect("a temporary directory");
+    let cache = cache_dir.path().to_path_buf();
     let mut env = DiscoveryEnv::empty();
     env.vars.insert("CUDA_HOME".into(), root.display().to_string());
     env.vars.insert("WARPSIGHT_NVCC".into(), root.join("bin/nvcc").display().to_string());
@@ -104,5 +105,4 @@ fn main() {
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("load average during the run: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
     }
-    let _ = std::fs::remove_dir_all(&cache);
 }

@@ -23,7 +23,7 @@
 //! actual execution time" for λ = 4.35; by Eq. 3 and λ's definition it was four times
 //! *larger* (dividing by λ > 1 shrinks the prediction to the measurement).
 //!
-//! **Source.** Seed 001 §IV Eqs. 3–5, §V (matrix multiplication inputs, λ values),
+//! **Source.** Amarís, Cordeiro, Goldman & de Camargo 2016 (HiPC), §IV Eqs. 3–5, §V (matrix multiplication inputs, λ values),
 //! Table I (GPUs), Table II (λ per GPU). Reproduction: `docs/models/bsp.md`.
 
 use std::collections::BTreeMap;
@@ -330,7 +330,7 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &BspConfig) -> Opt
         Bound::Compute
     };
     let mut assumptions = vec![
-        "g_SM = g_L1 = 5, g_GM = 500, g_L2 = 250 cycles (seed 001 §IV)".to_string(),
+        "g_SM = g_L1 = 5, g_GM = 500, g_L2 = 250 cycles (Amarís et al. 2016 §IV)".to_string(),
         format!("P = {} cores at R = {} MHz", inp.p, gpu.clock_mhz),
         format!(
             "L1 hit rate {:.2}, L2 hit rate {:.2}",
@@ -340,7 +340,7 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &BspConfig) -> Opt
     match cfg.lambda {
         Some(l) => assumptions.push(format!("λ = {l} (calibrated on a measured run)")),
         None => assumptions.push(
-            "λ = 1 (uncalibrated): the serial cost of every access is charged, so this overestimates latency-hiding kernels by λ (4–96 in seed 001 Table II)"
+            "λ = 1 (uncalibrated): the serial cost of every access is charged, so this overestimates latency-hiding kernels by λ (4–96 in Amarís et al. 2016 Table II)"
                 .to_string(),
         ),
     }

@@ -30,14 +30,15 @@
 //!
 //! # Assumptions and limits
 //! - Eqs 1 and 2 switch literally at `no_dram_trans = 1`, so latency jumps by `mem_ld_dram`
-//!   just above one DRAM transaction (spec 003 §11 pitfall 1). This is kept as published.
+//!   just above one DRAM transaction. This is kept as published.
 //! - Eq 3 takes the max of the L2 and DRAM delays; eq 5 sums them. Both are kept as published.
-//! - Eq 16 multiplies the whole bracket by `batch` (verified in spec 003 §9). For eq 17 the
+//! - Eq 16 multiplies the whole bracket by `batch` (the only reading that reproduces the
+//!   paper's SYRK and GEMM estimates, §4.1; `tests/cgpredict_tables.rs`). For eq 17 the
 //!   whole bracket is also assumed to be multiplied; no number in the paper checks it.
 //! - Unlike Hong & Kim: the compute term of eq 16 uses `× MWP` (not `MWP − 1`), and there is
-//!   no "MWP = N = CWP" case and no bandwidth cap (spec 003 §11 pitfall 5).
-//! - On a GPU with several SMs, `batch = no_blocks / (B × #SM)` (pitfall 21; the paper has
-//!   only one SMX). Retargeting beyond Kepler is outside the paper's scope: the confidence
+//!   no "MWP = N = CWP" case and no bandwidth cap (compare Hong & Kim, ISCA 2009).
+//! - On a GPU with several SMs, `batch = no_blocks / (B × #SM)` (eq 15 without the SM
+//!   count, because the paper's GPU has only one SMX). Retargeting beyond Kepler is outside the paper's scope: the confidence
 //!   is then low.
 
 use std::collections::BTreeMap;
@@ -86,7 +87,7 @@ impl Platform {
     /// Sources: Wang et al. 2017 Table 3 (852 MHz, inst_cycle 0.5, latencies 164/332/67, 506 for a
     /// cooperative load, departure delays 2/10, X 16/1/1, transactions 32/2/1), Table 1
     /// (128 KB L2 with 64 B lines), §2.1 (1 SMX, 2048 resident threads). The L2
-    /// associativity is not given by the paper (pitfall 13); 16 ways is an assumption.
+    /// associativity is not given by the paper; 16 ways is an assumption.
     pub fn jetson_tk1() -> Self {
         Platform {
             name: "Jetson TK1".into(),
@@ -115,12 +116,12 @@ impl Platform {
 }
 
 impl Platform {
-    /// The platform for a GPU of the database. A GPU whose data holds seed 003's Table 3
+    /// The platform for a GPU of the database. A GPU whose data holds the paper's Table 3
     /// Part 1 (`model_params` `seed003.inst_cycle`, `seed003.mem_ld_{l2,dram,smem}_cycles`,
     /// `seed003.smem_load_const_cycles`, `seed003.dd_{l2,dram}_cycles`: the Jetson TK1's)
     /// gets those numbers, keyed on the data rather than on a spelled id. Any other GPU
     /// takes its clock, SM count, L2 size and latencies from the database:
-    /// `mem_ld_dram` = DRAM latency − L2 latency, because eq 2 adds the two (pitfall 8).
+    /// `mem_ld_dram` = DRAM latency − L2 latency, because eq 2 adds the two.
     /// Issue cost, bank-conflict degrees and transactions per class keep the TK1's values
     /// (estimates; the paper claims only Part 1 of Table 3 needs retargeting).
     pub fn from_gpu(gpu: &gpu_spec::Gpu) -> Self {
@@ -481,8 +482,8 @@ pub fn classify(addresses: &[u64], element_bytes: u64) -> AccessClass3 {
 /// transactions per warp instruction of each class (the `no_dram_trans_*` inputs).
 ///
 /// Each warp instruction references each distinct L2 line its lanes touch once, in lane
-/// order; every miss is one DRAM transaction charged to the instruction's class (pitfall 15
-/// leaves this choice open).
+/// order; every miss is one DRAM transaction charged to the instruction's class (§3.3.4
+/// averages misses per access type but leaves this choice open).
 pub fn dram_transactions_per_class(p: &Platform, trace: &[WarpAccess]) -> ClassCounts {
     let line = u64::from(p.l2_line_bytes.max(1));
     let sets = u64::from(p.l2_bytes / (p.l2_line_bytes.max(1) * p.l2_assoc.max(1))).max(1);
@@ -767,7 +768,9 @@ mod tests {
 
     #[test]
     fn worked_class_timings_match_spec() {
-        // Spec 003 §4.2 worked values.
+        // Eqs 1–5 (§3.3.3) with Table 3's constants, worked by hand: coalesced
+        // 164 + 1 × 2, uncoalesced 164 + 31 × 2, and a DRAM miss on every lane
+        // 164 + 332 + 31 × 10 with departure delay max(64, 320).
         let p = Platform::jetson_tk1();
         assert_eq!(
             class_timing(&p, 2.0, 0.0),

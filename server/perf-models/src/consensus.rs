@@ -193,7 +193,7 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> R
     push(
         "cgpredict",
         cg,
-        why("no platform constants for this GPU (seed 003 Table 3 is the TK1's), or the launch does not fit"),
+        why("no platform constants for this GPU (CGPredict's Table 3 is the TK1's), or the launch does not fit"),
     );
     push(
         "wave",
@@ -216,7 +216,7 @@ pub fn run_all(profile: &KernelProfile, gpu: &GpuParams, cfg: &ModelConfig) -> R
         find("bsp").map(|p| {
             (
                 p,
-                "calibrated on a measurement: BSP with a fitted λ (seed 001 §VI)".to_string(),
+                "calibrated on a measurement: BSP with a fitted λ (Amarís et al. 2016 §VI)".to_string(),
             )
         })
     } else if cfg.wave.tau_us.is_some() && find("wave").is_some() {

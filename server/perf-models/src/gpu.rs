@@ -12,7 +12,9 @@
 //! NVIDIA's exact algorithm in `gpu_spec` when the params came from the database
 //! ([`GpuParams::spec`]), and otherwise applies the four classic limits (warps, registers, shared memory, blocks)
 //! of `cuda_occupancy.h` without the sub-partition and carveout refinements, which is
-//! exact for the Kepler-era presets (spec `occupancy.md` §6.2, steps 1–5).
+//! exact for the Kepler-era presets (`cuda_occupancy.h`,
+//! `cudaOccMaxActiveBlocksPerMultiprocessor`: the warp, register, shared-memory and block
+//! limits).
 
 /// Per-SM functional units (counts per SM, not per sub-partition).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,7 +31,7 @@ pub struct SmUnits {
 }
 
 /// The occupancy limits of one compute capability (CUDA Programming Guide,
-/// "Technical Specifications per Compute Capability"; spec `occupancy.md` §6.3).
+/// "Technical Specifications per Compute Capability").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SmLimits {
     pub max_threads_per_sm: u32,
@@ -93,8 +95,8 @@ impl GpuParams {
     }
 
     /// Resident blocks per SM for a launch: the minimum of the warp, register, shared-memory
-    /// and block limits (spec `occupancy.md` §6.2 steps 1–5, without sub-partitions or
-    /// carveouts). Returns 0 when one block does not fit.
+    /// and block limits (`cuda_occupancy.h`, `cudaOccMaxActiveBlocksPerMultiprocessor`,
+    /// without sub-partitions or carveouts). Returns 0 when one block does not fit.
     pub fn resident_blocks_per_sm(
         &self,
         threads_per_block: u32,
@@ -293,7 +295,7 @@ mod tests {
 
     #[test]
     fn presets_carry_the_papers_numbers() {
-        // Seed 001 Table I and Alavani 2023 §3.3.3 / Table 3.2 / Table 4.6.
+        // Amarís et al. 2016 Table I and Alavani 2023 §3.3.3 / Table 3.2 / Table 4.6.
         let k20 = GpuParams::tesla_k20();
         assert_eq!((k20.sm_count, k20.clock_mhz, k20.mem_bandwidth_gbs, k20.l2_bytes), (13, 706.0, 208.0, 1_310_720));
         assert_eq!((k20.alu_latency_cycles, k20.dram_latency_cycles, k20.shared_latency_cycles), (9.0, 221.0, 47.0));

@@ -17,7 +17,7 @@
 //! (Eqs. 4.10, 4.11 with the exponential throughput models of Table 4.5) and L2 misses
 //! (Eq. 4.12).
 //!
-//! **Bugs fixed rather than copied** (spec 004 §6.3–§6.5, §12.2; each marked `FIX(n)`
+//! **Bugs fixed rather than copied** (in Algorithms 6–8 as printed; each marked `FIX(n)`
 //! where it is fixed):
 //! 1. Algorithm 6 returns `Sch(v)+d` of the last node in topological order; we return the
 //!    makespan, max over nodes (FIX(1), [`schedule_block`]).
@@ -35,7 +35,7 @@
 //! 6. Eqs. 4.10–4.11 count every global (shared) access nSM × waves times over; we
 //!    count each once, FIX(6) ([`penalties`]).
 //!
-//! **Units** (the thesis mixes them, spec 004 §6.1, §12.3): cycles for the schedule and
+//! **Units** (the thesis mixes them in Eq. 4.8): cycles for the schedule and
 //! the cache penalty, converted with the SM clock; µs for the launch overhead (its fit is
 //! in µs); the Table 4.5 throughputs read as MB/s (= bytes per µs: they saturate at 79, 70,
 //! 87 and 47 GB/s, plausible for these boards), so `access_size / TP` is µs per access.
@@ -45,7 +45,8 @@
 //! reservation of d cycles from `Sch(v)`, M2 starts when M1's 322 cycles end at 332; the
 //! printed 655 needs M2 to start at 333. See `docs/models/scheduling.md`.
 //!
-//! **Source.** Seed 004 §4.4 (Algorithms 6–8, Eqs. 4.8–4.12), Tables 3.1–3.3, 4.5, 4.6.
+//! **Source.** Alavani 2023 (PhD thesis, BITS Pilani) §4.4 (Algorithms 6–8, Eqs.
+//! 4.8–4.12), Tables 3.1–3.3, 4.5, 4.6.
 
 pub mod tables;
 
@@ -516,7 +517,7 @@ pub fn schedule_cfg(blocks: &[CfgBlock], res: &SmResources, ntw: u64) -> Option<
 }
 
 /// Back edges of a DFS from block 0 (edges to a block on the DFS stack); the thesis
-/// requires them to be removed before the topological sort (spec 004 §12.1).
+/// marks back edges as loops (§4.2); a topological sort needs them removed.
 fn back_edges(blocks: &[CfgBlock]) -> Vec<(usize, usize)> {
     let n = blocks.len();
     let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
@@ -767,8 +768,8 @@ fn generic_column(gpu: &GpuParams) -> LatencyColumn {
     col
 }
 
-/// R_map: which resource executes an instruction (spec 004 §12.1: only `add → SP` and
-/// `ld → LSU` are illustrated; the rest is our mapping).
+/// R_map: which resource executes an instruction (Alavani 2023 §4.4.2.1 illustrates only
+/// `add` on the single-precision adders; the rest is our mapping).
 pub fn resource_of(class: InstrClass, key: LatencyKey) -> Resource {
     match class {
         // Constant-bank operands (see `tables::latency_key`): no LSU work.
@@ -797,7 +798,7 @@ pub struct Penalties {
 }
 
 /// Eqs. 4.10–4.12 and §3.5. `access_gm_bytes` / `access_sm_bytes`: bytes per memory
-/// instruction per thread (the thesis gives no value; spec 004 §6.9).
+/// instruction per thread (the thesis gives no value for them).
 pub fn penalties(
     gpu: &AlavaniGpu,
     launch: &Launch,
@@ -819,7 +820,7 @@ pub fn penalties(
     // already counts every wave of every thread, so each access is counted nSM × waves
     // times over (1M-element vectorAdd on the K20 would pay 3.2 ms). We divide by nSM as
     // Eq. 4.11 does and multiply by the per-thread count; TP is evaluated at the per-SM
-    // count including waves, as the thesis' dataset does (spec 004 §16).
+    // count including waves, as the thesis' dataset does (`santonus/energymodel`).
     let gm_penalty_us = match gpu.tp_global.and_then(|tp| tp.at(k.n_gm)) {
         Some(tp) => threads / (lsu * sm) * (access_gm_bytes / tp) * gm_thread,
         // Substitute for GPUs without a Table 4.5 fit: the global traffic at peak
@@ -974,21 +975,21 @@ pub fn predict(profile: &KernelProfile, gpu_params: &GpuParams) -> Option<Predic
             "list-scheduled against {} SP / {} DPU / {} SFU / {} LSU per SM; {} wave(s) of {} threads per SM",
             gpu.resources.sp, gpu.resources.dpu, gpu.resources.sfu, gpu.resources.lsu, k.waves, k.threads_per_wave
         ),
-        "longest CFG path; every branch assumed taken by some thread of every warp (seed 004 §4.4.1)".to_string(),
+        "longest CFG path; every branch assumed taken by some thread of every warp (Alavani 2023 §4.4.1)".to_string(),
     ];
     if gpu.measured_latencies {
         // Where the column came from: the citation of its first row in the GPU's data
         // (e.g. "seed004 Table 3.2 (Tesla V100 addf ...)"), or the paper preset's id.
         let source = gpu_params.spec.as_ref().and_then(|g| g.sources.get("instr_latency_cycles.addf")).cloned().unwrap_or_else(|| gpu_params.id.clone());
-        assumptions.push(format!("instruction latencies: seed 004 Table 3.2 ({source})"));
+        assumptions.push(format!("instruction latencies: Alavani 2023 Table 3.2 ({source})"));
     } else {
-        assumptions.push("instruction latencies estimated from the GPU's ALU/shared latencies (not measured by seed 004)".to_string());
+        assumptions.push("instruction latencies estimated from the GPU's ALU/shared latencies (not measured by Alavani 2023)".to_string());
     }
     if gpu.global_latency_k20_model {
         let threads = launch.blocks.saturating_mul(tpb);
         let end = gpu.global_latency_table_end;
         let held = if threads as f64 > end { format!(" (beyond the table's {end:.0} threads: its value at the end)") } else { String::new() };
-        assumptions.push(format!("global latency {global_latency:.0} cycles from seed 004 Table 3.3 at {threads} threads{held}"));
+        assumptions.push(format!("global latency {global_latency:.0} cycles from Alavani 2023 Table 3.3 at {threads} threads{held}"));
     } else {
         assumptions.push(format!(
             "global latency {global_latency:.0} cycles (the GPU's DRAM latency; no Table 3.3 model)"
@@ -996,7 +997,7 @@ pub fn predict(profile: &KernelProfile, gpu_params: &GpuParams) -> Option<Predic
     }
     if gpu.launch_overhead.is_none() {
         assumptions
-            .push("launch overhead: the K20's fit (seed 004 §3.5) used as an estimate".to_string());
+            .push("launch overhead: the K20's fit (Alavani 2023 §3.4) used as an estimate".to_string());
     }
     if gpu.tp_global.is_none() {
         assumptions.push(

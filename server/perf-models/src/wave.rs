@@ -16,7 +16,7 @@
 //!   they imply, τ/κ. The paper never states how Eqs. 1–3 combine into a time; τ/κ (=
 //!   ξ_rb + ξ_rw beyond capacity, τ + ξ_rw below it) is the only reading in which κ is an
 //!   efficiency "with respect to τ" (§2, Fig. 2b), so that is what [`paper::time`] returns.
-//! - [`evaluate`]: the wave reading the table actually shows (spec 000, "Modern reading"):
+//! - [`evaluate`]: the wave reading that Table 2 actually shows (our reading of the paper):
 //!   `T = Σ_rounds τ · max(1, warps_in_round / W_sat)`, with rounds from the occupancy
 //!   calculator (which also counts registers and shared memory, ignored by the paper) and
 //!   `W_sat` the number of resident warps per SM beyond which the SM's issue throughput is
@@ -28,7 +28,8 @@
 //! memory-boundness beyond what τ and `W_sat` absorb, which is why the paper restricts
 //! itself to compute-intensive kernels. Table 2 reproduction: `docs/models/wave.md`.
 //!
-//! **Source.** Seed 000, §2 Eqs. 1–3, Table 1 (symbols), §3 Table 2 (K20 measurements).
+//! **Source.** Hasan, Chatterjee, Radhakrishnan & Antonio 2014 (NPC 2014), §2 Eqs. 1–3,
+//! Table 1 (symbols), §3 Table 2 (K20 measurements).
 
 use std::collections::BTreeMap;
 

@@ -6,33 +6,15 @@
 
 use std::collections::BTreeMap;
 
-use kernel_profile::{
-    AccessClass, AccessKind, InstrClass, InstructionCounts, KernelProfile, LaunchConfig,
-    LaunchSource, MemoryAccess, ResourceSource, Resources, Space,
-};
+use kernel_profile::{AccessClass, InstrClass, InstructionCounts, KernelProfile, MemoryAccess, Space};
 use perf_models::cgpredict::{AdapterOptions, ClassCounts, Platform, predict};
 use perf_models::{Bound, Confidence};
 
+mod common;
+use common::profiles;
+
 fn access(space: Space, class: AccessClass, stride: Option<i64>, executions: f64) -> MemoryAccess {
-    MemoryAccess {
-        space,
-        kind: AccessKind::Load,
-        class,
-        stride_bytes: stride,
-        bytes_per_thread: 4,
-        vector_width: 1,
-        transactions_per_request: 1.0,
-        bank_conflict_ways: None,
-        executions,
-        spill: None,
-        ptx_line: 1,
-        source_file: None,
-        source_line: None,
-        same_address_lanes: None,
-        active_lane_fraction: None,
-        address: None,
-        constant_operand: None,
-    }
+    profiles::load(space, class, stride, 4, 1, 1.0, executions)
 }
 
 fn matmul_profile(second: MemoryAccess, extra: Vec<MemoryAccess>, barriers: f64) -> KernelProfile {
@@ -47,38 +29,8 @@ fn matmul_profile(second: MemoryAccess, extra: Vec<MemoryAccess>, barriers: f64)
         second,
     ];
     accesses.extend(extra);
-    KernelProfile {
-        kernel: "gemm".into(),
-        demangled: None,
-        gpu: "jetson-tk1".into(),
-        launch: LaunchConfig {
-            grid: [32, 32, 1],
-            block: [32, 32, 1],
-            dynamic_smem: 0,
-            args: BTreeMap::new(),
-            footprint_bytes: None, source: LaunchSource::Setting,
-        },
-        resources: Resources {
-            registers_per_thread: 20,
-            static_smem_bytes: 0,
-            local_bytes_per_thread: 0,
-            spill_store_bytes: 0,
-            spill_load_bytes: 0,
-            stack_frame_bytes: 0,
-            barriers: 0,
-            source: ResourceSource::Given,
-        },
-        counts: InstructionCounts {
-            dynamic,
-            barriers,
-            ..Default::default()
-        },
-        memory_accesses: accesses,
-        loops: vec![],
-        divergent_branches: vec![],
-        blocks: vec![],
-        assumptions: vec![],
-    }
+    let counts = InstructionCounts { dynamic, barriers, ..Default::default() };
+    profiles::profile("gemm", "jetson-tk1", [32, 32, 1], [32, 32, 1], (20, 0), counts, accesses)
 }
 
 #[test]

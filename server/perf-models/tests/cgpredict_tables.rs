@@ -7,7 +7,7 @@
 //! same PolyBench loop bodies. Instruction counts come from the paper's Table 2 mapping of
 //! those bodies (2 loads + fmul + fma + loop add and branch = 6 per k iteration for
 //! GEMM/SYRK); they barely matter, because every one of these kernels is memory-bound with
-//! CWP capped at N. Two variants are run: all accesses hit in L2 (spec 003 §9's back-check),
+//! CWP capped at N. Two variants are run: all accesses hit in L2 (our back-check of §4.1's numbers),
 //! and a constant-class DRAM miss rate back-solved from GEMM's printed MWP.
 //!
 //! The same code renders `docs/models/cgpredict.md`'s tables (`UPDATE_DOCS=1` rewrites).
@@ -143,7 +143,7 @@ fn kernels() -> Vec<Kernel> {
 }
 
 /// The inputs of one CUDA kernel of `k`: one thread per (i, j), 32×32 blocks, so on the
-/// TK1's 2048 resident threads B = 2 and N = 64 (spec 003 §3.2 and §9).
+/// TK1's 2048 resident threads B = 2 and N = 64 (paper §3.2 and §3.5).
 fn inputs(k: &Kernel, const_miss: f64) -> CgInputs {
     let zero = ClassCounts::default();
     CgInputs {
@@ -199,7 +199,7 @@ fn syrk_and_gemm_back_checks_within_three_percent() {
     let (gemm, syrk) = (&all[0], &all[1]);
     let s = evaluate(&p, &inputs(syrk, 0.0)).unwrap();
     let g = evaluate(&p, &inputs(gemm, 0.0)).unwrap();
-    // Spec 003 §9: SYRK mem_l 195, departure delay 33, MWP 5.91 (paper 5.97), CWP 64.
+    // By hand from eqs 1–8 and Table 3: SYRK mem_l 195, departure delay 33, MWP 5.91 (paper 5.97), CWP 64.
     assert_eq!((s.mem_l, s.departure_delay), (195.0, 33.0));
     assert!((s.mwp - 5.909).abs() < 1e-3, "{}", s.mwp);
     assert_eq!(s.cwp, 64.0);

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use kernel_profile::{
-    AccessClass, AccessKind, InstrClass, InstructionCounts, KernelProfile, LaunchConfig,
-    LaunchSource, MemoryAccess, ResourceSource, Resources, Space,
-};
+use kernel_profile::{AccessClass, InstrClass, InstructionCounts, KernelProfile, MemoryAccess, Space};
 use perf_models::mwp_cwp::{AdapterOptions, Device, predict};
 use perf_models::{Bound, Confidence};
+
+mod common;
+use common::profiles;
 
 fn access(
     space: Space,
@@ -21,25 +21,7 @@ fn access(
     vector: u8,
     executions: f64,
 ) -> MemoryAccess {
-    MemoryAccess {
-        space,
-        kind: AccessKind::Load,
-        class,
-        stride_bytes: stride,
-        bytes_per_thread: bytes,
-        vector_width: vector,
-        transactions_per_request: 4.0,
-        bank_conflict_ways: None,
-        executions,
-        spill: None,
-        ptx_line: 1,
-        source_file: None,
-        source_line: None,
-        same_address_lanes: None,
-        active_lane_fraction: None,
-        address: None,
-        constant_operand: None,
-    }
+    profiles::load(space, class, stride, bytes, vector, 4.0, executions)
 }
 
 fn profile(grid: u32, block: u32, total_insts: f64, accesses: Vec<MemoryAccess>) -> KernelProfile {
@@ -47,37 +29,8 @@ fn profile(grid: u32, block: u32, total_insts: f64, accesses: Vec<MemoryAccess>)
     let mut dynamic = BTreeMap::new();
     dynamic.insert(InstrClass::Load(Space::Global), loads);
     dynamic.insert(InstrClass::Fp32, total_insts - loads);
-    KernelProfile {
-        kernel: "gflops".into(),
-        demangled: None,
-        gpu: "tesla-c1060".into(),
-        launch: LaunchConfig {
-            grid: [grid, 1, 1],
-            block: [block, 1, 1],
-            dynamic_smem: 0,
-            args: BTreeMap::new(),
-            footprint_bytes: None, source: LaunchSource::Setting,
-        },
-        resources: Resources {
-            registers_per_thread: 16,
-            static_smem_bytes: 2080,
-            local_bytes_per_thread: 0,
-            spill_store_bytes: 0,
-            spill_load_bytes: 0,
-            stack_frame_bytes: 0,
-            barriers: 0,
-            source: ResourceSource::Given,
-        },
-        counts: InstructionCounts {
-            dynamic,
-            ..Default::default()
-        },
-        memory_accesses: accesses,
-        loops: vec![],
-        divergent_branches: vec![],
-        blocks: vec![],
-        assumptions: vec![],
-    }
+    let counts = InstructionCounts { dynamic, ..Default::default() };
+    profiles::profile("gflops", "tesla-c1060", [grid, 1, 1], [block, 1, 1], (16, 2080), counts, accesses)
 }
 
 #[test]
@@ -133,7 +86,7 @@ fn table10_micro_benchmark_as_a_strided_profile() {
 #[test]
 fn vector_loads_use_the_vector_departure_delay() {
     // A float4 load that every lane of a warp shares: one 32 B transaction per half-warp,
-    // the Table 4 vector benchmark (spec 002 §7.2).
+    // the Table 4 vector benchmark (thesis Appendix A.2).
     let p = profile(
         120,
         256,
@@ -226,7 +179,7 @@ fn irregular_loads_are_slower_than_coalesced_ones() {
 fn merging_lowers_the_time_of_duplicate_loads() {
     // Few instructions, so the kernel stays memory-bound after merging. (With the 7942
     // instructions of Table 9, merging raises MWP above CWP and case 3's Comp × N exceeds
-    // case 2's time: the model's case boundary is discontinuous, spec 002 pitfall 6.)
+    // case 2's time: the model's case boundary is discontinuous.)
     let d = Device::tesla_c1060();
     let p = profile(
         120,

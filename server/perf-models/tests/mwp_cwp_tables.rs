@@ -13,7 +13,7 @@ use perf_models::mwp_cwp::{
     Case, Device, ExecTerms, MemoryTraffic, MwpCwpInputs, evaluate, exec_cycles_app,
 };
 
-/// One tuning micro-benchmark (thesis §3.2.6; configuration of Tables 2/4 and spec 002 §9.1:
+/// One tuning micro-benchmark (thesis §3.2.6; configuration of Tables 2/4 and Appendix A:
 /// 256 threads/block, 120 blocks, occupancy 1 so N = 32 and 4 blocks/SM on 30 SMs, 400
 /// requests and 800 transactions per warp).
 struct TuningRow {
@@ -125,7 +125,7 @@ fn tuning_tables_8_to_10_reproduce_to_the_printed_digit() {
 
 #[test]
 fn tuning_intermediates_match_the_spec_back_check() {
-    // Spec 002 §9.1 lists the intermediates of the three scalar rows and the vector row.
+    // The intermediates of the three scalar rows and the vector row, by hand from eqs 16–30.
     let d = Device::tesla_c1060();
     let expected = [
         (487.0, 74.0, 6.581, 19.80, 7.132, 947_643.0),
@@ -155,8 +155,8 @@ fn tuning_intermediates_match_the_spec_back_check() {
 #[test]
 fn vector_tuning_is_five_percent_slow_against_table_4() {
     // The thesis prints no prediction for Table 11; against Table 4's measured 1.0588 ms
-    // our prediction with the tuned 57 cycles is 1.1124 ms (+5.1 %). Spec 002 §9.1 notes
-    // that a delay of about 54 would fit Table 4, so Table 11 was tuned on another run.
+    // our prediction with the tuned 57 cycles is 1.1124 ms (+5.1 %). A delay of about
+    // 54 cycles would fit Table 4, so Table 11 was tuned on another run.
     let d = Device::tesla_c1060();
     let rows = tuning_rows();
     let out = evaluate(&d, &tuning_inputs(&rows[3])).unwrap();

@@ -3,7 +3,8 @@
 //! The model is trained on the published datasets of Alavani 2023 (Ch. 5; CSVs
 //! from the `santonus/energymodel` repository), so every feature here is computed the way
 //! *those datasets* computed it, not the way the thesis prints it, where the two differ
-//! (spec 004 §12.5 item 17 and §16; `docs/power.md` "Feature definitions" lists each one
+//! (the CSVs of the public `santonus/energymodel` repository against Alavani 2023 §5.4;
+//! `docs/power.md` "Feature definitions" lists each one
 //! and how it was checked against the CSVs by `gpu-data/power/train.py`).
 //!
 //! Terms used below, as in the datasets:
@@ -43,7 +44,7 @@ pub struct GpuFacts {
     pub latency: LatencyTable,
 }
 
-/// Seed 004 Table 3.2 latencies (cycles) for one GPU, plus the global and shared latency
+/// Alavani 2023 Table 3.2 latencies (cycles) for one GPU, plus the global and shared latency
 /// conventions of its dataset.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencyTable {
@@ -69,12 +70,12 @@ pub struct LatencyTable {
 /// with shared instructions in the K20, M60 and V100 files; the thesis's Table 3.2 says
 /// 47/38/39, but the model was trained on 36).
 pub const DATASET_SHARED_LATENCY: f64 = 36.0;
-/// `avg_misc_lat` is 10 in every dataset row (spec 004 §16).
+/// `avg_misc_lat` is 10 in every dataset row (`santonus/energymodel` CSVs).
 pub const DATASET_MISC_LATENCY: f64 = 10.0;
 
 impl GpuFacts {
     /// Tesla K20 (GK110, CC 3.5): 13 SMs, 4 warp schedulers and 8 dispatch units per SM,
-    /// 1,310,720 B of L2 (seed 004 §6.9); Table 3.2 K20 column; global latency from Table
+    /// 1,310,720 B of L2 (Alavani 2023 Table 4.6); Table 3.2 K20 column; global latency from Table
     /// 3.3. Issue divisor 65536 checked on the K20 CSV (99.9% of rows).
     pub const K20: GpuFacts = GpuFacts {
         name: "Tesla K20",
@@ -233,7 +234,7 @@ impl LatencyTable {
     }
 }
 
-/// Seed 004 Table 3.3: K20 global load/store latency (cycles) as a piecewise linear
+/// Alavani 2023 Table 3.3: K20 global load/store latency (cycles) as a piecewise linear
 /// function of x = threads per block × blocks. The printed intervals are open at the
 /// break points; we close them on the left. Beyond 2,203,648 the last piece is kept,
 /// floored at 220 cycles (its value would otherwise fall with more threads).
@@ -512,7 +513,7 @@ pub fn dataset_columns(profile: &KernelProfile, gpu: &GpuFacts, occupancy: f64) 
     let shar_sm = shar * waves;
     let misc_sm = misc * waves;
     let total = comp_sm + glob_sm + shar_sm + misc_sm;
-    // Dataset convention (spec 004 §16): round(threads × total_inst / divisor); Eq. 5.1
+    // Dataset convention (`santonus/energymodel` CSVs): round(threads × total_inst / divisor); Eq. 5.1
     // as printed would divide by schedulers × 32 × dispatch units instead.
     let inst_issue_cycles = (threads * total / gpu.issue_divisor).round();
     // Eq. 5.2 with the datasets' constants: access size 4 B, "waves" = wtotal.

@@ -292,7 +292,7 @@ pub fn transfer(est: &PowerEstimate, source: TrainedGpu, target: &TargetGpu) -> 
     out
 }
 
-/// Energy in µJ of a kernel that draws `watts` for `time_us` µs (seed 004 §0: E = P × t;
+/// Energy in µJ of a kernel that draws `watts` for `time_us` µs (Alavani 2023 §1.2.3: E = P × t;
 /// W × µs = µJ). `None` for negative or non-finite inputs.
 pub fn energy_uj(watts: f64, time_us: f64) -> Option<f64> {
     if watts.is_finite() && time_us.is_finite() && watts >= 0.0 && time_us >= 0.0 {

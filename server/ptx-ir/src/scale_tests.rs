@@ -95,21 +95,13 @@ fn check_feeds(name: &str, text: &str) -> usize {
 #[test]
 fn feeds_answers_as_the_backward_search_does() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let mut files = Vec::new();
-    let mut dirs = vec![
-        std::path::PathBuf::from(format!("{root}/tests/fixtures/ptx")),
-        std::path::PathBuf::from(format!("{root}/server/ptx/tests/data")),
-    ];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).expect("fixture directory").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "ptx") {
-                files.push(p);
-            }
-        }
-    }
+    let walk = |dir: &str| walkdir::WalkDir::new(format!("{root}/{dir}")).into_iter().map(|e| e.expect("fixture directory"));
+    let files: Vec<_> = walk("tests/fixtures/ptx")
+        .chain(walk("server/ptx/tests/data"))
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
     assert!(
         files.len() > 100,
         "the fixture corpus: {} files",

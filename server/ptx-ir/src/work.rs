@@ -2,6 +2,10 @@
 //! (the loop nesting, the searches for the definitions that reach a loop, the scans of a
 //! register's definitions). It exists in test builds only: tests check that it grows
 //! linearly with the input, which a timing could not show reliably.
+//!
+//! `kernel-profile` has the same counter for its own steps, on purpose: `cfg(test)` holds
+//! for the crate under test only, so one shared counter would need a public cargo feature
+//! and would mix the steps of the two crates in each crate's scale tests.
 
 #[cfg(test)]
 thread_local! {

@@ -23,18 +23,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
+/// Appends the `.ptx` files under `dir`, recursively (none when `dir` is missing).
 fn ptx_files(dir: &Path, acc: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            ptx_files(&path, acc);
-        } else if path.extension().is_some_and(|e| e == "ptx") {
-            acc.push(path);
-        }
-    }
+    let files = walkdir::WalkDir::new(dir).into_iter().flatten().filter(|e| e.file_type().is_file());
+    acc.extend(files.map(walkdir::DirEntry::into_path).filter(|p| p.extension().is_some_and(|e| e == "ptx")));
 }
 
 fn load_corpus() -> Vec<(String, String)> {

@@ -11,10 +11,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpsight-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A private scratch directory (an unpredictable name, removed when dropped).
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("warpsight-cli-{name}-")).tempdir().expect("scratch dir")
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -24,7 +23,8 @@ fn run(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn binary_file_gets_one_error_line_and_exit_2() {
-    let dir = scratch("binary");
+    let dir_tmp = scratch("binary");
+    let dir = dir_tmp.path();
     let path = dir.join("blob.ptx");
     let bytes: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     std::fs::write(&path, bytes).unwrap();
@@ -60,7 +60,8 @@ fn garbage_lines_get_diagnostics_and_the_rest_is_analysed() {
     let at = lines.iter().position(|l| l.contains("ld.global")).unwrap();
     lines.insert(at, "\t%%% garbage ??? here".into());
     lines.insert(at + 2, "\tbogus.opcode %r1, %r2;".into());
-    let dir = scratch("garbage");
+    let dir_tmp = scratch("garbage");
+    let dir = dir_tmp.path();
     let path = dir.join("t.ptx");
     std::fs::write(&path, lines.join("\n")).unwrap();
     let (code, stdout, stderr) = run(&["analyze", path.to_str().unwrap(), "--format", "json"]);

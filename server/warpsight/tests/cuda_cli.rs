@@ -23,11 +23,9 @@ fn nvcc() -> Option<PathBuf> {
     p
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpsight-cuda-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    dir
+/// A private scratch directory (an unpredictable name, removed when dropped).
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("warpsight-cuda-cli-{name}-")).tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs `warpsight analyze --format json --nvcc NVCC ARGS` in `cwd` with a private cache;
@@ -60,9 +58,10 @@ const NEIGHBOUR: &str = "#include \"tile.h\"\n#ifndef TW\n#define TW 8\n#endif\n
 #[test]
 fn a_relative_path_is_compiled_with_its_own_directory_on_the_include_path() {
     let Some(nvcc) = nvcc() else { return };
-    let dir = scratch("relative");
+    let dir_tmp = scratch("relative");
+    let dir = dir_tmp.path();
     std::fs::create_dir_all(dir.join("sub")).unwrap_or_else(|e| panic!("{e}"));
-    for d in [dir.clone(), dir.join("sub")] {
+    for d in [dir.to_path_buf(), dir.join("sub")] {
         std::fs::write(d.join("tile.h"), "#define SCALE 2.0f\n").unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(d.join("t.cu"), NEIGHBOUR).unwrap_or_else(|e| panic!("{e}"));
     }
@@ -77,7 +76,7 @@ fn a_relative_path_is_compiled_with_its_own_directory_on_the_include_path() {
     ] {
         let mut args = vec![file];
         args.extend_from_slice(defines);
-        let (code, doc, stderr) = analyze_in(&dir, &nvcc, &args);
+        let (code, doc, stderr) = analyze_in(dir, &nvcc, &args);
         assert_eq!(code, 0, "{file} {defines:?}: {doc}\n{stderr}");
         assert_eq!(kernel_names(&doc), ["tiled(float*)"], "{file} {defines:?}: {doc}");
         let k = &doc["files"][0]["kernels"][0];
@@ -89,7 +88,7 @@ fn a_relative_path_is_compiled_with_its_own_directory_on_the_include_path() {
 /// (no variables, a `PATH` of system folders, empty home and data folders); returns
 /// (exit code, stdout, stderr).
 fn run_without_cuda(args: &[&str]) -> (i32, String, String) {
-    run_with_data_home(&scratch("no-cuda-home"), args)
+    run_with_data_home(scratch("no-cuda-home").path(), args)
 }
 
 /// [`run_without_cuda`] with this home folder (its `data/` is the user's data folder).
@@ -122,7 +121,7 @@ fn the_readme_example_works_with_and_without_a_compiler() {
     let Some(nvcc) = nvcc() else { return };
     let out = Command::new(env!("CARGO_BIN_EXE_warpsight"))
         .current_dir(root())
-        .env("XDG_CACHE_HOME", scratch("readme-cache"))
+        .env("XDG_CACHE_HOME", scratch("readme-cache").path())
         .args(args)
         .arg("--nvcc")
         .arg(&nvcc)
@@ -148,13 +147,14 @@ fn the_toolchain_setup_cuda_installs_is_found_and_the_repository_one_only_named(
     assert!(out.contains("warpsight setup-cuda"), "{out}");
     // Where `warpsight setup-cuda` installs (the user's data folder, warpsight/cuda), the
     // same venv is found with no setting. A link stands in for the 350 MB install.
-    let home = scratch("setup-cuda-home");
+    let home_tmp = scratch("setup-cuda-home");
+    let home = home_tmp.path();
     let prefix = home.join("data/warpsight/cuda");
     std::fs::create_dir_all(home.join("data/warpsight")).unwrap_or_else(|e| panic!("{e}"));
     let venv = root().join(".cuda").canonicalize().unwrap_or_else(|e| panic!("{e}"));
     #[cfg(unix)]
     std::os::unix::fs::symlink(&venv, &prefix).unwrap_or_else(|e| panic!("{e}"));
-    let (code, out, err) = run_with_data_home(&home, &["analyze", "examples/vadd.cu"]);
+    let (code, out, err) = run_with_data_home(home, &["analyze", "examples/vadd.cu"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("PTX compiled now by nvcc"), "{out}");
     assert!(out.contains("found via the environment made by `warpsight setup-cuda`"), "{out}");

@@ -109,9 +109,8 @@ fn profile_then_predict_round_trips() {
     let profile: Value = serde_json::from_slice(&stdout).expect("profile json");
     assert_eq!(profile["gpu"], "tesla-k20");
     assert_eq!(profile["launch"]["block"], serde_json::json!([16, 16, 1]));
-    let dir = std::env::temp_dir().join(format!("warpsight-predict-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("p.json");
+    let dir = tempfile::Builder::new().prefix("warpsight-predict-").tempdir().unwrap();
+    let path = dir.path().join("p.json");
     std::fs::write(&path, &stdout).unwrap();
     let p = path.to_string_lossy().into_owned();
     for g in GPUS {
@@ -129,7 +128,6 @@ fn profile_then_predict_round_trips() {
     let (code, _, err) = warpsight(&["predict", &p, "--gpu", "a1000"]);
     assert_eq!(code, 2);
     assert!(err.contains("a100"), "closest ids listed: {err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--graph-launch`: the headline's launch overhead becomes the GPU's CUDA-graph value

@@ -29,11 +29,9 @@ fn nvcc() -> Option<PathBuf> {
     None
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpsight-sec-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A private scratch directory (an unpredictable name, removed when dropped).
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("warpsight-sec-cli-{name}-")).tempdir().expect("scratch dir")
 }
 
 /// Runs the CLI in `cwd` with a private cache; returns (exit code, stdout, stderr, bytes).
@@ -78,43 +76,43 @@ fn a_file_or_directory_name_with_shell_syntax_runs_nothing() {
         ("dir-dollar", "d$(touch MARKER-dir-dollar)", "k.cu"),
         ("dir-quote", "d\"q", "k.cu"),
     ] {
-        let cwd = scratch(case);
+        let cwd_tmp = scratch(case);
+        let cwd = cwd_tmp.path();
         let dir = cwd.join(dir_name);
         std::fs::create_dir_all(&dir).unwrap();
         // The kernel includes a header beside it: the directory must still be searched.
         std::fs::write(dir.join("width.h"), "#define WIDTH 3\n").unwrap();
         let file = dir.join(file_name);
         std::fs::write(&file, KERNEL).unwrap();
-        let (code, stdout, stderr, _) = run_in(&cwd, &[os("analyze"), file.as_os_str(), os("--format"), os("json"), os("--nvcc"), nvcc.as_os_str()]);
-        let left = entries(&cwd);
+        let (code, stdout, stderr, _) = run_in(cwd, &[os("analyze"), file.as_os_str(), os("--format"), os("json"), os("--nvcc"), nvcc.as_os_str()]);
+        let left = entries(cwd);
         assert!(!left.iter().any(|e| e.starts_with("MARKER")), "{case}: a command ran from the path: {left:?}");
         assert_eq!(code, 0, "{case}: {stderr}\n{stdout}");
         assert_eq!(kernels(&stdout), ["_Z5scalePfi"], "{case}: {stdout}");
         let doc: Value = serde_json::from_str(&stdout).unwrap();
         let diags = doc["files"][0]["compiler_diagnostics"].to_string();
         assert!(!diags.contains("source.cu"), "{case}: diagnostics name the private copy: {diags}");
-        let _ = std::fs::remove_dir_all(&cwd);
     }
 }
 
 #[test]
 fn a_define_with_shell_syntax_is_dropped_with_a_note() {
     let Some(nvcc) = nvcc() else { return };
-    let cwd = scratch("define");
+    let cwd_tmp = scratch("define");
+    let cwd = cwd_tmp.path();
     std::fs::write(cwd.join("width.h"), "#define WIDTH 3\n").unwrap();
     let file = cwd.join("k.cu");
     std::fs::write(&file, KERNEL).unwrap();
     let (code, stdout, stderr, _) = run_in(
-        &cwd,
+        cwd,
         &[os("analyze"), file.as_os_str(), os("--format"), os("json"), os("--nvcc"), nvcc.as_os_str(), os("-D"), os("X=$(touch MARKER-d1)"), os("-D"), os("Y=`touch MARKER-d2`"), os("-D"), os("OK=1")],
     );
-    let left = entries(&cwd);
+    let left = entries(cwd);
     assert!(!left.iter().any(|e| e.starts_with("MARKER")), "a command ran from -D: {left:?}");
     assert_eq!(code, 0, "{stderr}");
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     let notes = doc["files"][0]["notes"].to_string();
     assert!(notes.contains("X=$(touch MARKER-d1)") && notes.contains("shell"), "{notes}");
-    let _ = std::fs::remove_dir_all(&cwd);
 }
 
 fn write_script(dir: &Path, body: &str) -> PathBuf {
@@ -129,12 +127,13 @@ fn write_script(dir: &Path, body: &str) -> PathBuf {
 
 #[test]
 fn compile_timeout_bounds_a_hanging_compiler_and_the_message_names_the_flag() {
-    let cwd = scratch("timeout");
-    let nvcc = write_script(&cwd, "#!/bin/sh\nsleep 60\n");
+    let cwd_tmp = scratch("timeout");
+    let cwd = cwd_tmp.path();
+    let nvcc = write_script(cwd, "#!/bin/sh\nsleep 60\n");
     let file = cwd.join("k.cu");
     std::fs::write(&file, KERNEL).unwrap();
     let t = Instant::now();
-    let (_, stdout, stderr, _) = run_in(&cwd, &[os("analyze"), file.as_os_str(), os("--nvcc"), nvcc.as_os_str(), os("--compile-timeout"), os("2"), os("--no-cache")]);
+    let (_, stdout, stderr, _) = run_in(cwd, &[os("analyze"), file.as_os_str(), os("--nvcc"), nvcc.as_os_str(), os("--compile-timeout"), os("2"), os("--no-cache")]);
     let took = t.elapsed();
     assert!(took < Duration::from_secs(4), "took {took:?}: {stderr}");
     assert!(stdout.contains("did not finish within 2 s") && stdout.contains("--compile-timeout"), "{stdout}\n{stderr}");
@@ -142,32 +141,34 @@ fn compile_timeout_bounds_a_hanging_compiler_and_the_message_names_the_flag() {
 
 #[test]
 fn compile_timeout_is_validated() {
-    let cwd = scratch("timeout-bad");
+    let cwd_tmp = scratch("timeout-bad");
+    let cwd = cwd_tmp.path();
     let file = cwd.join("k.cu");
     std::fs::write(&file, KERNEL).unwrap();
     for bad in ["0", "-1", "nan", "inf", "3601", "soon"] {
-        let (code, stdout, stderr, _) = run_in(&cwd, &[os("analyze"), file.as_os_str(), os("--compile-timeout"), os(bad)]);
+        let (code, stdout, stderr, _) = run_in(cwd, &[os("analyze"), file.as_os_str(), os("--compile-timeout"), os(bad)]);
         assert_eq!(code, 2, "--compile-timeout {bad}: {stdout}{stderr}");
         assert!(stderr.contains("--compile-timeout") && stderr.contains("at most 3600"), "{bad}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     // A valid value is accepted (on a PTX file, where it does not matter).
     let ptx = root().join("tests/fixtures/ptx/sm_80/transpose_naive.ptx");
-    let (code, _, stderr, _) = run_in(&cwd, &[os("analyze"), ptx.as_os_str(), os("--compile-timeout"), os("2.5")]);
+    let (code, _, stderr, _) = run_in(cwd, &[os("analyze"), ptx.as_os_str(), os("--compile-timeout"), os("2.5")]);
     assert_eq!(code, 0, "{stderr}");
 }
 
 #[test]
 fn terminal_escapes_from_a_compiler_do_not_reach_the_terminal() {
-    let cwd = scratch("escapes");
+    let cwd_tmp = scratch("escapes");
+    let cwd = cwd_tmp.path();
     let nvcc = write_script(
-        &cwd,
+        cwd,
         "#!/bin/sh\ncase \"$1\" in\n  --version) printf 'Cuda compilation tools, release 99.0, V99.0.1\\033]0;owned\\007\\033[2J\\n'; exit 0;;\n  --list-gpu-arch) echo compute_80; exit 0;;\nesac\nprintf 'k.cu(1): error: bad \\033[31mred\\033[0m\\n' >&2\nexit 1\n",
     );
     let file = cwd.join("k.cu");
     std::fs::write(&file, KERNEL).unwrap();
     for format in ["table", "json"] {
-        let (_, stdout, _, bytes) = run_in(&cwd, &[os("analyze"), file.as_os_str(), os("--nvcc"), nvcc.as_os_str(), os("--no-cache"), os("--format"), os(format)]);
+        let (_, stdout, _, bytes) = run_in(cwd, &[os("analyze"), file.as_os_str(), os("--nvcc"), nvcc.as_os_str(), os("--no-cache"), os("--format"), os(format)]);
         assert!(stdout.contains("99.0.1"), "{stdout}");
         let bad: Vec<u8> = bytes.iter().copied().filter(|b| (*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f).collect();
         assert!(bad.is_empty(), "{format}: control bytes {bad:?} in the output:\n{stdout}");

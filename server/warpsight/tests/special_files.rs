@@ -17,12 +17,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpsight-special-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+/// A private scratch directory for one test (an unpredictable name, removed when dropped).
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("warpsight-special-{name}-")).tempdir().expect("scratch dir")
 }
 
 fn mkfifo(path: &Path) {
@@ -46,10 +43,11 @@ fn endless_writer(fifo: &Path) {
 /// Runs the CLI with a deadline: (exit code, stdout, stderr). Kills it and fails the test
 /// when the deadline passes.
 fn run(args: &[&str]) -> (i32, String, String) {
+    let cache = scratch("cache");
     let mut child = Command::new(env!("CARGO_BIN_EXE_warpsight"))
         .current_dir(root())
         .args(args)
-        .env("XDG_CACHE_HOME", std::env::temp_dir().join(format!("warpsight-special-cache-{}", std::process::id())))
+        .env("XDG_CACHE_HOME", cache.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -95,7 +93,8 @@ fn assert_refused(path: &Path, what: &str) {
 
 #[test]
 fn a_fifo_without_a_writer_is_refused_at_once() {
-    let dir = scratch("fifo");
+    let dir_tmp = scratch("fifo");
+    let dir = dir_tmp.path();
     let fifo = dir.join("x.ptx");
     mkfifo(&fifo);
     assert_refused(&fifo, "not a regular file (a FIFO)");
@@ -103,7 +102,8 @@ fn a_fifo_without_a_writer_is_refused_at_once() {
 
 #[test]
 fn a_fifo_with_an_endless_writer_is_refused_at_once() {
-    let dir = scratch("fifo-writer");
+    let dir_tmp = scratch("fifo-writer");
+    let dir = dir_tmp.path();
     let fifo = dir.join("x.ptx");
     mkfifo(&fifo);
     endless_writer(&fifo);
@@ -112,7 +112,8 @@ fn a_fifo_with_an_endless_writer_is_refused_at_once() {
 
 #[test]
 fn dev_zero_behind_a_symlink_is_refused() {
-    let dir = scratch("zero");
+    let dir_tmp = scratch("zero");
+    let dir = dir_tmp.path();
     let z = dir.join("z.ptx");
     std::os::unix::fs::symlink("/dev/zero", &z).expect("symlink");
     assert_refused(&z, "not a regular file (a character device)");
@@ -120,7 +121,8 @@ fn dev_zero_behind_a_symlink_is_refused() {
 
 #[test]
 fn a_fifo_named_cu_and_profile_and_predict_inputs_are_refused() {
-    let dir = scratch("fifo-cu");
+    let dir_tmp = scratch("fifo-cu");
+    let dir = dir_tmp.path();
     let cu = dir.join("k.cu");
     mkfifo(&cu);
     assert_refused(&cu, "not a regular file (a FIFO)");
@@ -135,7 +137,8 @@ fn a_fifo_named_cu_and_profile_and_predict_inputs_are_refused() {
 
 #[test]
 fn a_file_over_the_size_limit_is_refused_without_reading_it() {
-    let dir = scratch("big");
+    let dir_tmp = scratch("big");
+    let dir = dir_tmp.path();
     let big = dir.join("big.ptx");
     // Sparse: 513 MiB that take no disk space.
     let f = std::fs::File::create(&big).expect("create");
@@ -145,13 +148,14 @@ fn a_file_over_the_size_limit_is_refused_without_reading_it() {
 
 #[test]
 fn a_directory_walk_names_each_skipped_entry_and_why() {
-    let dir = scratch("walk");
+    let dir_tmp = scratch("walk");
+    let dir = dir_tmp.path();
     std::fs::copy(root().join("tests/fixtures/ptx/sm_80/vadd.ptx"), dir.join("vadd.ptx")).expect("copy");
     mkfifo(&dir.join("x.ptx"));
     std::os::unix::fs::symlink("/dev/zero", dir.join("z.ptx")).expect("symlink");
     std::os::unix::fs::symlink("no-such-target.ptx", dir.join("dangling.cu")).expect("symlink");
     std::fs::create_dir(dir.join("sub")).expect("sub");
-    std::os::unix::fs::symlink(&dir, dir.join("sub").join("loop.ptx")).expect("symlink");
+    std::os::unix::fs::symlink(dir, dir.join("sub").join("loop.ptx")).expect("symlink");
     // Not a name warpsight analyses: ignored without a word, FIFO or not.
     mkfifo(&dir.join("notes.txt"));
     let (code, stdout, stderr) = run(&["analyze", dir.to_str().expect("path")]);
@@ -169,7 +173,8 @@ fn a_directory_walk_names_each_skipped_entry_and_why() {
 
 #[test]
 fn a_fifo_as_the_recorded_ptx_beside_a_cu_is_not_read() {
-    let dir = scratch("recorded");
+    let dir_tmp = scratch("recorded");
+    let dir = dir_tmp.path();
     let cu = dir.join("k.cu");
     std::fs::write(&cu, "__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n").expect("write");
     let fifo = dir.join("k.ptx");

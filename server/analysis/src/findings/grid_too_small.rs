@@ -6,8 +6,8 @@
 //!
 //! ## Why is this bad?
 //! Idle SMs are lost throughput: a 4-block grid on a 108-SM A100 uses under 4 % of the
-//! chip. CGPredict (seed 003, §8 item 8) makes the same sanity check: fewer than
-//! 2 × 2048 threads cannot fill the Jetson TK1's one SMX.
+//! chip. CGPredict (Wang, Zhong & Mitra 2017, §3.2) makes the same sanity check: fewer
+//! than 2 × 2048 threads cannot fill the Jetson TK1's one SMX.
 //!
 //! ## Example
 //! ```cuda

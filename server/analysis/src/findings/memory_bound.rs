@@ -6,9 +6,10 @@
 //!
 //! ## Why is this bad?
 //! It is not a defect; it tells you where time goes. For a memory-bound kernel, arithmetic
-//! optimisations buy nothing: Lopez-Novoa et al. (seed 002, §10 items 1 and 3) find that
-//! when CWP > MWP "a good indicator for performance ... is the #Memory_Operations", and
-//! CGPredict (seed 003, §8 item 2) classifies a kernel as memory-bound when CWP ≥ MWP.
+//! optimisations buy nothing: Dasgupta (2011, §5.2, Figs. 23–25) finds that when
+//! CWP > MWP "a good indicator for performance ... is the #Memory_Operations", and
+//! CGPredict (Wang, Zhong & Mitra 2017, Eq. 16 and §4.4.1) classifies a kernel as
+//! memory-bound when CWP ≥ MWP.
 //! Work on the number and the coalescing of global memory requests instead.
 //!
 //! ## Example
@@ -19,9 +20,9 @@
 //!
 //! ## Fix
 //! No automatic fix. Cut global memory traffic: reuse loaded data through shared memory
-//! (seed 002 §10 item 4, seed 003 §8 item 4), fix uncoalesced accesses (see
-//! `uncoalesced-global-access`), use wider (vector) accesses with care (seed 002 §10 item
-//! 6). When the launch configuration is unknown, a fix inserts a `// warpsight:`
+//! (Dasgupta 2011 §4.2.1, Table 12; Wang, Zhong & Mitra 2017 §4.4.2), fix uncoalesced
+//! accesses (see `uncoalesced-global-access`), use wider (vector) accesses with care
+//! (Dasgupta 2011 §3.2.5 and §4.2.3). When the launch configuration is unknown, a fix inserts a `// warpsight:`
 //! annotation so the verdict is made for the real launch.
 
 

@@ -1,11 +1,11 @@
 //! What the four `occupancy-limited-by-*` findings share: the threshold, the message
 //! skeleton and the occupancy-optimal block size fix.
 //!
-//! Why a threshold at all: occupancy is not performance. Lopez-Novoa et al. (seed 002,
-//! §10 item 11, Fig. 2) show kernels that run faster at lower occupancy, so the findings
-//! stay quiet for the common 50-100 % range and speak only when at most half of the warp
-//! slots can be used, where latency hiding is most likely to suffer (Hong & Kim's
-//! "not enough warps" case, seed 002 §10 item 1).
+//! Why a threshold at all: occupancy is not performance. Dasgupta (2011, §1.1, Fig. 2)
+//! shows kernels that run faster at lower occupancy, so the findings stay quiet for the
+//! common 50-100 % range and speak only when at most half of the warp slots can be used,
+//! where latency hiding is most likely to suffer (Hong & Kim 2009's "not enough warps"
+//! case, restated by Dasgupta 2011 §2.2.3).
 
 use gpu_spec::occupancy::{self, DeviceProps, DeviceState, FuncAttrs};
 use gpu_spec::{Limiters, Occupancy};

@@ -8,8 +8,9 @@
 //!
 //! ## Why is this bad?
 //! With 32-thread blocks an A100 SM holds 32 blocks = 32 of its 64 warps however few
-//! registers the kernel uses. Few warps hide little latency (seed 002 §10 item 1); tiny
-//! blocks also give up the intra-block memory merging seed 002 measures (§10 item 10).
+//! registers the kernel uses. Few warps hide little latency (Hong & Kim 2009; Dasgupta
+//! 2011 §2.2.3); tiny blocks also give up the intra-block memory merging Dasgupta
+//! measures (2011, §3.2.4, Tables 2 and 3).
 //!
 //! ## Example
 //! ```cuda

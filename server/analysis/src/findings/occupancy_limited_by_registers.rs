@@ -8,9 +8,10 @@
 //!
 //! ## Why is this bad?
 //! Few resident warps leave little to hide memory and pipeline latency with (Hong & Kim's
-//! MWP/CWP analysis, seed 002 §10 item 1: when there are not enough warps neither
-//! memory nor compute is saturated). But occupancy is not performance (seed 002 §10
-//! item 11): unroll-and-jam raises registers and lowers occupancy on purpose (item 5).
+//! MWP/CWP analysis, restated by Dasgupta 2011 §2.2.3: when there are not enough warps
+//! neither memory nor compute is saturated). But occupancy is not performance (Dasgupta
+//! 2011 §1.1, Fig. 2): unroll-and-jam raises registers and lowers occupancy on purpose
+//! (Dasgupta 2011 §4.2.2).
 //! Treat this as a question, not a verdict.
 //!
 //! ## Example

@@ -7,10 +7,11 @@
 //! NVIDIA's occupancy calculator).
 //!
 //! ## Why is this bad?
-//! As for every occupancy limit: few warps hide little latency (seed 002 §10 item 1),
-//! though higher occupancy is not always faster (item 11). Shared-memory tiling is the
-//! standard optimisation for reuse (seed 003 §8 item 4, seed 002 §10 item 4); large
-//! tiles trade that reuse against resident blocks.
+//! As for every occupancy limit: few warps hide little latency (Hong & Kim 2009; Dasgupta
+//! 2011 §2.2.3), though higher occupancy is not always faster (Dasgupta 2011 §1.1,
+//! Fig. 2). Shared-memory tiling is the standard optimisation for reuse (Wang, Zhong &
+//! Mitra 2017 §4.3 and §4.4.2; Dasgupta 2011 §4.2.1); large tiles trade that reuse
+//! against resident blocks.
 //!
 //! ## Example
 //! ```cuda

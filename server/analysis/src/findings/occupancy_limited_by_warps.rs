@@ -8,9 +8,10 @@
 //! fit: 1024 threads on a GPU with 1536 threads per SM (CC 8.6, 8.9) hold 67 %.
 //!
 //! ## Why is this bad?
-//! The unused slots are lost for the whole kernel (seed 002 §10 item 1: too few warps to
-//! hide latency). Block size also changes memory merging (seed 002 §10 item 11, Fig. 17:
-//! the same kernel differs twofold between 64 and 256 threads per block).
+//! The unused slots are lost for the whole kernel (too few warps to hide latency: Hong &
+//! Kim 2009; Dasgupta 2011 §2.2.3). Block size also changes memory merging (Dasgupta
+//! 2011 §5.1, Fig. 17: the same kernel differs twofold between 64 and 256 threads per
+//! block).
 //!
 //! ## Example
 //! ```cuda

@@ -7,10 +7,10 @@
 //!
 //! ## Why is this bad?
 //! An n-way conflict costs n shared-memory wavefronts instead of one (CUDA C++
-//! Programming Guide, § "Shared Memory" of each compute capability). CGPredict (seed 003,
-//! §8 item 5) shows that tiling a column-wise pattern into shared memory without care
-//! leaves SYRK 6.4× slower than GEMM because of X-way conflicts; Lopez-Novoa et al.
-//! (seed 002, §10 item 12) account the conflicted latency in the compute cycles.
+//! Programming Guide, § "Shared Memory" of each compute capability). CGPredict (Wang,
+//! Zhong & Mitra 2017, §4.3, Table 5) shows that tiling a column-wise pattern into shared
+//! memory without care leaves SYRK 6.4× slower than GEMM because of X-way conflicts;
+//! Dasgupta (2011, §3.1.2.2) accounts the conflicted latency in the compute cycles.
 //!
 //! ## Example
 //! ```cuda
@@ -25,8 +25,8 @@
 //! column walk touches 32 different banks. The fix `PadSharedArray` is offered when the
 //! address traces back to one static `.shared` array (not `extern __shared__`) and the
 //! stride between lanes is a whole number of elements; the row length it pads is that
-//! stride. The padding is seed 003's suggested "+1" (§8 item 5 note: our addition, not the
-//! paper's).
+//! stride. The "+1" padding is our addition: CGPredict's bank-conflict discussion (Wang,
+//! Zhong & Mitra 2017, §3.6 and §4.3) does not propose a fix.
 
 use kernel_profile::{MemoryAccess, Space};
 

@@ -14,10 +14,11 @@
 //!
 //! ## Why is this bad?
 //! Every extra sector is DRAM or L2 bandwidth spent on bytes nobody reads. CGPredict
-//! (seed 003, §8 items 1 and 3) classifies accesses as coalesced (2 transactions per warp)
-//! or uncoalesced (32) and gets an 11× speed-up on SYRK from making warps walk rows
-//! instead of columns; Lopez-Novoa et al. (seed 002, §10 item 9) show the transaction mix
-//! driving the departure delay and thus MWP.
+//! (Wang, Zhong & Mitra 2017, §3.3.2 and §4.4.1, Table 6) classifies accesses as
+//! coalesced (2 transactions per warp) or uncoalesced (32) and gets an 11× speed-up on
+//! SYRK from making warps walk rows instead of columns; Dasgupta (2011, §3.2.1 and
+//! §3.2.6, Tables 8–10) shows the transaction mix driving the departure delay and thus
+//! MWP.
 //!
 //! ## Example
 //! ```cuda
@@ -28,7 +29,7 @@
 //!
 //! ## Fix
 //! Make `threadIdx.x` index the contiguous dimension (swap the index roles or transpose
-//! the data, seed 003 §8 item 3), or stage the tile through shared memory. When the
+//! the data, Wang, Zhong & Mitra 2017 §4.4.1), or stage the tile through shared memory. When the
 //! pointer is only read, the fix `RestrictConst` marks the parameter `const __restrict__`
 //! so that the compiler may use the read-only data cache (`ld.global.nc`), which softens
 //! the cost of scattered reads (CUDA C++ Programming Guide, § "Read-Only Data Cache").

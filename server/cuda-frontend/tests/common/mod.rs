@@ -33,12 +33,10 @@ pub fn cuda_root(test: &str) -> Option<PathBuf> {
     root
 }
 
-/// A fresh scratch directory unique to this test.
-pub fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpsight-cf-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("cannot create {}: {e}", d.display()));
-    d
+/// A fresh private scratch directory for this test (an unpredictable name, removed when
+/// dropped).
+pub fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("warpsight-cf-it-{name}-")).tempdir().unwrap_or_else(|e| panic!("cannot create a scratch directory: {e}"))
 }
 
 /// Options that use exactly this nvcc and a private cache (nothing from the process

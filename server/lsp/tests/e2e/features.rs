@@ -172,9 +172,8 @@ async fn cuda_source_gets_hints_on_its_own_lines() {
     }
     let src_path = root().join("tests/fixtures/cu/matmul_naive.cu");
     let text = std::fs::read_to_string(&src_path).unwrap();
-    let dir = std::env::temp_dir().join(format!("warpsight-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("matmul_naive.cu");
+    let dir = tempfile::Builder::new().prefix("warpsight-e2e-").tempdir().unwrap();
+    let path = dir.path().join("matmul_naive.cu");
     std::fs::write(&path, &text).unwrap();
     let uri = format!("file://{}", path.display());
     let mut ts = start(json!({ "nvcc": nvcc.to_string_lossy() })).await;
@@ -200,7 +199,6 @@ async fn cuda_source_gets_hints_on_its_own_lines() {
     let actions = ts.request("textDocument/codeAction", json!({ "textDocument": { "uri": uri }, "range": unc["range"], "context": { "diagnostics": [unc] } })).await;
     assert!(!actions.as_array().unwrap().is_empty(), "{actions}");
     ts.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -211,9 +209,8 @@ async fn while_a_cu_compile_is_pending_the_untouched_kernels_keep_their_hints_ma
         return;
     }
     let text = "__global__ void scale(float* p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] *= 2.0f;\n}\n\n__global__ void shift(float* p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] += 1.0f;\n}\n";
-    let dir = std::env::temp_dir().join(format!("warpsight-e2e-pending-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("two.cu");
+    let dir = tempfile::Builder::new().prefix("warpsight-e2e-pending-").tempdir().unwrap();
+    let path = dir.path().join("two.cu");
     std::fs::write(&path, text).unwrap();
     let uri = format!("file://{}", path.display());
     // A long debounce keeps the new version's compile pending while the hints are asked.
@@ -243,5 +240,4 @@ async fn while_a_cu_compile_is_pending_the_untouched_kernels_keep_their_hints_ma
     assert!(after.iter().any(|(l, s)| *l == scale + 1 && s.contains("occ") && !s.ends_with(" · pending")), "{after:?}");
     assert!(after.iter().any(|(l, s)| *l == shift + 1 && s.contains("occ") && !s.ends_with(" · pending")), "{after:?}");
     ts.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -464,27 +464,17 @@ async fn unknown_methods_and_bad_params_get_the_spec_errors() {
 
 // --- A compiler that hangs ----------------------------------------------------------------
 
-/// A temporary directory removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!("warpsight-robustness-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(dir.join("bin")).expect("temp dir");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A private temporary directory with an empty `bin/` (an unpredictable name, removed
+/// when dropped).
+fn temp_dir(tag: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix(&format!("warpsight-robustness-{tag}-")).tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("bin")).expect("temp dir");
+    dir
 }
 
 /// Writes an executable `bin/nvcc` shell script.
-fn fake_nvcc(dir: &TempDir, script: &str) -> PathBuf {
-    let path = dir.0.join("bin").join("nvcc");
+fn fake_nvcc(dir: &tempfile::TempDir, script: &str) -> PathBuf {
+    let path = dir.path().join("bin").join("nvcc");
     std::fs::write(&path, script).expect("write fake nvcc");
     #[cfg(unix)]
     {
@@ -499,7 +489,7 @@ const SAXPY_CU: &str = "__global__ void saxpy(int n, float a, const float* x, fl
 /// Opens a `.cu` document whose compiler hangs and checks that a timeout diagnostic
 /// arrives within `within`, while a hover on a `.ptx` document is answered at once.
 async fn hung_compiler_case(script: &str, within: Duration) {
-    let dir = TempDir::new("nvcc");
+    let dir = temp_dir("nvcc");
     let nvcc = fake_nvcc(&dir, script);
     let options = json!({ "debounceMs": 0, "nvcc": nvcc, "compileTimeoutMs": 1500, "compiler": "nvcc" });
     let (mut ts, _) = TestServer::start_with(json!({ "window": { "workDoneProgress": true } }), options).await;
@@ -509,9 +499,9 @@ async fn hung_compiler_case(script: &str, within: Duration) {
     assert_no_syntax_errors(&ts.diagnostics(ptx_uri, 1).await);
 
     // The text is unique per run so no compile cache entry can answer for the compiler.
-    let cu_path = dir.0.join("saxpy.cu");
+    let cu_path = dir.path().join("saxpy.cu");
     let cu_uri = format!("file://{}", cu_path.display());
-    let text = format!("// run {:?}\n{SAXPY_CU}", dir.0.file_name().unwrap_or_default());
+    let text = format!("// run {:?}\n{SAXPY_CU}", dir.path().file_name().unwrap_or_default());
     std::fs::write(&cu_path, &text).expect("write .cu");
     let opened = Instant::now();
     ts.open(&cu_uri, "cuda-cpp", &text).await;
@@ -528,7 +518,7 @@ async fn hung_compiler_case(script: &str, within: Duration) {
     assert!(messages.iter().any(|m| m.contains("did not finish within 1.5 s")), "{messages:?}");
     assert!(took < within, "the timeout diagnostic took {took:?}");
     // The hung processes were killed: the script records its pid.
-    for entry in std::fs::read_dir(&dir.0).expect("dir").filter_map(Result::ok) {
+    for entry in std::fs::read_dir(dir.path()).expect("dir").filter_map(Result::ok) {
         let name = entry.file_name().to_string_lossy().into_owned();
         if let Some(pid) = name.strip_prefix("pid.") {
             assert!(!Path::new(&format!("/proc/{pid}")).exists(), "the hung compiler {pid} is still running");
@@ -748,12 +738,12 @@ async fn every_compile_reports_progress_under_a_new_token() {
     // LSP 3.17 "WorkDoneProgress": the server creates a token per progress; reusing one
     // for a second compile would make the client's `create` fail or merge two reports
     // (mutation survivor: the token counter never advanced).
-    let dir = TempDir::new("progress");
+    let dir = temp_dir("progress");
     // A compiler that fails at once: the compile still reports progress.
     let nvcc = fake_nvcc(&dir, "#!/bin/sh\necho 'nvcc fails on purpose' >&2\nexit 1\n");
     let options = json!({ "debounceMs": 0, "nvcc": nvcc, "compiler": "nvcc" });
     let (mut ts, _) = TestServer::start_with(json!({ "window": { "workDoneProgress": true } }), options).await;
-    let cu_path = dir.0.join("saxpy.cu");
+    let cu_path = dir.path().join("saxpy.cu");
     let cu_uri = format!("file://{}", cu_path.display());
     std::fs::write(&cu_path, SAXPY_CU).expect("write .cu");
     ts.open(&cu_uri, "cuda-cpp", SAXPY_CU).await;

@@ -10,11 +10,9 @@ fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpsight-e2e-sec-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+/// A private scratch directory (an unpredictable name, removed when dropped).
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("warpsight-e2e-sec-{name}-")).tempdir().expect("scratch dir")
 }
 
 /// `path` as a `file://` URI, percent-encoding what a URI may not hold as it is.
@@ -43,7 +41,8 @@ async fn opening_a_file_whose_name_holds_shell_syntax_runs_nothing() {
         return;
     }
     let cwd = std::env::current_dir().expect("cwd");
-    let dir = scratch("inj");
+    let dir_tmp = scratch("inj");
+    let dir = dir_tmp.path();
     let mut ts = TestServer::start_with(json!({}), json!({ "debounceMs": 0, "nvcc": nvcc.to_string_lossy(), "compiler": "nvcc" })).await.0;
     for (i, name) in [format!("$(touch warpsight-e2e-marker-{}-a).cu", std::process::id()), format!("`touch warpsight-e2e-marker-{}-b`.cu", std::process::id())]
         .into_iter()
@@ -69,7 +68,6 @@ async fn opening_a_file_whose_name_holds_shell_syntax_runs_nothing() {
         assert_eq!(names, ["_Z5scalePfi"], "case {i}: {report}");
     }
     ts.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The notes of the `.cu` document's analysis.
@@ -81,7 +79,8 @@ async fn notes_of(ts: &mut TestServer, uri: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_workspace_compile_database_is_read_only_when_trusted() {
-    let dir = scratch("trust");
+    let dir_tmp = scratch("trust");
+    let dir = dir_tmp.path();
     let cu = dir.join("k.cu");
     std::fs::write(&cu, KERNEL).expect("write k.cu");
     let db = json!([{ "directory": dir, "file": "k.cu", "arguments": ["nvcc", "-DFROM_DB=1", "-Wall", "-c", "k.cu"] }]);
@@ -103,5 +102,4 @@ async fn a_workspace_compile_database_is_read_only_when_trusted() {
     assert!(notes.iter().any(|n| n.contains("-Wall")), "the trusted database was not read: {notes:?}");
     assert!(!notes.iter().any(|n| n.contains("trustCompileCommands")), "{notes:?}");
     ts.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,7 +3,7 @@
 //!
 //! Why a mapping is needed: the thesis measures sixteen operations (`addf`, `adds`, `fma`,
 //! `divf`, `cvt`, `mov`, shared load/store, ...) and never lists which PTX opcodes fall
-//! under which row (spec 004 §12.1). [`latency_key`] is our mapping; every opcode outside
+//! under which row (Alavani 2023 §4.2 knows four instruction types only). [`latency_key`] is our mapping; every opcode outside
 //! the measured set is mapped to the closest measured row and the choice is documented
 //! there, so a hover can say "estimated as `fma`".
 
@@ -33,7 +33,8 @@ pub enum LatencyKey {
     Global,
     /// Branches, barriers, returns and other control: the thesis gives no latency; the
     /// companion repository's dataset uses 10 cycles for every miscellaneous instruction
-    /// (`avg_misc_lat`, spec 004 §16, outside the seed).
+    /// (`avg_misc_lat` in the `Datasets/` CSVs of the public repository
+    /// `santonus/energymodel`, which the thesis names as its data).
     Misc,
 }
 
@@ -170,8 +171,8 @@ pub fn k20_global_latency(x: f64) -> f64 {
 }
 
 /// Table 4.5's exponential growth model of memory throughput, TP(n) = a · (b − e^(−c·n)),
-/// with n the number of global (or shared) memory instructions per SM (spec 004 §16: the
-/// repository's dataset evaluates it at `glob_inst_sm`).
+/// with n the number of global (or shared) memory instructions per SM (the
+/// `santonus/energymodel` dataset evaluates it at `glob_inst_sm`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpThroughput {
     pub a: f64,
@@ -257,7 +258,7 @@ pub const K20_LAUNCH_OVERHEAD: (f64, f64) = (0.00002, 1.4489);
 /// the same operation (the thesis measures no FP64 latency); every load/store by state
 /// space (shared → `shared`; parameter and constant loads → `mov`, as they are
 /// constant-bank operands; the rest → `global`, as the thesis has no local or generic
-/// model, spec 004 §12.1); control and everything else → `misc`.
+/// model, Alavani 2023 §4.2); control and everything else → `misc`.
 pub fn latency_key(opcode: &str, class: InstrClass) -> LatencyKey {
     let mut parts = opcode.split('.');
     let op = parts.next().unwrap_or("");
@@ -273,7 +274,7 @@ pub fn latency_key(opcode: &str, class: InstrClass) -> LatencyKey {
         }
         // Kernel parameters and constants are read from the constant bank, usually as
         // operands of the consuming instruction (no memory instruction in SASS): charged
-        // as a `mov`. The thesis has no model for them (spec 004 §12.1).
+        // as a `mov`. The thesis has no model for them (§4.2, §4.4.5).
         InstrClass::Load(Space::Param | Space::Const) => return LatencyKey::Mov,
         InstrClass::Load(_) | InstrClass::Store(_) | InstrClass::Atomic(_) => {
             return LatencyKey::Global;
@@ -358,7 +359,7 @@ mod tests {
 
     #[test]
     fn table_4_5_matches_the_repository_dataset() {
-        // Spec 004 §16: the dataset's Global_Throughput is the K20 model at glob_inst_sm:
+        // santonus/energymodel: the dataset's Global_Throughput is the K20 model at glob_inst_sm:
         // 10386.98 at 473 and 18176.40 at 1034.
         let k20 = TABLE_4_5[0].1;
         assert!((k20.at(473.0).unwrap() - 10386.98).abs() < 0.05);

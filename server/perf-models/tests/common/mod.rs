@@ -10,6 +10,8 @@
 
 use std::path::PathBuf;
 
+pub mod profiles;
+
 /// The workspace root (two levels above this crate, symlinks resolved).
 pub fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

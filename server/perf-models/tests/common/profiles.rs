@@ -1,0 +1,67 @@
+//! Hand-written kernel profiles for the adapter tests: one load, and a whole profile with
+//! everything a test does not state left empty (no loops, branches or assumptions).
+
+use std::collections::BTreeMap;
+
+use kernel_profile::{
+    AccessClass, AccessKind, InstructionCounts, KernelProfile, LaunchConfig, LaunchSource,
+    MemoryAccess, ResourceSource, Resources, Space,
+};
+
+/// A load of `bytes` per thread in `vector`-wide accesses, `transactions` per warp
+/// request, executed `executions` times per thread.
+pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, vector: u8, transactions: f64, executions: f64) -> MemoryAccess {
+    MemoryAccess {
+        space,
+        kind: AccessKind::Load,
+        class,
+        stride_bytes: stride,
+        bytes_per_thread: bytes,
+        vector_width: vector,
+        transactions_per_request: transactions,
+        bank_conflict_ways: None,
+        executions,
+        spill: None,
+        ptx_line: 1,
+        source_file: None,
+        source_line: None,
+        same_address_lanes: None,
+        active_lane_fraction: None,
+        address: None,
+        constant_operand: None,
+    }
+}
+
+/// The profile of `kernel` on `gpu` launched with `grid` × `block` (a setting), with
+/// `resources` = (registers per thread, static shared bytes per block) as given figures.
+pub fn profile(kernel: &str, gpu: &str, grid: [u32; 3], block: [u32; 3], resources: (u32, u32), counts: InstructionCounts, accesses: Vec<MemoryAccess>) -> KernelProfile {
+    KernelProfile {
+        kernel: kernel.into(),
+        demangled: None,
+        gpu: gpu.into(),
+        launch: LaunchConfig {
+            grid,
+            block,
+            dynamic_smem: 0,
+            args: BTreeMap::new(),
+            footprint_bytes: None,
+            source: LaunchSource::Setting,
+        },
+        resources: Resources {
+            registers_per_thread: resources.0,
+            static_smem_bytes: resources.1,
+            local_bytes_per_thread: 0,
+            spill_store_bytes: 0,
+            spill_load_bytes: 0,
+            stack_frame_bytes: 0,
+            barriers: 0,
+            source: ResourceSource::Given,
+        },
+        counts,
+        memory_accesses: accesses,
+        loops: vec![],
+        divergent_branches: vec![],
+        blocks: vec![],
+        assumptions: vec![],
+    }
+}
