@@ -19,6 +19,7 @@ use ptx_ir::{InstrClass, Space};
 
 use crate::access::Lanes;
 use crate::affine::Env;
+use crate::predicate::Decoded;
 
 /// The stand-in for an integer parameter nobody supplied.
 const UNKNOWN_PARAM: i64 = 1 << 18;
@@ -232,261 +233,45 @@ impl Lane<'_> {
     }
 }
 
-/// The integer operation of one instruction, decoded once from its opcode, with the
-/// semantics of [`IntOp::eval`]: exactly, in 64-bit integer arithmetic at the
-/// instruction's width. Predicates are 0 or 1. Shared by the per-lane address evaluation
-/// here and the control-flow simulation (`simt.rs`), which runs it many times.
+/// The integer operation of one instruction, decoded once from its opcode
+/// ([`crate::predicate::decode`], the decoder the branch conditions use too) and evaluated
+/// with the same arithmetic ([`crate::predicate::apply`]): exact 64-bit integer arithmetic
+/// at the instruction's width. Predicates are 0 or 1. Shared by the per-lane address
+/// evaluation here and the control-flow simulation (`simt.rs`), which runs it many times.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct IntOp {
-    kind: Kind,
-    bits: u32,
-    signed: bool,
-    wide: bool,
-    /// Comparison of a `setp` on unsigned (or bit) types.
-    unsigned: bool,
-    cmp: Cmp,
-    /// `setp.CMP.BOOL p, a, b, c`: how the comparison combines with `c`.
-    combine: Combine,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// `ld.param` of the parameter with this index.
-    Param(u32),
-    Copy,
-    Add,
-    Sub,
-    Mul,
-    MulHi,
-    Mad,
-    MadHi,
-    Shl,
-    Shr,
-    And,
-    Or,
-    Xor,
-    NotPred,
-    Not,
-    Neg,
-    Abs,
-    Min,
-    Max,
-    Div,
-    Rem,
-    Selp,
-    Setp,
-    /// Not integer arithmetic on known values (floating point, loads, shuffles...).
-    Opaque,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Cmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Combine {
-    None,
-    And,
-    Or,
-    Xor,
-}
+pub(crate) struct IntOp(Decoded);
 
 impl IntOp {
     /// Decodes `instr`.
     pub(crate) fn of(func: &Function, instr: &ptx_ir::Instr) -> IntOp {
-        let ops = func.operands_of(instr);
-        let base = instr.base();
-        let ty = instr.ty();
-        let mut op = IntOp {
-            kind: Kind::Opaque,
-            bits: u32::try_from(ty.map(ptx::type_bytes).unwrap_or(8) * 8).unwrap_or(64),
-            signed: ty.is_some_and(|t| t.starts_with('s')),
-            wide: instr.has_modifier("wide"),
-            unsigned: ty.is_some_and(|t| t.starts_with('u') || t.starts_with('b')),
-            cmp: Cmp::Eq,
-            combine: Combine::None,
-        };
-        let hi = instr.has_modifier("hi");
-        if matches!(ty, Some("f16" | "f32" | "f64" | "bf16" | "f16x2" | "bf16x2")) && base != "cvt" && base != "mov" {
-            return op;
-        }
-        op.kind = match (base, instr.class) {
-            ("ld", InstrClass::Load(Space::Param)) => match ops.get(1) {
-                Some(Operand::Addr { base: AddrBase::Symbol(sym), .. }) => match func.param_index(sym) {
-                    Some(i) => Kind::Param(i),
-                    None => Kind::Opaque,
-                },
-                _ => Kind::Opaque,
-            },
-            ("mov" | "cvta", _) => Kind::Copy,
-            // Integer conversions keep the value (sign or zero extension, or a truncation
-            // we treat as exact for in-range indices).
-            ("cvt", _) if !instr.modifiers().any(|m| m.starts_with('f') || m == "bf16") => Kind::Copy,
-            ("add", _) => Kind::Add,
-            ("sub", _) => Kind::Sub,
-            ("mul" | "mul24", _) if !hi => Kind::Mul,
-            // The high half of the product: nvcc's division by a constant (`x / 20` is
-            // `mul.hi.s32 x, 1717986919` plus shifts; Granlund & Montgomery 1994).
-            ("mul", _) => Kind::MulHi,
-            ("mad", _) if hi => Kind::MadHi,
-            ("mad" | "mad24", _) => Kind::Mad,
-            ("shl", _) => Kind::Shl,
-            ("shr", _) => Kind::Shr,
-            ("and", _) => Kind::And,
-            ("or", _) => Kind::Or,
-            ("xor", _) => Kind::Xor,
-            ("not", _) if ty == Some("pred") => Kind::NotPred,
-            ("not", _) => Kind::Not,
-            ("neg", _) => Kind::Neg,
-            ("abs", _) => Kind::Abs,
-            ("min", _) => Kind::Min,
-            ("max", _) => Kind::Max,
-            ("div", _) => Kind::Div,
-            ("rem", _) => Kind::Rem,
-            ("selp", _) => Kind::Selp,
-            ("setp", _) => {
-                // Compared at the instruction's width; `lt`/`le`/`gt`/`ge` on unsigned and
-                // bit types compare unsigned (PTX ISA, `setp`: "lo, ls, hi, hs" are the
-                // unsigned spellings; nvcc writes `setp.lt.u32`).
-                let (cmp, unsigned) = match instr.modifiers().next() {
-                    Some("eq") => (Cmp::Eq, op.unsigned),
-                    Some("ne") => (Cmp::Ne, op.unsigned),
-                    Some("lt") => (Cmp::Lt, op.unsigned),
-                    Some("le") => (Cmp::Le, op.unsigned),
-                    Some("gt") => (Cmp::Gt, op.unsigned),
-                    Some("ge") => (Cmp::Ge, op.unsigned),
-                    Some("lo") => (Cmp::Lt, true),
-                    Some("ls") => (Cmp::Le, true),
-                    Some("hi") => (Cmp::Gt, true),
-                    Some("hs") => (Cmp::Ge, true),
-                    _ => return op,
-                };
-                op.cmp = cmp;
-                op.unsigned = unsigned;
-                // `setp.CMP.BOOL p, a, b, c` combines the comparison with a third
-                // predicate (PTX ISA, `setp`).
-                if ops.len() > 3 {
-                    op.combine = if instr.has_modifier("and") {
-                        Combine::And
-                    } else if instr.has_modifier("or") {
-                        Combine::Or
-                    } else if instr.has_modifier("xor") {
-                        Combine::Xor
-                    } else {
-                        return op;
-                    };
-                }
-                Kind::Setp
-            }
-            _ => Kind::Opaque,
-        };
-        op
+        IntOp(crate::predicate::decode(func, instr))
     }
 
     /// The value written to the (first) destination from the value of source operand `i`
     /// (`src(i)`, 1-based as in the operand list) and of parameter `k` (`param(k)`);
     /// `None` when something needed is unknown.
     pub(crate) fn eval(&self, mut src: impl FnMut(usize) -> Option<i64>, param: impl Fn(u32) -> Option<i64>) -> Option<i64> {
-        let bits = u64::from(self.bits);
-        let (signed, wide) = (self.signed, self.wide);
-        let wrap = |v: i64| -> i64 {
-            if wide || bits >= 64 || bits == 0 {
-                v
-            } else if signed {
-                let sh = 64 - bits;
-                (v << sh) >> sh
-            } else {
-                v & ((1i64 << bits) - 1)
+        match self.0 {
+            Decoded::Param { index, ty } => {
+                let v = param(index)?;
+                Some(ty.map_or(v, |t| t.norm(v)))
             }
-        };
-        Some(match self.kind {
-            Kind::Param(i) => param(i)?,
-            Kind::Copy => src(1)?,
-            Kind::Add => wrap(src(1)?.wrapping_add(src(2)?)),
-            Kind::Sub => wrap(src(1)?.wrapping_sub(src(2)?)),
-            Kind::Mul => wrap(src(1)?.wrapping_mul(src(2)?)),
-            Kind::MulHi => mul_hi(src(1)?, src(2)?, bits, signed),
-            Kind::MadHi => wrap(mul_hi(src(1)?, src(2)?, bits, signed).wrapping_add(src(3)?)),
-            Kind::Mad => wrap(src(1)?.wrapping_mul(src(2)?).wrapping_add(src(3)?)),
-            Kind::Shl => wrap(src(1)?.wrapping_shl(u32::try_from(src(2)?).ok()?)),
-            Kind::Shr => {
-                let (a, k) = (src(1)?, u32::try_from(src(2)?).ok()?.min(63));
-                if signed { a >> k } else { ((a as u64 & if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }) >> k) as i64 }
+            Decoded::Copy => src(1),
+            Decoded::Op { op, ty } => {
+                let n = crate::predicate::arity(op);
+                let a = src(1)?;
+                let b = if n >= 2 { src(2)? } else { a };
+                let c = if n >= 3 { src(3)? } else { a };
+                crate::predicate::apply(op, ty, a, b, c)
             }
-            Kind::And => src(1)? & src(2)?,
-            Kind::Or => src(1)? | src(2)?,
-            Kind::Xor => src(1)? ^ src(2)?,
-            Kind::NotPred => i64::from(src(1)? == 0),
-            Kind::Not => wrap(!src(1)?),
-            Kind::Neg => wrap(src(1)?.wrapping_neg()),
-            Kind::Abs => src(1)?.wrapping_abs(),
-            Kind::Min => src(1)?.min(src(2)?),
-            Kind::Max => src(1)?.max(src(2)?),
-            Kind::Div => {
-                let (a, b) = (src(1)?, src(2)?);
-                if b == 0 {
-                    return None;
-                }
-                a.wrapping_div(b)
-            }
-            Kind::Rem => {
-                let (a, b) = (src(1)?, src(2)?);
-                if b == 0 {
-                    return None;
-                }
-                a.wrapping_rem(b)
-            }
-            Kind::Selp => {
-                let p = src(3)?;
-                if p != 0 { src(1)? } else { src(2)? }
-            }
-            Kind::Setp => {
-                let (a, b) = (src(1)?, src(2)?);
-                let r = if self.unsigned || bits == 0 || bits >= 64 {
-                    let mask = if bits == 0 || bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                    let (ua, ub) = (a as u64 & mask, b as u64 & mask);
-                    match self.cmp {
-                        Cmp::Eq => ua == ub,
-                        Cmp::Ne => ua != ub,
-                        Cmp::Lt => ua < ub,
-                        Cmp::Le => ua <= ub,
-                        Cmp::Gt => ua > ub,
-                        Cmp::Ge => ua >= ub,
-                    }
-                } else {
-                    let sh = 64 - bits;
-                    let (a, b) = ((a << sh) >> sh, (b << sh) >> sh);
-                    match self.cmp {
-                        Cmp::Eq => a == b,
-                        Cmp::Ne => a != b,
-                        Cmp::Lt => a < b,
-                        Cmp::Le => a <= b,
-                        Cmp::Gt => a > b,
-                        Cmp::Ge => a >= b,
-                    }
-                };
-                let r = match self.combine {
-                    Combine::None => r,
-                    Combine::And => r && src(3)? != 0,
-                    Combine::Or => r || src(3)? != 0,
-                    Combine::Xor => r ^ (src(3)? != 0),
-                };
-                i64::from(r)
-            }
-            Kind::Opaque => return None,
-        })
+            Decoded::Data | Decoded::Unsupported => None,
+        }
     }
 
     /// `true` for a `setp` that combines its comparison with a third predicate (its second
     /// destination is then not simply the negation of the first).
     pub(crate) fn combines(&self) -> bool {
-        self.combine != Combine::None
+        matches!(self.0, Decoded::Op { op: crate::predicate::Op::Setp { bool_op: Some(_), .. }, .. })
     }
 }
 
@@ -515,19 +300,6 @@ pub fn initial_value_avg_with(func: &Function, reg: RegId, env: &Env<'_>, choice
     Some(sum / tids.len().max(1) as f64)
 }
 
-/// The high `bits` bits of the `2·bits`-bit product.
-fn mul_hi(a: i64, b: i64, bits: u64, signed: bool) -> i64 {
-    let bits = bits.clamp(8, 64) as u32;
-    if signed {
-        let sh = 64 - bits;
-        let (a, b) = (i128::from((a << sh) >> sh), i128::from((b << sh) >> sh));
-        ((a * b) >> bits) as i64
-    } else {
-        let mask: u128 = if bits == 64 { u128::from(u64::MAX) } else { (1u128 << bits) - 1 };
-        let (a, b) = (a as u64 as u128 & mask, b as u64 as u128 & mask);
-        ((a * b) >> bits) as i64
-    }
-}
 
 /// The lanes of a memory instruction by concrete evaluation; `None` when its address
 /// depends on data.
@@ -568,16 +340,17 @@ pub fn lanes_with(func: &Function, id: InstrId, env: &Env<'_>, choices: &mut Def
 
 #[cfg(test)]
 mod tests {
-    use super::mul_hi;
+    use crate::predicate::{IntTy, Op, apply};
 
     #[test]
     fn magic_number_division_by_20() {
         // nvcc's x / 20 for signed 32-bit x: t = mulhi(x, 1717986919); (t >> 3) + (t >>> 31).
+        let (s32, u32t) = (IntTy::of("s32").expect("s32"), IntTy::of("u32").expect("u32"));
         for x in [0i64, 1, 19, 20, 399, 12345, -1, -20, -21] {
-            let t = mul_hi(x, 1_717_986_919, 32, true);
+            let t = apply(Op::MulHi, s32, x, 1_717_986_919, 0).expect("mul.hi");
             let q = (t >> 3) + ((t as u32 as i64) >> 31);
             assert_eq!(q, x / 20, "x = {x}");
         }
-        assert_eq!(mul_hi(u32::MAX as i64, 2, 32, false), 1);
+        assert_eq!(apply(Op::MulHi, u32t, u32::MAX as i64, 2, 0), Some(1));
     }
 }

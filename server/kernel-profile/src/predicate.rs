@@ -52,7 +52,7 @@ pub(crate) enum Unknown {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct IntTy {
+pub(crate) struct IntTy {
     bits: u32,
     signed: bool,
 }
@@ -60,7 +60,7 @@ struct IntTy {
 impl IntTy {
     const PRED: IntTy = IntTy { bits: 1, signed: false };
 
-    fn of(name: &str) -> Option<IntTy> {
+    pub(crate) fn of(name: &str) -> Option<IntTy> {
         let (signed, digits) = match name.as_bytes().first()? {
             b's' => (true, &name[1..]),
             b'u' | b'b' => (false, &name[1..]),
@@ -76,7 +76,7 @@ impl IntTy {
     }
 
     /// `v` reduced to this type's width, sign- or zero-extended back to 64 bits.
-    fn norm(self, v: i64) -> i64 {
+    pub(crate) fn norm(self, v: i64) -> i64 {
         if self.bits >= 64 {
             v
         } else if self.signed {
@@ -89,7 +89,7 @@ impl IntTy {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Cmp {
+pub(crate) enum Cmp {
     Eq,
     Ne,
     Lt,
@@ -122,14 +122,14 @@ impl Cmp {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BoolOp {
+pub(crate) enum BoolOp {
     And,
     Or,
     Xor,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
+pub(crate) enum Op {
     Add,
     Sub,
     MulLo,
@@ -270,7 +270,9 @@ fn unsigned_cmp(a: i64, b: i64, ty: IntTy, f: impl Fn(u64, u64) -> bool) -> bool
     f(a as u64 & mask(ty), b as u64 & mask(ty))
 }
 
-fn apply(op: Op, ty: IntTy, a: i64, b: i64, c: i64) -> Option<i64> {
+/// The value of `op` at type `ty` on `a`, `b`, `c` (unused operands are ignored): exact
+/// 64-bit integer arithmetic at the instruction's width, as PTX defines each operation.
+pub(crate) fn apply(op: Op, ty: IntTy, a: i64, b: i64, c: i64) -> Option<i64> {
     let n = |v: i64| ty.norm(v);
     // PTX clamps shift amounts to the operand width.
     let shift = |k: i64| -> u32 { u32::try_from(k.max(0)).unwrap_or(u32::MAX).min(ty.bits) };
@@ -682,12 +684,6 @@ impl Compiler<'_, '_> {
             return Err(Unknown::Varies);
         }
         let ops = func.operands_of(instr);
-        let base = instr.base();
-        let types: Vec<&str> = instr.modifiers().filter(|m| ptx::type_bytes(m) > 0 || *m == "pred").collect();
-        if types.iter().any(|t| t.starts_with('f') || *t == "bf16" || t.starts_with("bf16")) && base != "setp" && base != "cvt" {
-            return Err(Unknown::Data);
-        }
-        let ty = types.last().and_then(|t| IntTy::of(t));
         let src = |this: &mut Self, i: usize| -> Result<u32, Unknown> {
             match ops.get(i) {
                 Some(op) => this.operand(op),
@@ -695,85 +691,132 @@ impl Compiler<'_, '_> {
             }
         };
         let unsupported = || Unknown::Unsupported(format!("`{}`", instr.opcode));
-        let wide = instr.has_modifier("wide");
-        let hi = instr.has_modifier("hi");
-        let op = match (base, instr.class) {
-            ("ld", InstrClass::Load(Space::Param)) => {
-                let Some(Operand::Addr { base: AddrBase::Symbol(sym), offset: 0 }) = ops.get(1) else {
-                    return Err(unsupported());
-                };
-                let idx = func.param_index(sym).ok_or_else(unsupported)?;
-                let v = *self.env.args.get(&idx).ok_or(Unknown::Argument(idx))?;
-                let v = ty.map_or(v, |t| t.norm(v));
-                return Ok(self.constant(v));
+        match decode(func, instr) {
+            Decoded::Param { index, ty } => {
+                let v = *self.env.args.get(&index).ok_or(Unknown::Argument(index))?;
+                Ok(self.constant(ty.map_or(v, |t| t.norm(v))))
             }
-            (_, InstrClass::Load(_) | InstrClass::Atomic(_)) => return Err(Unknown::Data),
-            ("mov" | "cvta", _) => return src(self, 1),
-            ("cvt", _) => {
-                // `cvt.dst.src`: integer conversions only.
-                if types.len() != 2 || instr.has_modifier("sat") {
-                    return Err(Unknown::Data);
+            Decoded::Copy => src(self, 1),
+            Decoded::Data => Err(Unknown::Data),
+            Decoded::Unsupported => Err(unsupported()),
+            Decoded::Op { op, ty } => {
+                // The `q` half of `setp p|q` is the negation.
+                let op = match op {
+                    Op::Setp { cmp, bool_op, .. } => Op::Setp { cmp, bool_op, negate: matches!(ops.first(), Some(Operand::Pair(_, Some(q))) if *q == dst) },
+                    op => op,
+                };
+                let mut args = [0u32; 3];
+                for (k, slot) in args.iter_mut().enumerate().take(arity(op)) {
+                    *slot = src(self, k + 1)?;
                 }
-                let (Some(d), Some(s)) = (IntTy::of(types[0]), IntTy::of(types[1])) else { return Err(Unknown::Data) };
-                let a = src(self, 1)?;
-                return Ok(self.push(Node::Op { op: Op::Cvt(s), ty: d, args: [a, a, a] }));
+                for k in arity(op)..3 {
+                    args[k] = args[0];
+                }
+                Ok(self.push(Node::Op { op, ty, args }))
             }
-            ("add", _) => Op::Add,
-            ("sub", _) => Op::Sub,
-            ("mul" | "mul24", _) if wide => Op::MulWide,
-            ("mul" | "mul24", _) if hi => Op::MulHi,
-            ("mul" | "mul24", _) => Op::MulLo,
-            ("mad" | "mad24", _) if wide => Op::MadWide,
-            ("mad" | "mad24", _) if hi => Op::MadHi,
-            ("mad" | "mad24", _) => Op::MadLo,
-            ("shl", _) => Op::Shl,
-            ("shr", _) => Op::Shr,
-            ("and", _) => Op::And,
-            ("or", _) => Op::Or,
-            ("xor", _) => Op::Xor,
-            ("not", _) => Op::Not,
-            ("neg", _) => Op::Neg,
-            ("abs", _) => Op::Abs,
-            ("min", _) => Op::Min,
-            ("max", _) => Op::Max,
-            ("div", _) => Op::Div,
-            ("rem", _) => Op::Rem,
-            ("selp", _) => Op::Selp,
-            ("setp", _) => {
-                let mods: Vec<&str> = instr.modifiers().collect();
-                let cmp = mods.first().and_then(|m| Cmp::of(m));
-                let bool_op = mods.iter().find_map(|m| match *m {
-                    "and" => Some(BoolOp::And),
-                    "or" => Some(BoolOp::Or),
-                    "xor" => Some(BoolOp::Xor),
-                    _ => None,
-                });
-                let (Some(cmp), Some(t)) = (cmp, ty) else {
-                    // Floating-point comparisons (and unordered ones) compare data.
-                    return Err(Unknown::Data);
-                };
-                let negate = matches!(ops.first(), Some(Operand::Pair(_, Some(q))) if *q == dst);
-                let a = src(self, 1)?;
-                let b = src(self, 2)?;
-                let c = if bool_op.is_some() { src(self, 3)? } else { a };
-                return Ok(self.push(Node::Op { op: Op::Setp { cmp, bool_op, negate }, ty: t, args: [a, b, c] }));
+        }
+    }
+}
+
+/// An integer instruction decoded from its opcode and types, once: shared by the condition
+/// compiler here and the per-lane evaluation (`concrete.rs`, `simt.rs`), so the two agree
+/// on what every instruction computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decoded {
+    /// `ld.param` of parameter `index`, of type `ty`.
+    Param { index: u32, ty: Option<IntTy> },
+    /// `mov`, `cvta`: the first source.
+    Copy,
+    /// An integer operation at its type (a `cvt`'s destination type; a `setp`'s operands').
+    Op { op: Op, ty: IntTy },
+    /// A load, an atomic or floating-point arithmetic: data, not a value of the launch.
+    Data,
+    /// An instruction this evaluator does not model.
+    Unsupported,
+}
+
+/// The operands an operation reads (`selp`, `mad` and a `setp` combined with a predicate
+/// read three).
+pub(crate) fn arity(op: Op) -> usize {
+    match op {
+        Op::Not | Op::Neg | Op::Abs | Op::Cvt(_) => 1,
+        Op::MadLo | Op::MadWide | Op::MadHi | Op::Selp | Op::Setp { bool_op: Some(_), .. } => 3,
+        _ => 2,
+    }
+}
+
+/// Decodes `instr` (its guard is the caller's business).
+pub(crate) fn decode(func: &Function, instr: &ptx_ir::Instr) -> Decoded {
+    let ops = func.operands_of(instr);
+    let base = instr.base();
+    let types: Vec<&str> = instr.modifiers().filter(|m| ptx::type_bytes(m) > 0 || *m == "pred").collect();
+    if types.iter().any(|t| t.starts_with('f') || t.starts_with("bf16")) && base != "setp" && base != "cvt" {
+        return Decoded::Data;
+    }
+    let ty = types.last().and_then(|t| IntTy::of(t));
+    let wide = instr.has_modifier("wide");
+    let hi = instr.has_modifier("hi");
+    let op = match (base, instr.class) {
+        ("ld", InstrClass::Load(Space::Param)) => {
+            let Some(Operand::Addr { base: AddrBase::Symbol(sym), offset: 0 }) = ops.get(1) else {
+                return Decoded::Unsupported;
+            };
+            return match func.param_index(sym) {
+                Some(index) => Decoded::Param { index, ty },
+                None => Decoded::Unsupported,
+            };
+        }
+        (_, InstrClass::Load(_) | InstrClass::Atomic(_)) => return Decoded::Data,
+        ("mov" | "cvta", _) => return Decoded::Copy,
+        ("cvt", _) => {
+            // `cvt.dst.src`: integer conversions only.
+            if types.len() != 2 || instr.has_modifier("sat") {
+                return Decoded::Data;
             }
-            _ => return Err(unsupported()),
-        };
-        let ty = ty.ok_or_else(unsupported)?;
-        let arity = match op {
-            Op::Not | Op::Neg | Op::Abs => 1,
-            Op::MadLo | Op::MadWide | Op::MadHi | Op::Selp => 3,
-            _ => 2,
-        };
-        let mut args = [0u32; 3];
-        for (k, slot) in args.iter_mut().enumerate().take(arity) {
-            *slot = src(self, k + 1)?;
+            let (Some(d), Some(s)) = (IntTy::of(types[0]), IntTy::of(types[1])) else { return Decoded::Data };
+            return Decoded::Op { op: Op::Cvt(s), ty: d };
         }
-        for k in arity..3 {
-            args[k] = args[0];
+        ("add", _) => Op::Add,
+        ("sub", _) => Op::Sub,
+        ("mul" | "mul24", _) if wide => Op::MulWide,
+        ("mul" | "mul24", _) if hi => Op::MulHi,
+        ("mul" | "mul24", _) => Op::MulLo,
+        ("mad" | "mad24", _) if wide => Op::MadWide,
+        ("mad" | "mad24", _) if hi => Op::MadHi,
+        ("mad" | "mad24", _) => Op::MadLo,
+        ("shl", _) => Op::Shl,
+        ("shr", _) => Op::Shr,
+        ("and", _) => Op::And,
+        ("or", _) => Op::Or,
+        ("xor", _) => Op::Xor,
+        ("not", _) => Op::Not,
+        ("neg", _) => Op::Neg,
+        ("abs", _) => Op::Abs,
+        ("min", _) => Op::Min,
+        ("max", _) => Op::Max,
+        ("div", _) => Op::Div,
+        ("rem", _) => Op::Rem,
+        ("selp", _) => Op::Selp,
+        ("setp", _) => {
+            let mods: Vec<&str> = instr.modifiers().collect();
+            let cmp = mods.first().and_then(|m| Cmp::of(m));
+            let bool_op = mods.iter().find_map(|m| match *m {
+                "and" => Some(BoolOp::And),
+                "or" => Some(BoolOp::Or),
+                "xor" => Some(BoolOp::Xor),
+                _ => None,
+            });
+            let (Some(cmp), Some(t)) = (cmp, ty) else {
+                // Floating-point comparisons (and unordered ones) compare data.
+                return Decoded::Data;
+            };
+            return Decoded::Op { op: Op::Setp { cmp, bool_op, negate: false }, ty: t };
         }
-        Ok(self.push(Node::Op { op, ty, args }))
+        _ => return Decoded::Unsupported,
+    };
+    match ty {
+        Some(ty) => Decoded::Op { op, ty },
+        None => Decoded::Unsupported,
     }
 }
 
