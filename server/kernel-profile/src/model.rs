@@ -139,6 +139,23 @@ pub struct Resources {
     pub source: ResourceSource,
 }
 
+impl Resources {
+    /// Resources stated by the caller (a test, a paper's table, a profile written by hand):
+    /// these registers and static shared memory, no local memory, spills or barriers.
+    pub fn given(registers_per_thread: u32, static_smem_bytes: u32) -> Resources {
+        Resources {
+            registers_per_thread,
+            static_smem_bytes,
+            local_bytes_per_thread: 0,
+            spill_store_bytes: 0,
+            spill_load_bytes: 0,
+            stack_frame_bytes: 0,
+            barriers: 0,
+            source: ResourceSource::Given,
+        }
+    }
+}
+
 /// Per-thread instruction counts by class.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InstructionCounts {

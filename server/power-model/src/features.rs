@@ -577,7 +577,7 @@ mod tests {
 
     use super::*;
     use kernel_profile::{
-        BlockProfile, InstrNode, InstructionCounts, LaunchConfig, LaunchSource, ResourceSource,
+        BlockProfile, InstrNode, InstructionCounts, LaunchConfig, LaunchSource,
         Resources,
     };
 
@@ -607,16 +607,7 @@ mod tests {
                 args: Default::default(),
                 footprint_bytes: None, source: LaunchSource::Setting,
             },
-            resources: Resources {
-                registers_per_thread: 12,
-                static_smem_bytes: 0,
-                local_bytes_per_thread: 0,
-                spill_store_bytes: 0,
-                spill_load_bytes: 0,
-                stack_frame_bytes: 0,
-                barriers: 0,
-                source: ResourceSource::Given,
-            },
+            resources: Resources::given(12, 0),
             counts,
             memory_accesses: vec![],
             loops: vec![],

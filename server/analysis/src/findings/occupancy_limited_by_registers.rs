@@ -97,23 +97,14 @@ mod tests {
     use super::*;
     use crate::findings::test_support::findings;
     use crate::{Context, Settings};
-    use kernel_profile::{ResourceSource, Resources};
+    use kernel_profile::Resources;
 
     fn with_registers(regs: u32, block: [u32; 3]) -> crate::FileAnalysis {
         let text = crate::findings::test_support::fixture("vadd");
         let (module, _) = ptx_ir::parse_and_lower(&text);
         let name = module.kernels().next().expect("kernel").name.clone();
         let mut context = Context::default();
-        let resources = Resources {
-            registers_per_thread: regs,
-            static_smem_bytes: 0,
-            local_bytes_per_thread: 0,
-            spill_store_bytes: 0,
-            spill_load_bytes: 0,
-            stack_frame_bytes: 0,
-            barriers: 0,
-            source: ResourceSource::Given,
-        };
+        let resources = Resources::given(regs, 0);
         context.kernels.insert(name, crate::KernelContext { resources: Some(resources), ..Default::default() });
         let settings = Settings {
             launch: crate::PartialLaunch { grid: Some([4096, 1, 1]), block: Some(block), ..Default::default() },

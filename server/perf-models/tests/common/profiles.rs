@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use kernel_profile::{
     AccessClass, AccessKind, InstructionCounts, KernelProfile, LaunchConfig, LaunchSource,
-    MemoryAccess, ResourceSource, Resources, Space,
+    MemoryAccess, Resources, Space,
 };
 
 /// A load of `bytes` per thread in `vector`-wide accesses, `transactions` per warp
@@ -47,16 +47,7 @@ pub fn profile(kernel: &str, gpu: &str, grid: [u32; 3], block: [u32; 3], resourc
             footprint_bytes: None,
             source: LaunchSource::Setting,
         },
-        resources: Resources {
-            registers_per_thread: resources.0,
-            static_smem_bytes: resources.1,
-            local_bytes_per_thread: 0,
-            spill_store_bytes: 0,
-            spill_load_bytes: 0,
-            stack_frame_bytes: 0,
-            barriers: 0,
-            source: ResourceSource::Given,
-        },
+        resources: Resources::given(resources.0, resources.1),
         counts,
         memory_accesses: accesses,
         loops: vec![],

@@ -240,16 +240,7 @@ fn analyse_row(row: &Row, gpu: &gpu_spec::Gpu, cache: &HashMap<Key, Compiled>, o
         let (module, _) = ptx_ir::parse_and_lower(&compiled.ptx);
         let static_smem = module.function(&entry).map_or(0, |f| u32::try_from(f.static_smem_bytes).unwrap_or(u32::MAX));
         let k = context.kernels.entry(entry.clone()).or_default();
-        let mut res = k.resources.clone().unwrap_or(kernel_profile::Resources {
-            registers_per_thread: regs,
-            static_smem_bytes: static_smem,
-            local_bytes_per_thread: 0,
-            spill_store_bytes: 0,
-            spill_load_bytes: 0,
-            stack_frame_bytes: 0,
-            barriers: 0,
-            source: kernel_profile::ResourceSource::Given,
-        });
+        let mut res = k.resources.clone().unwrap_or_else(|| kernel_profile::Resources::given(regs, static_smem));
         res.registers_per_thread = regs;
         res.source = kernel_profile::ResourceSource::Given;
         k.resources = Some(res);
