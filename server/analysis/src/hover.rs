@@ -89,11 +89,7 @@ pub fn kernel_card(k: &KernelAnalysis) -> String {
 /// "10 regs/thread (ptxas), 4096 B smem/block".
 fn resources(t: &TargetAnalysis) -> String {
     let r = &t.profile.resources;
-    let how = match r.source {
-        kernel_profile::ResourceSource::Ptxas => "ptxas",
-        kernel_profile::ResourceSource::Estimate => "estimate",
-        kernel_profile::ResourceSource::Given => "given",
-    };
+    let how = crate::display::serde_name(&r.source);
     format!("{} regs/thread ({how}), {} B smem/block", r.registers_per_thread, r.static_smem_bytes)
 }
 

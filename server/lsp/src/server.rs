@@ -8,6 +8,8 @@
 //! futures in arrival order, so the actor receives notifications in the order the client
 //! sent them.
 
+use analysis::report::{FileReport, OccupancyReport, UnknownGpu};
+use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -248,12 +250,17 @@ impl Backend {
         let uri = uri_param(&params)?;
         let kernel = kernel_param(&params);
         let res = self.query(uri, |reply| Query::Report(kernel, reply)).await?;
-        res.ok_or_else(|| Error::invalid_params("the document is not open (or not analysed yet)"))
+        to_json(&res.ok_or_else(|| Error::invalid_params("the document is not open (or not analysed yet)"))?)
     }
 
     /// `warpsight/whatIf { uri, kernel?, grid?, block?, dynamicSmem?, gpus?, args? }`: the
     /// report with those settings changed (the document's own settings are untouched).
     pub(crate) async fn what_if(&self, params: Value) -> Result<Value> {
+        to_json(&self.what_if_report(params).await?)
+    }
+
+    /// The report of [`Backend::what_if`].
+    async fn what_if_report(&self, params: Value) -> Result<FileReport> {
         let uri = uri_param(&params)?;
         let kernel = kernel_param(&params);
         let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -312,23 +319,59 @@ impl Backend {
         if let Some(obj) = p.as_object_mut() {
             obj.insert("gpus".into(), Value::Array(gpus));
         }
-        let report = self.what_if(p).await?;
+        let report = self.what_if_report(p).await?;
         let mut rows = Vec::new();
-        for k in report["kernels"].as_array().into_iter().flatten() {
-            for (gpu, t) in k["gpus"].as_object().into_iter().flatten() {
-                rows.push(serde_json::json!({
-                    "kernel": k["name"],
-                    "gpu": gpu,
-                    "name": t["name"],
-                    "occupancy": t["occupancy"]["occupancy"],
-                    "time_us": t["headline"]["time_us"],
-                    "bound": t["headline"]["bound"],
-                    "model": t["headline"]["model"],
-                    "watts": t["power"]["watts"],
-                    "energy_uj": t["energy_uj"],
-                }));
+        for k in &report.kernels {
+            for (gpu, t) in &k.gpus {
+                let headline = t.headline.as_ref();
+                rows.push(CompareRow {
+                    kernel: k.name.clone(),
+                    gpu: gpu.clone(),
+                    name: t.name.clone(),
+                    occupancy: match &t.occupancy {
+                        OccupancyReport::Computed(o) => Some(o.occupancy),
+                        OccupancyReport::Failed { .. } => None,
+                    },
+                    time_us: headline.map(|h| h.time_us),
+                    bound: headline.map(|h| h.bound.clone()),
+                    model: headline.map(|h| h.model.clone()),
+                    watts: t.power.as_ref().map(|p| p.watts),
+                    energy_uj: t.energy_uj,
+                });
             }
         }
-        Ok(serde_json::json!({ "uri": report["path"], "unknown_gpus": report["unknown_gpus"], "rows": rows }))
+        to_json(&CompareGpus { uri: report.path, unknown_gpus: report.unknown_gpus, rows })
     }
+}
+
+/// The `warpsight/compareGpus` result (docs/lsp-extensions.md).
+#[derive(Serialize)]
+struct CompareGpus {
+    /// The document.
+    uri: String,
+    unknown_gpus: Vec<UnknownGpu>,
+    rows: Vec<CompareRow>,
+}
+
+/// One kernel on one GPU; `null` where the report has none (no occupancy, no time, no
+/// power).
+#[derive(Serialize)]
+struct CompareRow {
+    kernel: String,
+    gpu: String,
+    name: String,
+    occupancy: Option<f64>,
+    time_us: Option<f64>,
+    bound: Option<String>,
+    model: Option<String>,
+    watts: Option<f64>,
+    energy_uj: Option<f64>,
+}
+
+/// A result as the JSON of the response.
+fn to_json(value: &impl Serialize) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| {
+        tracing::error!("a result does not serialise: {e}");
+        Error::internal_error()
+    })
 }
