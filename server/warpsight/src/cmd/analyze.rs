@@ -128,7 +128,21 @@ impl Serialize for KernelsJson<'_> {
     }
 }
 
+/// The table of one file: its header, then each kernel as it is analysed.
 fn print_table(out: &mut impl Write, loaded: &mut input::Streamed) -> std::io::Result<()> {
+    print_file_header(out, loaded)?;
+    if loaded.kernels.remaining() == 0 {
+        writeln!(out, "  no kernels")?;
+    }
+    while let Some(k) = loaded.kernels.next_kernel() {
+        print_kernel(out, &k)?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The file's name, PTX target and version, notes, syntax and compiler errors, unknown GPUs.
+fn print_file_header(out: &mut impl Write, loaded: &input::Streamed) -> std::io::Result<()> {
     let a = &loaded.kernels;
     match (a.target.as_deref(), a.version) {
         (Some(target), Some((x, y))) => writeln!(out, "{}  ({target}, PTX {x}.{y})", loaded.display_path)?,
@@ -143,29 +157,43 @@ fn print_table(out: &mut impl Write, loaded: &mut input::Streamed) -> std::io::R
         let lc = index.line_col(d.span.start);
         writeln!(out, "  {} at PTX line {}:{}: {}", d.severity.name(), lc.line + 1, lc.col + 1, d.message)?;
     }
-    drop(index);
     for d in &loaded.compiler_errors {
         writeln!(out, "  {d}")?;
     }
     for (id, close) in &a.unknown_gpus {
         writeln!(out, "  unknown GPU `{id}` (closest: {})", close.join(", "))?;
     }
-    if a.remaining() == 0 {
-        writeln!(out, "  no kernels")?;
-    }
-    while let Some(k) = loaded.kernels.next_kernel() {
-        print_kernel(out, &k)?;
-    }
-    writeln!(out)?;
     Ok(())
 }
 
+/// One kernel: launch and resources, instruction mix, loops, each GPU, findings,
+/// assumptions.
 fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::Result<()> {
     let title = k.demangled.as_deref().unwrap_or(&k.name);
     writeln!(out, "\n  kernel {title}")?;
     if k.demangled.is_some() {
         writeln!(out, "    ptx name     {}", k.name)?;
     }
+    print_launch_and_resources(out, k)?;
+    // Launch-dependent, GPU-independent facts come from the primary target's profile.
+    let profile = k.targets.first().map(|t| &t.profile);
+    print_instruction_mix(out, k, profile)?;
+    if let Some(p) = profile {
+        print_loops(out, &p.loops)?;
+    }
+    for t in &k.targets {
+        print_target(out, t)?;
+    }
+    print_findings(out, &k.findings)?;
+    if let Some(p) = profile {
+        for a in p.assumptions.iter().skip(1) {
+            writeln!(out, "    assumption   {a}")?;
+        }
+    }
+    Ok(())
+}
+
+fn print_launch_and_resources(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::Result<()> {
     let l = &k.launch;
     let src = analysis::display::serde_name(&l.source);
     writeln!(out, "    launch       grid {}, block {}, dynamic smem {} B  ({src})", analysis::launch::display_dims(l.grid), analysis::launch::display_dims(l.block), l.dynamic_smem)?;
@@ -184,8 +212,11 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
             writeln!(out, "    spills       {} B stores, {} B loads", r.spill_store_bytes, r.spill_load_bytes)?;
         }
     }
-    // Instruction mix.
-    let profile = k.targets.first().map(|t| &t.profile);
+    Ok(())
+}
+
+/// Static and dynamic per-thread counts by class, every class either has.
+fn print_instruction_mix(out: &mut impl Write, k: &analysis::KernelAnalysis, profile: Option<&kernel_profile::KernelProfile>) -> std::io::Result<()> {
     writeln!(out, "    instruction mix       static   dynamic/thread")?;
     let mut classes: Vec<_> = k.static_mix.keys().copied().collect();
     if let Some(p) = profile {
@@ -203,49 +234,54 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
     }
     let total_static: u64 = k.static_mix.values().sum();
     let total_dyn = profile.map(|p| format!("{:>12.1}", p.counts.total_dynamic())).unwrap_or_default();
-    writeln!(out, "      {:<18}{total_static:>8}  {total_dyn}", "total")?;
-    if let Some(p) = profile {
-        if p.loops.is_empty() {
-            writeln!(out, "    loops        none")?;
-        }
-        for lp in &p.loops {
-            let at = match lp.source_line {
-                Some(line) => format!("line {line}"),
-                None => format!("PTX line {}", lp.ptx_line),
-            };
-            let count = match (lp.trip_count, &lp.trip_count_expr) {
-                (Some(n), Some(e)) => format!("{n} (= {e})"),
-                (Some(n), None) => format!("{n}"),
-                (None, Some(e)) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
-                (None, None) => format!("unknown: assumed {}", lp.assumed_trip_count),
-            };
-            writeln!(out, "    loop         {at} (depth {}): trip count {count}", lp.depth)?;
-        }
+    writeln!(out, "      {:<18}{total_static:>8}  {total_dyn}", "total")
+}
+
+/// Every loop with where it is, its depth and its trip count (or what was assumed).
+fn print_loops(out: &mut impl Write, loops: &[kernel_profile::LoopInfo]) -> std::io::Result<()> {
+    if loops.is_empty() {
+        writeln!(out, "    loops        none")?;
     }
-    for t in &k.targets {
-        match &t.occupancy {
-            Ok(o) => {
-                let waves = t.waves.as_ref().map(|w| format!(", {} wave(s), last {:.0}% full", w.waves, w.last_wave_fill * 100.0)).unwrap_or_default();
-                let lim = o.limiters.names().join("+");
-                writeln!(
-                    out,
-                    "    {:<14} occupancy {:.0}% ({} blocks/SM, {}/{} warps; limited by {lim}){waves}",
-                    t.gpu.id,
-                    o.occupancy * 100.0,
-                    o.blocks_per_sm,
-                    o.warps_per_sm,
-                    o.max_warps_per_sm
-                )?;
-                if let Some(r) = &o.reason {
-                    writeln!(out, "                   cannot launch: {r}")?;
-                }
+    for lp in loops {
+        let at = match lp.source_line {
+            Some(line) => format!("line {line}"),
+            None => format!("PTX line {}", lp.ptx_line),
+        };
+        let count = match (lp.trip_count, &lp.trip_count_expr) {
+            (Some(n), Some(e)) => format!("{n} (= {e})"),
+            (Some(n), None) => format!("{n}"),
+            (None, Some(e)) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
+            (None, None) => format!("unknown: assumed {}", lp.assumed_trip_count),
+        };
+        writeln!(out, "    loop         {at} (depth {}): trip count {count}", lp.depth)?;
+    }
+    Ok(())
+}
+
+/// One GPU: occupancy and waves, the headline and every model's time, power and energy.
+fn print_target(out: &mut impl Write, t: &analysis::TargetAnalysis) -> std::io::Result<()> {
+    match &t.occupancy {
+        Ok(o) => {
+            let waves = t.waves.as_ref().map(|w| format!(", {} wave(s), last {:.0}% full", w.waves, w.last_wave_fill * 100.0)).unwrap_or_default();
+            let lim = o.limiters.names().join("+");
+            writeln!(
+                out,
+                "    {:<14} occupancy {:.0}% ({} blocks/SM, {}/{} warps; limited by {lim}){waves}",
+                t.gpu.id,
+                o.occupancy * 100.0,
+                o.blocks_per_sm,
+                o.warps_per_sm,
+                o.max_warps_per_sm
+            )?;
+            if let Some(r) = &o.reason {
+                writeln!(out, "                   cannot launch: {r}")?;
             }
-            Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
         }
-        if let Err(why) = &t.models {
-            writeln!(out, "                   {why}")?;
-        }
-        if let Ok(r) = &t.models {
+        Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
+    }
+    match &t.models {
+        Err(why) => writeln!(out, "                   {why}")?,
+        Ok(r) => {
             let time = analysis::display::time_us;
             writeln!(
                 out,
@@ -263,13 +299,18 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
                 writeln!(out, "                   {m:<11} not applicable: {why}")?;
             }
         }
-        if let Some(p) = &t.power {
-            let parts = p.top_contributions(3);
-            let energy = t.energy_uj.map(|e| format!("; energy ≈ {}", analysis::display::energy_uj(e))).unwrap_or_default();
-            writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
-        }
     }
-    for f in &k.findings {
+    if let Some(p) = &t.power {
+        let parts = p.top_contributions(3);
+        let energy = t.energy_uj.map(|e| format!("; energy ≈ {}", analysis::display::energy_uj(e))).unwrap_or_default();
+        writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
+    }
+    Ok(())
+}
+
+/// Each finding with where it is and the titles of its fixes.
+fn print_findings(out: &mut impl Write, findings: &[analysis::findings::Finding]) -> std::io::Result<()> {
+    for f in findings {
         let at = match (&f.source_file, f.source_line) {
             (Some(file), Some(line)) => format!("{file}:{line}"),
             _ => format!("PTX line {}", f.ptx_line),
@@ -277,11 +318,6 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
         writeln!(out, "    {:<12} [{}] {at}: {}", f.severity.name(), f.code, f.message)?;
         for fix in &f.fixes {
             writeln!(out, "                 fix: {}", fix.title)?;
-        }
-    }
-    if let Some(p) = profile {
-        for a in p.assumptions.iter().skip(1) {
-            writeln!(out, "    assumption   {a}")?;
         }
     }
     Ok(())
