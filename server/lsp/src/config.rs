@@ -103,18 +103,17 @@ fn user_gpus(paths: &[&str]) -> Result<Vec<gpu_spec::Gpu>, String> {
 /// settings still apply; [`Config::update`] reads each into its type and checks its limits.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawSettings {
+pub(crate) struct RawSettings {
     #[serde(default, deserialize_with = "given")]
     debounce_ms: Option<Value>,
     #[serde(default, deserialize_with = "given")]
-    gpus: Option<Value>,
-    /// [`RawLaunch`].
+    pub(crate) gpus: Option<Value>,
+    #[serde(default, deserialize_with = "given_launch")]
+    pub(crate) launch: Option<RawLaunch>,
     #[serde(default, deserialize_with = "given")]
-    launch: Option<Value>,
+    pub(crate) args: Option<Value>,
     #[serde(default, deserialize_with = "given")]
-    args: Option<Value>,
-    #[serde(default, deserialize_with = "given")]
-    default_trip_count: Option<Value>,
+    pub(crate) default_trip_count: Option<Value>,
     #[serde(default, deserialize_with = "given")]
     nvcc: Option<Value>,
     #[serde(default, deserialize_with = "given")]
@@ -134,15 +133,24 @@ struct RawSettings {
 }
 
 /// `launch`: each part unset when absent or `null`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawLaunch {
+pub(crate) struct RawLaunch {
     #[serde(default, deserialize_with = "given")]
-    grid: Option<Value>,
+    pub(crate) grid: Option<Value>,
     #[serde(default, deserialize_with = "given")]
-    block: Option<Value>,
+    pub(crate) block: Option<Value>,
     #[serde(default, deserialize_with = "given")]
-    dynamic_smem: Option<Value>,
+    pub(crate) dynamic_smem: Option<Value>,
+}
+
+impl RawSettings {
+    /// The settings of a JSON object, `{ "warpsight": { ... } }` or the object itself;
+    /// `None` for anything else (serde would read an array as the fields in order).
+    pub(crate) fn read(json: &Value) -> Option<RawSettings> {
+        let json = json.get("warpsight").unwrap_or(json);
+        json.is_object().then(|| RawSettings::deserialize(json).ok()).flatten()
+    }
 }
 
 /// `inlayHints`: the parts of the hint, each `true` or `false`.
@@ -194,12 +202,19 @@ impl Dims {
 }
 
 /// A setting that is present, `null` included (serde reads `null` as absent otherwise).
-fn given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+pub(crate) fn given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
 }
 
+/// `launch`, when present: a value that is not an object unsets every part, as an empty
+/// object does.
+fn given_launch<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawLaunch>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(Some(if v.is_object() { typed::<RawLaunch>(&v).unwrap_or_default() } else { RawLaunch::default() }))
+}
+
 /// A setting's value read into its type; `None` when it has another shape.
-fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
     T::deserialize(v).ok()
 }
 
@@ -260,16 +275,15 @@ impl Config {
     /// of range, wrong type); a refused value leaves the previous one in place (an
     /// argument of the wrong type is left out).
     pub fn update(&mut self, json: &Value) -> Vec<String> {
-        let mut problems = Vec::new();
-        let json = json.get("warpsight").unwrap_or(json);
-        // Not an object: nothing to apply (serde would read an array as a struct's fields
-        // in order).
-        if !json.is_object() {
-            return problems;
+        match RawSettings::read(json) {
+            Some(raw) => self.apply(&raw),
+            None => Vec::new(),
         }
-        let Ok(raw) = RawSettings::deserialize(json) else {
-            return problems;
-        };
+    }
+
+    /// Applies settings already read ([`Config::update`]).
+    pub(crate) fn apply(&mut self, raw: &RawSettings) -> Vec<String> {
+        let mut problems = Vec::new();
         let mut refuse = |key: &str, v: &Value, why: &str| problems.push(format!("`{key}`: {} {why}", show(v)));
         if let Some(v) = &raw.debounce_ms {
             match typed::<u64>(v).filter(|ms| *ms <= limits::MAX_DEBOUNCE_MS) {
@@ -286,8 +300,6 @@ impl Config {
             }
         }
         if let Some(launch) = &raw.launch {
-            // Not an object: every part unset, as an empty object.
-            let launch = typed::<RawLaunch>(launch).filter(|_| launch.is_object()).unwrap_or_default();
             let mut dim = |key: &str, v: &Option<Value>, cur: Option<[u32; 3]>| match v {
                 None | Some(Value::Null) => None,
                 Some(v) => match typed::<Dims>(v).and_then(Dims::resolve) {

@@ -162,6 +162,31 @@ async fn custom_requests_report_what_if_and_compare() {
     ts.shutdown().await;
 }
 
+/// `whatIf` changes only what it is given: the launch is one setting, and its parts the
+/// request leaves out keep the document's; the report says what it was computed from.
+#[tokio::test]
+async fn what_if_keeps_the_launch_parts_it_is_not_given() {
+    let mut ts = start(json!({ "warpsight": { "launch": { "grid": 40, "dynamicSmem": 128 }, "gpus": ["tesla-v100"] } })).await;
+    let text = fixture_ptx("vadd");
+    let uri = "file:///w/vadd.ptx";
+    ts.open(uri, "ptx", &text).await;
+    ts.diagnostics(uri, 1).await;
+    let r = ts.request("warpsight/whatIf", json!({ "uri": uri, "block": "64" })).await;
+    assert_eq!(r["source"], "ptx", "{r}");
+    let launch = &r["kernels"][0]["launch"];
+    assert_eq!((&launch["grid"], &launch["block"], &launch["dynamic_smem"]), (&json!([40, 1, 1]), &json!([64, 1, 1]), &json!(128)), "{launch}");
+    assert!(r["kernels"][0]["gpus"]["tesla-v100-sxm2-16gb"].is_object(), "the document's GPUs: {r}");
+    // A part given as `null` is unset (the default grid from the problem size).
+    let r = ts.request("warpsight/whatIf", json!({ "uri": uri, "grid": null })).await;
+    assert_ne!(r["kernels"][0]["launch"]["grid"], json!([40, 1, 1]), "{r}");
+    assert_eq!(r["kernels"][0]["launch"]["dynamic_smem"], json!(128));
+    // A value out of range is refused, naming it.
+    let bad = ts.request_raw("warpsight/whatIf", json!({ "uri": uri, "args": { "n": 1.5 } })).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(bad["error"]["message"].as_str().is_some_and(|m| m.contains("`args.n`: 1.5")), "{bad}");
+    ts.shutdown().await;
+}
+
 /// `.cu` end to end through the real nvcc, when the project's toolchain is installed.
 #[tokio::test]
 async fn cuda_source_gets_hints_on_its_own_lines() {
