@@ -84,6 +84,7 @@ mod tests {
         assert_eq!(serde_name(&kernel_profile::LaunchSource::CallSite), "call-site");
         assert_eq!(serde_name(&kernel_profile::ResourceSource::Ptxas), "ptxas");
         assert_eq!(serde_name(&crate::Severity::Information), "information");
+        assert_eq!(serde_name(&power_model::Confidence::Low), "low");
         // Not a string in JSON: no name.
         assert_eq!(serde_name(&[1, 2]), "");
     }

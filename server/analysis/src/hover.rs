@@ -162,7 +162,7 @@ fn target_section(s: &mut String, t: &TargetAnalysis) {
     }
     if let Some(p) = &t.power {
         let parts = p.top_contributions(3);
-        let _ = writeln!(s, "- power **{:.0} W** ({} confidence): base {:.1} W, {}", p.watts, p.confidence, p.base_watts, parts.join(", "));
+        let _ = writeln!(s, "- power **{:.0} W** ({} confidence): base {:.1} W, {}", p.watts, crate::display::serde_name(&p.confidence), p.base_watts, parts.join(", "));
     }
     if let Some(e) = t.energy_uj {
         let _ = writeln!(s, "- energy ≈ {} per launch", crate::display::energy_uj(e));
@@ -209,8 +209,8 @@ fn gpu_table(s: &mut String, targets: &[TargetAnalysis]) {
         s,
         "| power |{}",
         cell(&|t| match (&t.power, t.energy_uj) {
-            (Some(p), Some(e)) => format!("{:.0} W ({}), {}", p.watts, p.confidence, crate::display::energy_uj(e)),
-            (Some(p), None) => format!("{:.0} W ({})", p.watts, p.confidence),
+            (Some(p), Some(e)) => format!("{:.0} W ({}), {}", p.watts, crate::display::serde_name(&p.confidence), crate::display::energy_uj(e)),
+            (Some(p), None) => format!("{:.0} W ({})", p.watts, crate::display::serde_name(&p.confidence)),
             _ => "—".into(),
         })
     );

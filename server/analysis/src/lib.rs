@@ -204,8 +204,8 @@ pub struct PowerSummary {
     pub base_watts: f64,
     /// Feature name → watts; `base_watts` plus the sum equals `watts`.
     pub contributions: Vec<(String, f64)>,
-    /// `high`, `medium` or `low`.
-    pub confidence: String,
+    /// `medium` (this GPU's own model) or `low` (transferred); shown by its `serde` name.
+    pub confidence: power_model::Confidence,
     /// The GPU whose trained model was used.
     pub model_gpu: String,
     pub notes: Vec<String>,
@@ -770,10 +770,7 @@ fn power_for(profile: &KernelProfile, gpu: &gpu_spec::Gpu, occupancy: f64) -> Op
         watts: est.watts,
         base_watts: est.base_watts,
         contributions: est.contributions,
-        confidence: match est.confidence {
-            power_model::Confidence::Medium => "medium".into(),
-            power_model::Confidence::Low => "low".into(),
-        },
+        confidence: est.confidence,
         model_gpu: est.model_gpu,
         notes: est.notes,
     })

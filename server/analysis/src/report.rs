@@ -442,7 +442,7 @@ pub struct PowerReport {
     pub base_watts: f64,
     /// Feature → watts.
     pub contributions: BTreeMap<String, f64>,
-    pub confidence: String,
+    pub confidence: power_model::Confidence,
     pub model_gpu: String,
     pub notes: Vec<String>,
 }
@@ -479,7 +479,7 @@ impl TargetReport {
                 watts: p.watts,
                 base_watts: p.base_watts,
                 contributions: p.contributions.iter().cloned().collect(),
-                confidence: p.confidence.clone(),
+                confidence: p.confidence,
                 model_gpu: p.model_gpu.clone(),
                 notes: p.notes.clone(),
             }),

@@ -303,7 +303,7 @@ fn print_target(out: &mut impl Write, t: &analysis::TargetAnalysis) -> std::io::
     if let Some(p) = &t.power {
         let parts = p.top_contributions(3);
         let energy = t.energy_uj.map(|e| format!("; energy ≈ {}", analysis::display::energy_uj(e))).unwrap_or_default();
-        writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
+        writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, analysis::display::serde_name(&p.confidence), p.base_watts, parts.join(", "))?;
     }
     Ok(())
 }
