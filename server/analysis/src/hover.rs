@@ -280,10 +280,10 @@ pub fn instruction_card(k: &KernelAnalysis, module: &ptx_ir::Module, offset: u32
         let stride = a.stride_bytes.map(|b| format!(", stride {b} B")).unwrap_or_default();
         let _ = writeln!(
             s,
-            "\n{} {:?}: **{:?}**{stride}, {} sector(s) per warp request, {:.1} executions per thread",
+            "\n{} {}: **{}**{stride}, {} sector(s) per warp request, {:.1} executions per thread",
             a.space.name(),
-            a.kind,
-            a.class,
+            crate::display::serde_name(&a.kind),
+            crate::display::serde_name(&a.class),
             a.transactions_per_request,
             a.executions
         );
@@ -370,7 +370,7 @@ pub fn memory_label(m: &kernel_profile::MemoryAccess) -> Option<String> {
     Some(match (m.space, m.bank_conflict_ways) {
         (kernel_profile::Space::Shared, Some(w)) if w > 1 => format!("{w}-way bank conflict"),
         (kernel_profile::Space::Shared, _) => return None,
-        _ => format!("{} {:?} · {:.0} sectors", m.space.name(), m.class, m.transactions_per_request).to_lowercase(),
+        _ => format!("{} {} · {:.0} sectors", m.space.name(), crate::display::serde_name(&m.class), m.transactions_per_request),
     })
 }
 
@@ -384,7 +384,7 @@ pub fn source_line_accesses(file: &FileAnalysis, on_line: impl Fn(&kernel_profil
         for m in t.profile.memory_accesses.iter().filter(|m| on_line(m)) {
             let stride = m.stride_bytes.map(|b| format!(", stride {b} B")).unwrap_or_default();
             let bank = m.bank_conflict_ways.map(|w| format!(", {w}-way bank conflict")).unwrap_or_default();
-            parts.push(format!("- {} {:?}: **{:?}**{stride}, {} sector(s)/request{bank}", m.space.name(), m.kind, m.class, m.transactions_per_request));
+            parts.push(format!("- {} {}: **{}**{stride}, {} sector(s)/request{bank}", m.space.name(), crate::display::serde_name(&m.kind), crate::display::serde_name(&m.class), m.transactions_per_request));
         }
     }
     parts.dedup();

@@ -46,7 +46,7 @@ async fn hover_shows_the_performance_card() {
     let ld = line_of(&text, "ld.global");
     let hover = ts.request("textDocument/hover", json!({ "textDocument": { "uri": uri }, "position": { "line": ld, "character": 3 } })).await;
     let v = hover["contents"]["value"].as_str().unwrap_or_default();
-    assert!(v.contains("load_global") && v.contains("Coalesced") && v.contains("sector"), "{v}");
+    assert!(v.contains("load_global") && v.contains("coalesced") && v.contains("sector"), "{v}");
     ts.shutdown().await;
 }
 
