@@ -19,7 +19,7 @@
 //! - **Power waterfall**: the power model's TreeSHAP base, then the largest contributions
 //!   in words (`power_model::Features::label`), the rest summed, ending at the estimate.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::TargetAnalysis;
 use crate::display::time_us;
@@ -28,7 +28,7 @@ use crate::display::time_us;
 const WATERFALL_STEPS: usize = 6;
 
 /// The charts of one kernel on one GPU.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetCharts {
     pub occupancy: Option<OccupancyChart>,
     pub roofline: Option<RooflineChart>,
@@ -36,26 +36,26 @@ pub struct TargetCharts {
     pub power: Option<PowerWaterfall>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OccupancyPoint {
     pub block_size: u32,
     /// Theoretical occupancy, 0 to 1.
     pub occupancy: f64,
-    pub limiters: Vec<&'static str>,
+    pub limiters: gpu_spec::Limiters,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OccupancyChart {
     pub points: Vec<OccupancyPoint>,
     /// The launch's threads per block (the marked point).
     pub current_block_size: u32,
     pub current_occupancy: f64,
-    pub current_limiters: Vec<&'static str>,
+    pub current_limiters: gpu_spec::Limiters,
     /// The smallest block size with the highest occupancy on the curve.
     pub best_block_size: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RooflinePoint {
     /// FP32 operations per DRAM byte.
     pub intensity: f64,
@@ -65,7 +65,7 @@ pub struct RooflinePoint {
     pub dram_bytes: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RooflineChart {
     /// Peak FP32 lane operations per second, in GOP/s (an FMA counts once).
     pub peak_gops: f64,
@@ -79,7 +79,7 @@ pub struct RooflineChart {
     pub note: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimePart {
     /// The breakdown key (`memory_us`).
     pub key: String,
@@ -89,7 +89,7 @@ pub struct TimePart {
     pub text: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimeBreakdown {
     pub model: String,
     pub total_us: f64,
@@ -98,7 +98,7 @@ pub struct TimeBreakdown {
     pub parts: Vec<TimePart>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PowerStep {
     /// The feature id (`inst_issue_cycles`), or `other` for the rest.
     pub feature: String,
@@ -107,7 +107,7 @@ pub struct PowerStep {
     pub watts: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PowerWaterfall {
     pub base_watts: f64,
     pub total_watts: f64,
@@ -133,10 +133,10 @@ fn occupancy_chart(t: &TargetAnalysis) -> Option<OccupancyChart> {
     let best = curve.iter().map(|p| p.occupancy).fold(0.0, f64::max);
     let best_block_size = curve.iter().find(|p| p.occupancy >= best && best > 0.0).map(|p| p.block_size);
     Some(OccupancyChart {
-        points: curve.iter().map(|p| OccupancyPoint { block_size: p.block_size, occupancy: p.occupancy, limiters: p.limiters.names() }).collect(),
+        points: curve.iter().map(|p| OccupancyPoint { block_size: p.block_size, occupancy: p.occupancy, limiters: p.limiters }).collect(),
         current_block_size: u32::try_from(t.profile.launch.threads_per_block()).unwrap_or(u32::MAX),
         current_occupancy: current.occupancy,
-        current_limiters: current.limiters.names(),
+        current_limiters: current.limiters,
         best_block_size,
     })
 }

@@ -10,6 +10,17 @@
 //! § validation), and trailing zeros are kept so that every time has the same precision.
 //! Rounding happens before the unit is chosen, so 999.96 µs reads `1.00 ms`, not `1000 µs`.
 
+/// The user-visible name of a unit variant of an enum that takes its names from its
+/// `serde` derive (`kernel_profile::LaunchSource`: `call-site`, `ResourceSource`:
+/// `ptxas`): the one spelling, the JSON report's, for tables and hovers. Empty for a value
+/// that `serde` does not write as a string (not a unit variant).
+pub fn serde_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
 /// Time units from smallest to largest, with their size in µs.
 const TIME_UNITS: [(&str, f64); 4] = [("ns", 1e-3), ("µs", 1.0), ("ms", 1e3), ("s", 1e6)];
 /// Energy units from smallest to largest, with their size in µJ.
@@ -66,7 +77,17 @@ fn sig3(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{energy_uj, time_us};
+    use super::{energy_uj, serde_name, time_us};
+
+    #[test]
+    fn serde_name_is_the_json_spelling_of_a_unit_variant() {
+        assert_eq!(serde_name(&kernel_profile::LaunchSource::CallSite), "call-site");
+        assert_eq!(serde_name(&kernel_profile::ResourceSource::Ptxas), "ptxas");
+        assert_eq!(serde_name(&crate::Severity::Information), "information");
+        assert_eq!(serde_name(&power_model::Confidence::Low), "low");
+        // Not a string in JSON: no name.
+        assert_eq!(serde_name(&[1, 2]), "");
+    }
 
     #[test]
     fn three_significant_figures_in_the_largest_unit_at_least_one() {

@@ -89,11 +89,7 @@ pub fn kernel_card(k: &KernelAnalysis) -> String {
 /// "10 regs/thread (ptxas), 4096 B smem/block".
 fn resources(t: &TargetAnalysis) -> String {
     let r = &t.profile.resources;
-    let how = match r.source {
-        kernel_profile::ResourceSource::Ptxas => "ptxas",
-        kernel_profile::ResourceSource::Estimate => "estimate",
-        kernel_profile::ResourceSource::Given => "given",
-    };
+    let how = crate::display::serde_name(&r.source);
     format!("{} regs/thread ({how}), {} B smem/block", r.registers_per_thread, r.static_smem_bytes)
 }
 
@@ -166,7 +162,7 @@ fn target_section(s: &mut String, t: &TargetAnalysis) {
     }
     if let Some(p) = &t.power {
         let parts = p.top_contributions(3);
-        let _ = writeln!(s, "- power **{:.0} W** ({} confidence): base {:.1} W, {}", p.watts, p.confidence, p.base_watts, parts.join(", "));
+        let _ = writeln!(s, "- power **{:.0} W** ({} confidence): base {:.1} W, {}", p.watts, crate::display::serde_name(&p.confidence), p.base_watts, parts.join(", "));
     }
     if let Some(e) = t.energy_uj {
         let _ = writeln!(s, "- energy ≈ {} per launch", crate::display::energy_uj(e));
@@ -213,8 +209,8 @@ fn gpu_table(s: &mut String, targets: &[TargetAnalysis]) {
         s,
         "| power |{}",
         cell(&|t| match (&t.power, t.energy_uj) {
-            (Some(p), Some(e)) => format!("{:.0} W ({}), {}", p.watts, p.confidence, crate::display::energy_uj(e)),
-            (Some(p), None) => format!("{:.0} W ({})", p.watts, p.confidence),
+            (Some(p), Some(e)) => format!("{:.0} W ({}), {}", p.watts, crate::display::serde_name(&p.confidence), crate::display::energy_uj(e)),
+            (Some(p), None) => format!("{:.0} W ({})", p.watts, crate::display::serde_name(&p.confidence)),
             _ => "—".into(),
         })
     );
@@ -284,10 +280,10 @@ pub fn instruction_card(k: &KernelAnalysis, module: &ptx_ir::Module, offset: u32
         let stride = a.stride_bytes.map(|b| format!(", stride {b} B")).unwrap_or_default();
         let _ = writeln!(
             s,
-            "\n{} {:?}: **{:?}**{stride}, {} sector(s) per warp request, {:.1} executions per thread",
+            "\n{} {}: **{}**{stride}, {} sector(s) per warp request, {:.1} executions per thread",
             a.space.name(),
-            a.kind,
-            a.class,
+            crate::display::serde_name(&a.kind),
+            crate::display::serde_name(&a.class),
             a.transactions_per_request,
             a.executions
         );
@@ -374,7 +370,7 @@ pub fn memory_label(m: &kernel_profile::MemoryAccess) -> Option<String> {
     Some(match (m.space, m.bank_conflict_ways) {
         (kernel_profile::Space::Shared, Some(w)) if w > 1 => format!("{w}-way bank conflict"),
         (kernel_profile::Space::Shared, _) => return None,
-        _ => format!("{} {:?} · {:.0} sectors", m.space.name(), m.class, m.transactions_per_request).to_lowercase(),
+        _ => format!("{} {} · {:.0} sectors", m.space.name(), crate::display::serde_name(&m.class), m.transactions_per_request),
     })
 }
 
@@ -388,7 +384,7 @@ pub fn source_line_accesses(file: &FileAnalysis, on_line: impl Fn(&kernel_profil
         for m in t.profile.memory_accesses.iter().filter(|m| on_line(m)) {
             let stride = m.stride_bytes.map(|b| format!(", stride {b} B")).unwrap_or_default();
             let bank = m.bank_conflict_ways.map(|w| format!(", {w}-way bank conflict")).unwrap_or_default();
-            parts.push(format!("- {} {:?}: **{:?}**{stride}, {} sector(s)/request{bank}", m.space.name(), m.kind, m.class, m.transactions_per_request));
+            parts.push(format!("- {} {}: **{}**{stride}, {} sector(s)/request{bank}", m.space.name(), crate::display::serde_name(&m.kind), crate::display::serde_name(&m.class), m.transactions_per_request));
         }
     }
     parts.dedup();

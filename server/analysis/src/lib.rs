@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use kernel_profile::{KernelProfile, LaunchConfig, LaunchSource, ProfileOptions, Resources};
 use ptx::Span;
 use ptx_ir::InstrClass;
+use serde::{Deserialize, Serialize};
 
 pub use launch::PartialLaunch;
 
@@ -29,6 +30,44 @@ pub enum Severity {
     Information,
     Warning,
     Error,
+}
+
+impl Severity {
+    /// Every level, lowest first.
+    pub const ALL: [Severity; 4] = [Severity::Hint, Severity::Information, Severity::Warning, Severity::Error];
+
+    /// The one user-visible name (JSON reports, tables, settings): `hint`, `information`,
+    /// `warning`, `error`. `Serialize` and `Deserialize` go through it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Severity::Hint => "hint",
+            Severity::Information => "information",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Severity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Severity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Severity::ALL.into_iter().find(|v| v.name() == name).ok_or_else(|| {
+            let known: Vec<&str> = Severity::ALL.iter().map(|v| v.name()).collect();
+            serde::de::Error::custom(format!("unknown severity `{name}` (one of {})", known.join(", ")))
+        })
+    }
 }
 
 /// A problem in the PTX text itself.
@@ -165,8 +204,8 @@ pub struct PowerSummary {
     pub base_watts: f64,
     /// Feature name → watts; `base_watts` plus the sum equals `watts`.
     pub contributions: Vec<(String, f64)>,
-    /// `high`, `medium` or `low`.
-    pub confidence: String,
+    /// `medium` (this GPU's own model) or `low` (transferred); shown by its `serde` name.
+    pub confidence: power_model::Confidence,
     /// The GPU whose trained model was used.
     pub model_gpu: String,
     pub notes: Vec<String>,
@@ -731,10 +770,7 @@ fn power_for(profile: &KernelProfile, gpu: &gpu_spec::Gpu, occupancy: f64) -> Op
         watts: est.watts,
         base_watts: est.base_watts,
         contributions: est.contributions,
-        confidence: match est.confidence {
-            power_model::Confidence::Medium => "medium".into(),
-            power_model::Confidence::Low => "low".into(),
-        },
+        confidence: est.confidence,
         model_gpu: est.model_gpu,
         notes: est.notes,
     })

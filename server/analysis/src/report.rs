@@ -1,205 +1,491 @@
-//! The JSON form of an analysis: the documented output of `warpsight analyze --format
-//! json` (docs/cli.md) and of the `warpsight/kernelReport` LSP request.
+//! The report of an analysis as typed data: the documented output of `warpsight analyze
+//! --format json` (docs/cli.md), of the `warpsight/kernelReport` and `warpsight/whatIf`
+//! LSP requests, and (its `predictions` and `headline`) of `warpsight predict --json`.
 //!
-//! Why JSON is built here, below the front ends: the CLI and the language server must
-//! print the same report with the same keys, so there is one builder. Keys are stable;
-//! additions are allowed, renames are not (docs/cli.md § Stability).
+//! Why the types live here, below the front ends: the CLI and the language server must
+//! print the same report with the same keys, so there is one set of types, built once from
+//! the analysis ([`FileReport::new`], [`KernelReport::new`]) and serialised by `serde`. The
+//! field names *are* the documented keys (a test checks docs/cli.md against them). Keys are
+//! stable; additions are allowed, renames are not (docs/cli.md § Stability).
+//!
+//! The report borrows the largest part of a kernel, its memory accesses, from the analysis
+//! (`Cow`), so a writer that streams kernels one at a time (the CLI) writes them without a
+//! copy; [`KernelReport::into_owned`] detaches it (the language server sends it to another
+//! task). Deserialising gives owned data.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
-use crate::{FileAnalysis, KernelAnalysis, TargetAnalysis};
+use kernel_profile::{BranchInfo, LaunchSource, LoopInfo, MemoryAccess, ResourceSource};
+use serde::{Deserialize, Serialize};
 
-/// The per-file object of `analyze --format json`.
-pub fn file_json(path: &str, kind: &str, text: &str, analysis: &FileAnalysis) -> Value {
-    let mut file = file_header_json(path, kind, text, &analysis.syntax, analysis.target.as_deref(), analysis.version, &analysis.unknown_gpus);
-    file.insert("kernels".into(), analysis.kernels.iter().map(kernel_json).collect::<Vec<_>>().into());
-    Value::Object(file)
+use crate::charts::TargetCharts;
+use crate::{FileAnalysis, KernelAnalysis, Severity, SyntaxDiagnostic, TargetAnalysis};
+
+/// `{ "warpsight": VERSION, "files": [FILE, ...] }`, the document `analyze --format json`
+/// prints. `F` is the list of files: a `Vec` of [`FileReport`], or a writer's own type that
+/// produces them one at a time (the CLI's streaming writer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalyzeReport<F = Vec<FileReport>> {
+    /// The version of warpsight that wrote the report.
+    pub warpsight: String,
+    pub files: F,
 }
 
-/// The per-file object without its `kernels` (for a writer that streams them, the CLI).
-pub fn file_header_json(
-    path: &str,
-    kind: &str,
-    text: &str,
-    syntax: &[crate::SyntaxDiagnostic],
-    target: Option<&str>,
-    version: Option<(u32, u32)>,
-    unknown_gpus: &[(String, Vec<String>)],
-) -> Map<String, Value> {
-    let index = ptx::LineIndex::new(text);
-    let errors: Vec<Value> = syntax
-        .iter()
-        .map(|d| {
-            let lc = index.line_col(d.span.start);
-            json!({
-                "line": lc.line + 1,
-                "column": lc.col + 1,
-                "severity": format!("{:?}", d.severity).to_lowercase(),
-                "message": d.message,
+/// What a file was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// PTX text.
+    Ptx,
+    /// CUDA C++ (`.cu`, `.cuh`), compiled to PTX first.
+    Cu,
+}
+
+/// `FILE` of docs/cli.md: one file with its kernels. `K` is the list of kernels: a `Vec`
+/// of [`KernelReport`], or a writer's own type that analyses and writes them one at a
+/// time (the CLI's bounded memory).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileReport<K = Vec<KernelReport<'static>>> {
+    /// As given (the CLI), or the document URI (the language server).
+    pub path: String,
+    pub kind: SourceKind,
+    /// `.target` (`sm_80`).
+    pub target: Option<String>,
+    /// `.version` (`9.5`).
+    pub ptx_version: Option<String>,
+    /// Syntax diagnostics of the PTX.
+    pub errors: Vec<ErrorReport>,
+    /// Where the PTX came from, architecture substitutions, dropped flags (the CLI always;
+    /// the language server for `.cu` documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<Vec<String>>,
+    /// Compiler messages, `file:line:col: severity: message` (the CLI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler_diagnostics: Option<Vec<String>>,
+    /// The toolchain that compiled a `.cu` document (the language server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolchain: Option<String>,
+    /// What a `warpsight/whatIf` report was computed from (the language server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceKind>,
+    /// `--gpu` values (or `gpus` settings) not in the database.
+    pub unknown_gpus: Vec<UnknownGpu>,
+    pub kernels: K,
+}
+
+/// A syntax diagnostic, 1-based.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorReport {
+    pub line: u32,
+    pub column: u32,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// A GPU id that is not in the database, with the closest ids that are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnknownGpu {
+    pub id: String,
+    pub closest: Vec<String>,
+}
+
+impl FileReport<()> {
+    /// The file without its kernels, for a writer that puts its own list in
+    /// ([`FileReport::with_kernels`]).
+    pub fn header(
+        path: &str,
+        kind: SourceKind,
+        text: &str,
+        syntax: &[SyntaxDiagnostic],
+        target: Option<&str>,
+        version: Option<(u32, u32)>,
+        unknown_gpus: &[(String, Vec<String>)],
+    ) -> FileReport<()> {
+        let index = ptx::LineIndex::new(text);
+        let errors = syntax
+            .iter()
+            .map(|d| {
+                let lc = index.line_col(d.span.start);
+                ErrorReport { line: lc.line + 1, column: lc.col + 1, severity: d.severity, message: d.message.clone() }
             })
-        })
-        .collect();
-    let mut file = Map::new();
-    file.insert("path".into(), path.into());
-    file.insert("kind".into(), kind.into());
-    file.insert("target".into(), target.into());
-    file.insert("ptx_version".into(), version.map(|(a, b)| format!("{a}.{b}")).into());
-    file.insert("errors".into(), errors.into());
-    file.insert("unknown_gpus".into(), unknown_gpus.iter().map(|(id, close)| json!({"id": id, "closest": close})).collect::<Vec<_>>().into());
-    file
-}
-
-fn class_map<V: Into<Value> + Copy>(m: &std::collections::BTreeMap<ptx_ir::InstrClass, V>) -> Value {
-    Value::Object(m.iter().map(|(k, v)| (k.name(), (*v).into())).collect::<Map<String, Value>>())
-}
-
-/// The per-kernel object.
-pub fn kernel_json(k: &KernelAnalysis) -> Value {
-    Value::Object(kernel_json_map(k, true))
-}
-
-/// [`kernel_json`] as its map; without `with_accesses`, `memory_accesses` is `null`, for a
-/// writer that streams that list one access at a time (it is most of the object for a
-/// long kernel: one entry per memory instruction).
-pub fn kernel_json_map(k: &KernelAnalysis, with_accesses: bool) -> Map<String, Value> {
-    // Launch-dependent, GPU-independent facts come from the primary target's profile.
-    let primary = k.targets.first();
-    let profile = primary.map(|t| &t.profile);
-    let dynamic = profile.map(|p| class_map(&p.counts.dynamic)).unwrap_or(Value::Null);
-    let mut gpus = Map::new();
-    for t in &k.targets {
-        gpus.insert(t.gpu.id.clone(), target_json(k, t));
-    }
-    let object = json!({
-        "name": k.name,
-        "demangled": k.demangled,
-        "ptx_line": k.ptx_line,
-        "registers": {
-            "declared": k.declared_registers,
-            "per_thread": profile.map(|p| p.resources.registers_per_thread),
-            "source": profile.map(|p| serde_json::to_value(p.resources.source).unwrap_or(Value::Null)),
-            "spill_store_bytes": profile.map(|p| p.resources.spill_store_bytes),
-            "spill_load_bytes": profile.map(|p| p.resources.spill_load_bytes),
-        },
-        "shared_memory": {
-            "static_bytes": profile.map(|p| u64::from(p.resources.static_smem_bytes)).unwrap_or(k.static_smem_bytes),
-            "dynamic_bytes": k.launch.dynamic_smem,
-        },
-        "local_bytes": k.local_bytes,
-        "instruction_mix": {
-            "static": class_map(&k.static_mix),
-            "dynamic_per_thread": dynamic,
-            "static_total": k.static_mix.values().sum::<u64>(),
-            "dynamic_total_per_thread": profile.map(|p| p.counts.total_dynamic()),
-        },
-        "loops": profile.map(|p| serde_json::to_value(&p.loops).unwrap_or(Value::Null)),
-        "launch": {
-            "grid": k.launch.grid,
-            "block": k.launch.block,
-            "dynamic_smem": k.launch.dynamic_smem,
-            "source": serde_json::to_value(k.launch.source).unwrap_or(Value::Null),
-            "args": k.launch.args,
-        },
-        "memory_accesses": profile.filter(|_| with_accesses).map(|p| serde_json::to_value(&p.memory_accesses).unwrap_or(Value::Null)),
-        "divergent_branches": profile.map(|p| serde_json::to_value(&p.divergent_branches).unwrap_or(Value::Null)),
-        "assumptions": profile.map(|p| p.assumptions.clone()).unwrap_or_default(),
-        "findings": k.findings.iter().map(finding_json).collect::<Vec<_>>(),
-        "gpus": gpus,
-    });
-    match object {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
-fn finding_json(f: &crate::findings::Finding) -> Value {
-    json!({
-        "code": f.code,
-        "severity": format!("{:?}", f.severity).to_lowercase(),
-        "message": f.message,
-        "gpu": f.gpu,
-        "ptx_line": f.ptx_line,
-        "source_file": f.source_file,
-        "source_line": f.source_line,
-        "fixes": f.fixes.iter().map(|x| x.title.clone()).collect::<Vec<_>>(),
-    })
-}
-
-fn target_json(_k: &KernelAnalysis, t: &TargetAnalysis) -> Value {
-    let occupancy = match &t.occupancy {
-        Ok(o) => json!({
-            "blocks_per_sm": o.blocks_per_sm,
-            "warps_per_sm": o.warps_per_sm,
-            "max_warps_per_sm": o.max_warps_per_sm,
-            "occupancy": o.occupancy,
-            "limiters": o.limiters.names(),
-            "reason": o.reason,
-        }),
-        Err(e) => json!({ "error": e }),
-    };
-    let (predictions, headline) = match &t.models {
-        Ok(r) => {
-            let mut preds = Map::new();
-            for p in &r.predictions {
-                preds.insert(p.model.to_string(), prediction_json(p, r.floor_violations.contains(&p.model)));
-            }
-            let not_applicable: Map<String, Value> = r.not_applicable.iter().map(|(m, why)| (m.to_string(), json!(why))).collect();
-            (
-                json!(preds),
-                json!({
-                    "model": r.headline.model,
-                    "time_us": r.headline.time_us,
-                    "time_text": crate::display::time_us(r.headline.time_us),
-                    "bound": r.headline.bound.name(),
-                    "rule": r.headline.rule,
-                    "not_applicable": not_applicable,
-                }),
-            )
+            .collect();
+        FileReport {
+            path: path.to_string(),
+            kind,
+            target: target.map(str::to_string),
+            ptx_version: version.map(|(a, b)| format!("{a}.{b}")),
+            errors,
+            notes: None,
+            compiler_diagnostics: None,
+            toolchain: None,
+            source: None,
+            unknown_gpus: unknown_gpus.iter().map(|(id, closest)| UnknownGpu { id: id.clone(), closest: closest.clone() }).collect(),
+            kernels: (),
         }
-        Err(_) => (json!({}), Value::Null),
-    };
-    json!({
-        "gpu": t.gpu.id,
-        "name": t.gpu.name,
-        "compute_capability": format!("{}.{}", t.gpu.cc.major, t.gpu.cc.minor),
-        "occupancy": occupancy,
-        "waves": t.waves.as_ref().map(|w| json!({
-            "waves": w.waves,
-            "blocks_per_wave": w.blocks_per_wave,
-            "last_wave_blocks": w.last_wave_blocks,
-            "last_wave_fill": w.last_wave_fill,
-        })),
-        "predictions": predictions,
-        "headline": headline,
-        "cannot_predict": t.models.as_ref().err(),
-        "power": t.power.as_ref().map(|p| json!({
-            "watts": p.watts,
-            "base_watts": p.base_watts,
-            "contributions": p.contributions.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<String, Value>>(),
-            "confidence": p.confidence,
-            "model_gpu": p.model_gpu,
-            "notes": p.notes,
-        })),
-        "energy_uj": t.energy_uj,
-        "energy_text": t.energy_uj.map(crate::display::energy_uj),
-        "charts": serde_json::to_value(crate::charts::target_charts(t)).unwrap_or(Value::Null),
-    })
+    }
 }
 
-fn prediction_json(p: &perf_models::Prediction, below_floor: bool) -> Value {
-    let mut v = json!({
-        "time_us": p.time_us,
-        "time_text": crate::display::time_us(p.time_us),
-        "bound": p.bound.name(),
-        "confidence": p.confidence.name(),
-        "explanation": p.explanation,
-        "breakdown": p.breakdown,
-        "assumptions": p.assumptions,
-        "below_roofline_floor": below_floor,
-    });
-    if let (Some(obj), Some(mwp), Some(cwp)) = (v.as_object_mut(), p.mwp, p.cwp) {
-        obj.insert("mwp".into(), json!(mwp));
-        obj.insert("cwp".into(), json!(cwp));
+impl<K> FileReport<K> {
+    /// The same file with another list of kernels.
+    pub fn with_kernels<L>(self, kernels: L) -> FileReport<L> {
+        FileReport {
+            path: self.path,
+            kind: self.kind,
+            target: self.target,
+            ptx_version: self.ptx_version,
+            errors: self.errors,
+            notes: self.notes,
+            compiler_diagnostics: self.compiler_diagnostics,
+            toolchain: self.toolchain,
+            source: self.source,
+            unknown_gpus: self.unknown_gpus,
+            kernels,
+        }
     }
-    v
+}
+
+impl<'a> FileReport<Vec<KernelReport<'a>>> {
+    /// The report of a whole analysis; `text` is the PTX it was made from (for line and
+    /// column numbers).
+    pub fn new(path: &str, kind: SourceKind, text: &str, analysis: &'a FileAnalysis) -> Self {
+        Self::of_kernels(path, kind, text, analysis, analysis.kernels.iter())
+    }
+
+    /// As [`FileReport::new`], with only the given kernels of the analysis.
+    pub fn of_kernels(path: &str, kind: SourceKind, text: &str, analysis: &FileAnalysis, kernels: impl Iterator<Item = &'a KernelAnalysis>) -> Self {
+        FileReport::header(path, kind, text, &analysis.syntax, analysis.target.as_deref(), analysis.version, &analysis.unknown_gpus)
+            .with_kernels(kernels.map(KernelReport::new).collect())
+    }
+
+    /// The report with no borrowed parts.
+    pub fn into_owned(mut self) -> FileReport {
+        let kernels = std::mem::take(&mut self.kernels).into_iter().map(KernelReport::into_owned).collect();
+        self.with_kernels(kernels)
+    }
+}
+
+/// `KERNEL` of docs/cli.md: one kernel with its results on every GPU. Launch-dependent but
+/// GPU-independent facts come from the first GPU's profile (`None`/`null` when no GPU of
+/// the settings is known).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelReport<'a> {
+    /// The `.entry` name (mangled for C++).
+    pub name: String,
+    pub demangled: Option<String>,
+    /// Line of the name in the PTX, 1-based.
+    pub ptx_line: u32,
+    pub registers: RegistersReport,
+    pub shared_memory: SharedMemoryReport,
+    /// `.local` stack bytes in the PTX.
+    pub local_bytes: u64,
+    pub instruction_mix: InstructionMixReport,
+    pub loops: Option<Vec<LoopInfo>>,
+    pub launch: LaunchReport,
+    pub memory_accesses: Option<Cow<'a, [MemoryAccess]>>,
+    pub divergent_branches: Option<Vec<BranchInfo>>,
+    pub assumptions: Vec<String>,
+    pub findings: Vec<FindingReport>,
+    /// Keyed by GPU id.
+    pub gpus: BTreeMap<String, TargetReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegistersReport {
+    /// `.reg` counts by type (`b32` → 66).
+    pub declared: BTreeMap<String, u32>,
+    pub per_thread: Option<u32>,
+    pub source: Option<ResourceSource>,
+    pub spill_store_bytes: Option<u32>,
+    pub spill_load_bytes: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SharedMemoryReport {
+    pub static_bytes: u64,
+    pub dynamic_bytes: u32,
+}
+
+/// Instruction counts by class (`InstrClass::name`, docs/profile.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstructionMixReport {
+    #[serde(rename = "static")]
+    pub static_counts: BTreeMap<String, u64>,
+    pub dynamic_per_thread: Option<BTreeMap<String, f64>>,
+    pub static_total: u64,
+    pub dynamic_total_per_thread: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchReport {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_smem: u32,
+    pub source: LaunchSource,
+    pub args: BTreeMap<String, i64>,
+}
+
+/// A finding (docs/diagnostics.md), with the titles of its fixes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingReport {
+    pub code: String,
+    pub severity: Severity,
+    pub message: String,
+    pub gpu: Option<String>,
+    pub ptx_line: u32,
+    pub source_file: Option<String>,
+    pub source_line: Option<u32>,
+    pub fixes: Vec<String>,
+}
+
+impl<'a> KernelReport<'a> {
+    pub fn new(k: &'a KernelAnalysis) -> Self {
+        let profile = k.targets.first().map(|t| &t.profile);
+        KernelReport {
+            name: k.name.clone(),
+            demangled: k.demangled.clone(),
+            ptx_line: k.ptx_line,
+            registers: RegistersReport {
+                declared: k.declared_registers.clone(),
+                per_thread: profile.map(|p| p.resources.registers_per_thread),
+                source: profile.map(|p| p.resources.source),
+                spill_store_bytes: profile.map(|p| p.resources.spill_store_bytes),
+                spill_load_bytes: profile.map(|p| p.resources.spill_load_bytes),
+            },
+            shared_memory: SharedMemoryReport {
+                static_bytes: profile.map(|p| u64::from(p.resources.static_smem_bytes)).unwrap_or(k.static_smem_bytes),
+                dynamic_bytes: k.launch.dynamic_smem,
+            },
+            local_bytes: k.local_bytes,
+            instruction_mix: InstructionMixReport {
+                static_counts: class_names(&k.static_mix),
+                dynamic_per_thread: profile.map(|p| class_names(&p.counts.dynamic)),
+                static_total: k.static_mix.values().sum(),
+                dynamic_total_per_thread: profile.map(|p| p.counts.total_dynamic()),
+            },
+            loops: profile.map(|p| p.loops.clone()),
+            launch: LaunchReport {
+                grid: k.launch.grid,
+                block: k.launch.block,
+                dynamic_smem: k.launch.dynamic_smem,
+                source: k.launch.source,
+                args: k.launch.args.clone(),
+            },
+            memory_accesses: profile.map(|p| Cow::Borrowed(p.memory_accesses.as_slice())),
+            divergent_branches: profile.map(|p| p.divergent_branches.clone()),
+            assumptions: profile.map(|p| p.assumptions.clone()).unwrap_or_default(),
+            findings: k.findings.iter().map(FindingReport::new).collect(),
+            gpus: k.targets.iter().map(|t| (t.gpu.id.clone(), TargetReport::new(t))).collect(),
+        }
+    }
+
+    /// The report with no borrowed parts.
+    pub fn into_owned(self) -> KernelReport<'static> {
+        KernelReport { memory_accesses: self.memory_accesses.map(|m| Cow::Owned(m.into_owned())), ..self }
+    }
+}
+
+/// Counts by class, keyed by the class's one name (`InstrClass::name`).
+fn class_names<V: Copy>(m: &BTreeMap<ptx_ir::InstrClass, V>) -> BTreeMap<String, V> {
+    m.iter().map(|(c, v)| (c.name().to_string(), *v)).collect()
+}
+
+impl FindingReport {
+    pub fn new(f: &crate::findings::Finding) -> Self {
+        FindingReport {
+            code: f.code.to_string(),
+            severity: f.severity,
+            message: f.message.clone(),
+            gpu: f.gpu.clone(),
+            ptx_line: f.ptx_line,
+            source_file: f.source_file.clone(),
+            source_line: f.source_line,
+            fixes: f.fixes.iter().map(|x| x.title.clone()).collect(),
+        }
+    }
+}
+
+/// `TARGET` of docs/cli.md: one kernel on one GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetReport {
+    /// The database id.
+    pub gpu: String,
+    pub name: String,
+    /// `8.0`.
+    pub compute_capability: String,
+    pub occupancy: OccupancyReport,
+    pub waves: Option<WavesReport>,
+    /// Keyed by model; empty when no time can be predicted.
+    pub predictions: BTreeMap<String, PredictionReport>,
+    /// `None` when no time can be predicted (`cannot_predict` says why).
+    pub headline: Option<HeadlineReport>,
+    pub cannot_predict: Option<String>,
+    pub power: Option<PowerReport>,
+    pub energy_uj: Option<f64>,
+    /// The energy as shown (three significant figures).
+    pub energy_text: Option<String>,
+    pub charts: TargetCharts,
+}
+
+/// The occupancy calculation, or why it could not be done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OccupancyReport {
+    Computed(OccupancyFigures),
+    Failed {
+        error: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OccupancyFigures {
+    pub blocks_per_sm: u32,
+    pub warps_per_sm: u32,
+    pub max_warps_per_sm: u32,
+    /// 0 to 1.
+    pub occupancy: f64,
+    pub limiters: gpu_spec::Limiters,
+    /// Why the configuration cannot launch, when `blocks_per_sm` is 0.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WavesReport {
+    pub waves: u64,
+    pub blocks_per_wave: u64,
+    pub last_wave_blocks: u64,
+    pub last_wave_fill: f64,
+}
+
+/// One model's prediction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictionReport {
+    pub time_us: f64,
+    /// The time as shown everywhere (`display::time_us`).
+    pub time_text: String,
+    /// `perf_models::Bound::name`.
+    pub bound: String,
+    /// `perf_models::Confidence::name`.
+    pub confidence: String,
+    pub explanation: String,
+    pub breakdown: BTreeMap<String, f64>,
+    pub assumptions: Vec<String>,
+    pub below_roofline_floor: bool,
+    /// The MWP/CWP model's memory and computation warp parallelism.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mwp: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwp: Option<f64>,
+}
+
+impl PredictionReport {
+    pub fn new(p: &perf_models::Prediction, below_roofline_floor: bool) -> Self {
+        // Both or neither, as the model gives them.
+        let (mwp, cwp) = match (p.mwp, p.cwp) {
+            (Some(m), Some(c)) => (Some(m), Some(c)),
+            _ => (None, None),
+        };
+        PredictionReport {
+            time_us: p.time_us,
+            time_text: crate::display::time_us(p.time_us),
+            bound: p.bound.name().to_string(),
+            confidence: p.confidence.name().to_string(),
+            explanation: p.explanation.clone(),
+            breakdown: p.breakdown.clone(),
+            assumptions: p.assumptions.clone(),
+            below_roofline_floor,
+            mwp,
+            cwp,
+        }
+    }
+
+    /// Every prediction of a report, keyed by model, for the models `wanted` accepts.
+    pub fn all(r: &perf_models::Report, wanted: impl Fn(&str) -> bool) -> BTreeMap<String, PredictionReport> {
+        r.predictions
+            .iter()
+            .filter(|p| wanted(p.model))
+            .map(|p| (p.model.to_string(), PredictionReport::new(p, r.floor_violations.contains(&p.model))))
+            .collect()
+    }
+}
+
+/// The consensus headline (docs/models.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeadlineReport {
+    pub model: String,
+    pub time_us: f64,
+    pub time_text: String,
+    pub bound: String,
+    pub rule: String,
+    /// Model → why it did not apply.
+    pub not_applicable: BTreeMap<String, String>,
+}
+
+impl HeadlineReport {
+    /// The headline, with the models `wanted` accepts among those that did not apply.
+    pub fn new(r: &perf_models::Report, wanted: impl Fn(&str) -> bool) -> Self {
+        HeadlineReport {
+            model: r.headline.model.to_string(),
+            time_us: r.headline.time_us,
+            time_text: crate::display::time_us(r.headline.time_us),
+            bound: r.headline.bound.name().to_string(),
+            rule: r.headline.rule.to_string(),
+            not_applicable: r.not_applicable.iter().filter(|(m, _)| wanted(m)).map(|(m, why)| (m.to_string(), why.clone())).collect(),
+        }
+    }
+}
+
+/// The power estimate (docs/power.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PowerReport {
+    pub watts: f64,
+    pub base_watts: f64,
+    /// Feature → watts.
+    pub contributions: BTreeMap<String, f64>,
+    pub confidence: power_model::Confidence,
+    pub model_gpu: String,
+    pub notes: Vec<String>,
+}
+
+impl TargetReport {
+    pub fn new(t: &TargetAnalysis) -> Self {
+        let occupancy = match &t.occupancy {
+            Ok(o) => OccupancyReport::Computed(OccupancyFigures {
+                blocks_per_sm: o.blocks_per_sm,
+                warps_per_sm: o.warps_per_sm,
+                max_warps_per_sm: o.max_warps_per_sm,
+                occupancy: o.occupancy,
+                limiters: o.limiters,
+                reason: o.reason.clone(),
+            }),
+            Err(e) => OccupancyReport::Failed { error: e.clone() },
+        };
+        let all = |_: &str| true;
+        TargetReport {
+            gpu: t.gpu.id.clone(),
+            name: t.gpu.name.clone(),
+            compute_capability: format!("{}.{}", t.gpu.cc.major, t.gpu.cc.minor),
+            occupancy,
+            waves: t.waves.as_ref().map(|w| WavesReport {
+                waves: w.waves,
+                blocks_per_wave: w.blocks_per_wave,
+                last_wave_blocks: w.last_wave_blocks,
+                last_wave_fill: w.last_wave_fill,
+            }),
+            predictions: t.models.as_ref().map(|r| PredictionReport::all(r, all)).unwrap_or_default(),
+            headline: t.models.as_ref().ok().map(|r| HeadlineReport::new(r, all)),
+            cannot_predict: t.models.as_ref().err().cloned(),
+            power: t.power.as_ref().map(|p| PowerReport {
+                watts: p.watts,
+                base_watts: p.base_watts,
+                contributions: p.contributions.iter().cloned().collect(),
+                confidence: p.confidence,
+                model_gpu: p.model_gpu.clone(),
+                notes: p.notes.clone(),
+            }),
+            energy_uj: t.energy_uj,
+            energy_text: t.energy_uj.map(crate::display::energy_uj),
+            charts: crate::charts::target_charts(t),
+        }
+    }
 }

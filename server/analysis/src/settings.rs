@@ -20,14 +20,11 @@ pub mod limits {
 /// A severity level as written in settings and `--severity CODE=LEVEL`: `Some(None)` for
 /// `off`, `None` for a word that is not a level.
 pub fn parse_severity(s: &str) -> Option<Option<Severity>> {
-    Some(match s {
-        "error" => Some(Severity::Error),
-        "warning" => Some(Severity::Warning),
-        "information" | "info" => Some(Severity::Information),
-        "hint" => Some(Severity::Hint),
-        "off" | "none" => None,
-        _ => return None,
-    })
+    match s {
+        "off" | "none" => Some(None),
+        "info" => Some(Some(Severity::Information)),
+        _ => Severity::ALL.into_iter().find(|v| v.name() == s).map(Some),
+    }
 }
 
 /// Checks a default trip count (editor setting or CLI flag): finite, from 0 to
@@ -70,6 +67,15 @@ mod tests {
         assert_eq!(parse_severity("info"), Some(Some(Severity::Information)));
         assert_eq!(parse_severity("off"), Some(None));
         assert_eq!(parse_severity("loud"), None);
+        // Every level answers to its one name, the name the reports print.
+        for level in Severity::ALL {
+            assert_eq!(parse_severity(level.name()), Some(Some(level)));
+            let json = serde_json::to_value(level).expect("serialises");
+            assert_eq!(json, serde_json::Value::from(level.name()));
+            assert_eq!(serde_json::from_value::<Severity>(json).expect("deserialises"), level);
+        }
+        let err = serde_json::from_value::<Severity>("loud".into()).expect_err("not a level");
+        assert!(err.to_string().contains("unknown severity `loud`"), "{err}");
     }
 
     #[test]

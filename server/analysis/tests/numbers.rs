@@ -63,7 +63,8 @@ fn huge_trip_counts_in_deep_nests_cannot_be_predicted_and_say_why() {
             assert!(t.profile.assumptions.iter().any(|a| a.contains("no time is predicted")), "{:?}", t.profile.assumptions);
         }
         // The report: finite totals, no headline, the reason.
-        let json = analysis::report::file_json("deep.ptx", "ptx", &nested_loops(depth), &a);
+        let text = nested_loops(depth);
+        let json = serde_json::to_value(analysis::report::FileReport::new("deep.ptx", analysis::report::SourceKind::Ptx, &text, &a)).expect("serialises");
         let kj = &json["kernels"][0];
         assert!(kj["instruction_mix"]["dynamic_total_per_thread"].is_f64(), "{}", kj["instruction_mix"]);
         let target = &kj["gpus"]["a100-sxm4-80gb"];

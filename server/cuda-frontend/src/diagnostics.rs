@@ -20,6 +20,17 @@ pub enum Severity {
     Note,
 }
 
+impl Severity {
+    /// The user-visible name (`error`, `warning`, `note`), as in `file:line:col: error: msg`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
 /// One compiler message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompilerDiagnostic {

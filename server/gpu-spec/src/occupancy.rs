@@ -211,6 +211,24 @@ impl Serialize for Limiters {
     }
 }
 
+/// The inverse of `Serialize`: a list of the names of [`Limiters::names`].
+impl<'de> serde::Deserialize<'de> for Limiters {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let names = Vec::<String>::deserialize(d)?;
+        let mut set = Limiters::empty();
+        for name in &names {
+            match Self::NAMES.iter().find(|(_, n)| n == name) {
+                Some((bit, _)) => set |= *bit,
+                None => {
+                    let known: Vec<&str> = Self::NAMES.iter().map(|(_, n)| *n).collect();
+                    return Err(serde::de::Error::custom(format!("unknown limiter `{name}` (one of {})", known.join(", "))));
+                }
+            }
+        }
+        Ok(set)
+    }
+}
+
 /// The result of one occupancy calculation (`cudaOccResult` plus derived numbers).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Occupancy {
@@ -849,6 +867,19 @@ mod tests {
     fn run(cc: &str, threads: u32, regs: u32, smem: u32) -> Occupancy {
         let p = props(cc);
         calculate(&p, &FuncAttrs::new(regs, 0, &p), &DeviceState::default(), threads, smem).expect("valid")
+    }
+
+    #[test]
+    fn limiters_deserialize_from_their_names_and_refuse_others() {
+        use serde::Deserialize as _;
+        use serde::de::IntoDeserializer as _;
+        use serde::de::value::{Error, SeqDeserializer};
+        let names = |v: Vec<&str>| -> SeqDeserializer<std::vec::IntoIter<String>, Error> { v.into_iter().map(String::from).collect::<Vec<_>>().into_deserializer() };
+        let set = Limiters::deserialize(names(vec!["barriers", "warps"])).expect("known names");
+        assert_eq!(set, Limiters::WARPS | Limiters::BARRIERS);
+        assert_eq!(set.names(), ["warps", "barriers"]);
+        let err = Limiters::deserialize(names(vec!["warps", "regs"])).expect_err("unknown name");
+        assert!(err.to_string().contains("unknown limiter `regs`"), "{err}");
     }
 
     #[test]

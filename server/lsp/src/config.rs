@@ -3,9 +3,11 @@
 //! `docs/lsp-extensions.md` § Configuration. A malformed value is ignored with a log line
 //! and the previous value kept: a typo in settings never stops the server.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 pub use analysis::hover::InlayParts;
@@ -95,19 +97,125 @@ fn user_gpus(paths: &[&str]) -> Result<Vec<gpu_spec::Gpu>, String> {
     })
 }
 
+/// The settings object (docs/lsp-extensions.md § Configuration): the keys are the fields
+/// of this type. Each value is kept as given (`null` included, which is not the same as
+/// absent) so that a wrong one is refused on its own, quoted in the message, and the other
+/// settings still apply; [`Config::update`] reads each into its type and checks its limits.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RawSettings {
+    #[serde(default, deserialize_with = "given")]
+    debounce_ms: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    pub(crate) gpus: Option<Value>,
+    #[serde(default, deserialize_with = "given_launch")]
+    pub(crate) launch: Option<RawLaunch>,
+    #[serde(default, deserialize_with = "given")]
+    pub(crate) args: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    pub(crate) default_trip_count: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    nvcc: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    compile_timeout_ms: Option<Value>,
+    /// [`Compiler`].
+    #[serde(default, deserialize_with = "given")]
+    compiler: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    gpu_files: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    trust_compile_commands: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    severities: Option<Value>,
+    /// [`RawInlayHints`].
+    #[serde(default, deserialize_with = "given")]
+    inlay_hints: Option<Value>,
+}
+
+/// `launch`: each part unset when absent or `null`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RawLaunch {
+    #[serde(default, deserialize_with = "given")]
+    pub(crate) grid: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    pub(crate) block: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    pub(crate) dynamic_smem: Option<Value>,
+}
+
+impl RawSettings {
+    /// The settings of a JSON object, `{ "warpsight": { ... } }` or the object itself;
+    /// `None` for anything else (serde would read an array as the fields in order).
+    pub(crate) fn read(json: &Value) -> Option<RawSettings> {
+        let json = json.get("warpsight").unwrap_or(json);
+        json.is_object().then(|| RawSettings::deserialize(json).ok()).flatten()
+    }
+}
+
+/// `inlayHints`: the parts of the hint, each `true` or `false`.
+#[derive(Debug, Default, Deserialize)]
+struct RawInlayHints {
+    #[serde(default, deserialize_with = "given")]
+    occupancy: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    bound: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    time: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    power: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    loops: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    memory: Option<Value>,
+}
+
+/// `compiler`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Compiler {
+    /// NVRTC when found (device code only, kernel by kernel), else nvcc.
+    Nvrtc,
+    /// nvcc when found, as the CLI.
+    Nvcc,
+}
+
 /// A `launch.grid`/`launch.block` setting: a string in the shared launch grammar
 /// (`"16x16"`, `"16,16"`, `"256"`; `launch_spec`), a number, or a list of one to three
 /// numbers.
-fn dims(v: &Value) -> Option<[u32; 3]> {
-    match v {
-        Value::String(s) => analysis::launch::parse_dims(s).ok(),
-        Value::Number(n) => analysis::launch::dims_from_parts(&[n.as_i64()?]).ok(),
-        Value::Array(a) => {
-            let parts: Option<Vec<i64>> = a.iter().map(Value::as_i64).collect();
-            analysis::launch::dims_from_parts(&parts?).ok()
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Dims {
+    Text(String),
+    One(i64),
+    List(Vec<i64>),
+}
+
+impl Dims {
+    fn resolve(self) -> Option<[u32; 3]> {
+        match self {
+            Dims::Text(s) => analysis::launch::parse_dims(&s).ok(),
+            Dims::One(n) => analysis::launch::dims_from_parts(&[n]).ok(),
+            Dims::List(parts) => analysis::launch::dims_from_parts(&parts).ok(),
         }
-        _ => None,
     }
+}
+
+/// A setting that is present, `null` included (serde reads `null` as absent otherwise).
+pub(crate) fn given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// `launch`, when present: a value that is not an object unsets every part, as an empty
+/// object does.
+fn given_launch<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawLaunch>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(Some(if v.is_object() { typed::<RawLaunch>(&v).unwrap_or_default() } else { RawLaunch::default() }))
+}
+
+/// A setting's value read into its type; `None` when it has another shape.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
+    T::deserialize(v).ok()
 }
 
 /// Limits on the editor's settings and request parameters (docs/lsp-extensions.md § Configuration):
@@ -167,31 +275,34 @@ impl Config {
     /// of range, wrong type); a refused value leaves the previous one in place (an
     /// argument of the wrong type is left out).
     pub fn update(&mut self, json: &Value) -> Vec<String> {
-        let mut problems = Vec::new();
-        let json = json.get("warpsight").unwrap_or(json);
-        if !json.is_object() {
-            return problems;
+        match RawSettings::read(json) {
+            Some(raw) => self.apply(&raw),
+            None => Vec::new(),
         }
+    }
+
+    /// Applies settings already read ([`Config::update`]).
+    pub(crate) fn apply(&mut self, raw: &RawSettings) -> Vec<String> {
+        let mut problems = Vec::new();
         let mut refuse = |key: &str, v: &Value, why: &str| problems.push(format!("`{key}`: {} {why}", show(v)));
-        if let Some(v) = json.get("debounceMs") {
-            match v.as_u64().filter(|ms| *ms <= limits::MAX_DEBOUNCE_MS) {
+        if let Some(v) = &raw.debounce_ms {
+            match typed::<u64>(v).filter(|ms| *ms <= limits::MAX_DEBOUNCE_MS) {
                 Some(ms) => self.debounce = Duration::from_millis(ms),
                 None => refuse("debounceMs", v, &format!("is not a whole number of milliseconds from 0 to {}", limits::MAX_DEBOUNCE_MS)),
             }
         }
-        if let Some(v) = json.get("gpus") {
-            let ids = v.as_array().and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<&str>>>());
-            match ids.map(|ids| check_gpu_ids(ids.into_iter())) {
+        if let Some(v) = &raw.gpus {
+            match typed::<Vec<String>>(v).map(|ids| check_gpu_ids(ids.iter().map(String::as_str))) {
                 None => refuse("gpus", v, "is not an array of GPU ids (strings)"),
                 Some(Err(why)) => refuse("gpus", v, &format!("is refused: {why}")),
                 Some(Ok(ids)) if ids.is_empty() => refuse("gpus", v, "is empty"),
                 Some(Ok(ids)) => self.analysis.gpus = ids,
             }
         }
-        if let Some(launch) = json.get("launch") {
-            let mut dim = |key: &str, cur: Option<[u32; 3]>| match launch.get(key) {
+        if let Some(launch) = &raw.launch {
+            let mut dim = |key: &str, v: &Option<Value>, cur: Option<[u32; 3]>| match v {
                 None | Some(Value::Null) => None,
-                Some(v) => match dims(v) {
+                Some(v) => match typed::<Dims>(v).and_then(Dims::resolve) {
                     Some(d) => Some(d),
                     None => {
                         refuse(&format!("launch.{key}"), v, "is not X, XxY or XxYxZ (positive 32-bit integers) or [x, y, z]");
@@ -199,11 +310,11 @@ impl Config {
                     }
                 },
             };
-            self.analysis.launch.grid = dim("grid", self.analysis.launch.grid);
-            self.analysis.launch.block = dim("block", self.analysis.launch.block);
-            self.analysis.launch.dynamic_smem = match launch.get("dynamicSmem") {
+            self.analysis.launch.grid = dim("grid", &launch.grid, self.analysis.launch.grid);
+            self.analysis.launch.block = dim("block", &launch.block, self.analysis.launch.block);
+            self.analysis.launch.dynamic_smem = match &launch.dynamic_smem {
                 None | Some(Value::Null) => None,
-                Some(v) => match v.as_u64().and_then(|x| u32::try_from(x).ok()) {
+                Some(v) => match typed::<u32>(v) {
                     Some(b) => Some(b),
                     None => {
                         refuse("launch.dynamicSmem", v, "is not a byte count from 0 to 4294967295");
@@ -212,16 +323,16 @@ impl Config {
                 },
             };
         }
-        if let Some(v) = json.get("args") {
-            match v.as_object() {
+        if let Some(v) = &raw.args {
+            match typed::<BTreeMap<String, Value>>(v).filter(|_| v.is_object()) {
                 Some(args) if args.len() <= limits::MAX_ARGS => {
-                    let mut kept = std::collections::BTreeMap::new();
+                    let mut kept = BTreeMap::new();
                     for (k, x) in args {
-                        match x.as_i64() {
-                            Some(x) => {
-                                kept.insert(k.clone(), x);
+                        match typed::<i64>(&x) {
+                            Some(n) => {
+                                kept.insert(k, n);
                             }
-                            None => refuse(&format!("args.{k}"), x, "is not a 64-bit integer; this argument was left out"),
+                            None => refuse(&format!("args.{k}"), &x, "is not a 64-bit integer; this argument was left out"),
                         }
                     }
                     self.analysis.args = kept;
@@ -230,21 +341,20 @@ impl Config {
                 None => refuse("args", v, "is not an object of integers"),
             }
         }
-        if let Some(v) = json.get("defaultTripCount") {
-            match v.as_f64().ok_or_else(|| "is not a number".to_string()).and_then(|n| check_default_trip_count(n).map_err(|_| format!("is not a trip count from 0 to {:e}", limits::MAX_DEFAULT_TRIP_COUNT))) {
+        if let Some(v) = &raw.default_trip_count {
+            match typed::<f64>(v).ok_or_else(|| "is not a number".to_string()).and_then(|n| check_default_trip_count(n).map_err(|_| format!("is not a trip count from 0 to {:e}", limits::MAX_DEFAULT_TRIP_COUNT))) {
                 Ok(n) => self.analysis.profile.default_trip_count = n,
                 Err(why) => refuse("defaultTripCount", v, &why),
             }
         }
-        if let Some(p) = json.get("nvcc") {
-            match p {
-                Value::Null => self.nvcc = None,
-                Value::String(s) => self.nvcc = (!s.is_empty()).then(|| PathBuf::from(s)),
-                v => refuse("nvcc", v, "is not a path (a string)"),
+        if let Some(v) = &raw.nvcc {
+            match typed::<Option<String>>(v) {
+                Some(path) => self.nvcc = path.filter(|s| !s.is_empty()).map(PathBuf::from),
+                None => refuse("nvcc", v, "is not a path (a string)"),
             }
         }
-        if let Some(v) = json.get("compileTimeoutMs") {
-            match v.as_u64().filter(|ms| limits::COMPILE_TIMEOUT_MS.contains(ms)) {
+        if let Some(v) = &raw.compile_timeout_ms {
+            match typed::<u64>(v).filter(|ms| limits::COMPILE_TIMEOUT_MS.contains(ms)) {
                 Some(ms) => self.compile_timeout = Duration::from_millis(ms),
                 None => refuse(
                     "compileTimeoutMs",
@@ -253,60 +363,59 @@ impl Config {
                 ),
             }
         }
-        if let Some(v) = json.get("compiler") {
-            match v.as_str() {
-                Some("nvrtc") => self.compiler = cuda_frontend::CompilerChoice::PreferNvrtc,
-                Some("nvcc") => self.compiler = cuda_frontend::CompilerChoice::Auto,
-                _ => refuse("compiler", v, "is not \"nvrtc\" or \"nvcc\""),
+        if let Some(v) = &raw.compiler {
+            match typed::<Compiler>(v) {
+                Some(Compiler::Nvrtc) => self.compiler = cuda_frontend::CompilerChoice::PreferNvrtc,
+                Some(Compiler::Nvcc) => self.compiler = cuda_frontend::CompilerChoice::Auto,
+                None => refuse("compiler", v, "is not \"nvrtc\" or \"nvcc\""),
             }
         }
-        if let Some(v) = json.get("gpuFiles") {
-            let paths = v.as_array().and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<&str>>>());
-            match paths {
+        if let Some(v) = &raw.gpu_files {
+            match typed::<Vec<String>>(v) {
                 None => refuse("gpuFiles", v, "is not an array of paths (strings)"),
                 Some(p) if p.len() > limits::MAX_GPU_FILES => {
                     refuse("gpuFiles", v, &format!("has {} paths, more than the limit of {}", p.len(), limits::MAX_GPU_FILES))
                 }
                 Some(p) => {
-                    let all: Vec<&str> = self.workspace_gpu_files.iter().map(String::as_str).chain(p.iter().copied()).collect();
+                    let all: Vec<&str> = self.workspace_gpu_files.iter().chain(&p).map(String::as_str).collect();
                     match user_gpus(&all) {
                         Ok(gpus) => {
                             self.analysis.user_gpus = gpus;
-                            self.gpu_files = p.iter().map(|s| s.to_string()).collect();
+                            self.gpu_files = p;
                         }
                         Err(why) => refuse("gpuFiles", v, &why),
                     }
                 }
             }
         }
-        if let Some(v) = json.get("trustCompileCommands") {
-            match v.as_bool() {
+        if let Some(v) = &raw.trust_compile_commands {
+            match typed::<bool>(v) {
                 Some(b) => self.trust_compile_commands = b,
                 None => refuse("trustCompileCommands", v, "is not true or false"),
             }
         }
-        if let Some(v) = json.get("severities") {
-            match v.as_object() {
+        if let Some(v) = &raw.severities {
+            match typed::<BTreeMap<String, Value>>(v).filter(|_| v.is_object()) {
                 Some(sev) => {
                     for (code, v) in sev {
                         let known = code == "syntax" || analysis::findings::CODES.contains(&code.as_str());
-                        match v.as_str().and_then(parse_severity) {
-                            Some(_) if !known => refuse(&format!("severities.{code}"), v, "names no diagnostic code (docs/diagnostics.md)"),
+                        match typed::<String>(&v).as_deref().and_then(parse_severity) {
+                            Some(_) if !known => refuse(&format!("severities.{code}"), &v, "names no diagnostic code (docs/diagnostics.md)"),
                             Some(s) => {
-                                self.analysis.severities.insert(code.clone(), s);
+                                self.analysis.severities.insert(code, s);
                             }
-                            None => refuse(&format!("severities.{code}"), v, "is not error, warning, information, hint or off"),
+                            None => refuse(&format!("severities.{code}"), &v, "is not error, warning, information, hint or off"),
                         }
                     }
                 }
                 None => refuse("severities", v, "is not an object of code: level"),
             }
         }
-        if let Some(v) = json.get("inlayHints") {
-            match v.as_object() {
+        if let Some(v) = &raw.inlay_hints {
+            match typed::<RawInlayHints>(v).filter(|_| v.is_object()) {
                 Some(inlay) => {
                     let p = &mut self.inlay;
-                    let mut flag = |k: &str, cur: bool| match inlay.get(k) {
+                    let mut flag = |k: &str, x: &Option<Value>, cur: bool| match x {
                         None => cur,
                         Some(Value::Bool(b)) => *b,
                         Some(x) => {
@@ -315,12 +424,12 @@ impl Config {
                         }
                     };
                     *p = InlayParts {
-                        occupancy: flag("occupancy", p.occupancy),
-                        bound: flag("bound", p.bound),
-                        time: flag("time", p.time),
-                        power: flag("power", p.power),
-                        loops: flag("loops", p.loops),
-                        memory: flag("memory", p.memory),
+                        occupancy: flag("occupancy", &inlay.occupancy, p.occupancy),
+                        bound: flag("bound", &inlay.bound, p.bound),
+                        time: flag("time", &inlay.time, p.time),
+                        power: flag("power", &inlay.power, p.power),
+                        loops: flag("loops", &inlay.loops, p.loops),
+                        memory: flag("memory", &inlay.memory, p.memory),
                     };
                 }
                 None => refuse("inlayHints", v, "is not an object of true/false flags"),
@@ -379,6 +488,72 @@ mod tests {
         // Not an object: ignored.
         c.update(&json!(42));
         assert_eq!(c.analysis.gpus, vec!["h100", "tesla-k20"]);
+    }
+
+    /// Every setting refuses a value of the wrong shape with its own message, quoting the
+    /// value, and leaves the others applied; `null` is not the same as absent.
+    #[test]
+    fn each_setting_is_refused_on_its_own_with_its_message() {
+        let mut c = Config::default();
+        c.update(&json!({ "nvcc": "/opt/nvcc", "launch": { "grid": 8, "dynamicSmem": 64 }, "compiler": "nvcc" }));
+        assert_eq!((c.nvcc.clone(), c.analysis.launch.grid, c.analysis.launch.dynamic_smem), (Some(PathBuf::from("/opt/nvcc")), Some([8, 1, 1]), Some(64)));
+        assert_eq!(c.compiler, cuda_frontend::CompilerChoice::Auto);
+        let problems = c.update(&json!({
+            "debounceMs": 1.5,
+            "gpus": ["a100", 7],
+            "launch": { "grid": "8x", "block": [32, 2], "dynamicSmem": -1 },
+            "args": { "n": 2.5, "m": 3 },
+            "defaultTripCount": "many",
+            "nvcc": 3,
+            "compileTimeoutMs": 10,
+            "compiler": "gcc",
+            "gpuFiles": "a.toml",
+            "trustCompileCommands": 1,
+            "severities": { "memory-bound": 2 },
+            "inlayHints": { "time": "no", "loops": false },
+            "unknownKey": true
+        }));
+        assert_eq!(
+            problems,
+            [
+                "`debounceMs`: 1.5 is not a whole number of milliseconds from 0 to 10000",
+                "`gpus`: [\"a100\",7] is not an array of GPU ids (strings)",
+                "`launch.grid`: \"8x\" is not X, XxY or XxYxZ (positive 32-bit integers) or [x, y, z]",
+                "`launch.dynamicSmem`: -1 is not a byte count from 0 to 4294967295",
+                "`args.n`: 2.5 is not a 64-bit integer; this argument was left out",
+                "`defaultTripCount`: \"many\" is not a number",
+                "`nvcc`: 3 is not a path (a string)",
+                "`compileTimeoutMs`: 10 is not a whole number of milliseconds from 1000 to 600000",
+                "`compiler`: \"gcc\" is not \"nvrtc\" or \"nvcc\"",
+                "`gpuFiles`: \"a.toml\" is not an array of paths (strings)",
+                "`trustCompileCommands`: 1 is not true or false",
+                "`severities.memory-bound`: 2 is not error, warning, information, hint or off",
+                "`inlayHints.time`: \"no\" is not true or false",
+            ]
+        );
+        // The refused values kept the previous ones; the good ones applied.
+        assert_eq!((c.analysis.launch.grid, c.analysis.launch.block, c.analysis.launch.dynamic_smem), (Some([8, 1, 1]), Some([32, 2, 1]), Some(64)));
+        assert_eq!(c.analysis.args, [("m".to_string(), 3)].into());
+        assert_eq!(c.nvcc, Some(PathBuf::from("/opt/nvcc")));
+        assert!(!c.inlay.loops && c.inlay.time);
+        // `null` resets what may be unset; absent keeps it.
+        assert!(c.update(&json!({ "launch": { "block": null } })).is_empty());
+        assert_eq!((c.analysis.launch.grid, c.analysis.launch.block), (None, None), "an absent part of `launch` is unset");
+        assert!(c.update(&json!({ "launch": { "grid": 4 } })).is_empty());
+        assert!(c.update(&json!({ "nvcc": null })).is_empty());
+        assert_eq!(c.nvcc, None);
+        // Wrong shapes of whole objects.
+        let problems = c.update(&json!({ "args": [1], "severities": "off", "inlayHints": [true] }));
+        assert_eq!(
+            problems,
+            ["`args`: [1] is not an object of integers", "`severities`: \"off\" is not an object of code: level", "`inlayHints`: [true] is not an object of true/false flags"]
+        );
+        // An array is not a settings object (serde would read it as the fields in order).
+        assert!(c.update(&json!([0, ["h100"]])).is_empty());
+        assert_eq!(c.debounce, Duration::from_millis(150));
+        // A `launch` that is not an object unsets every part, as an empty one.
+        assert!(c.update(&json!({ "launch": 5 })).is_empty());
+        assert_eq!(c.analysis.launch.grid, None);
     }
 
     /// `gpuFiles` loads the user's GPU files (the file `warpsight calibrate` writes, here a

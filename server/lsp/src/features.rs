@@ -317,6 +317,15 @@ pub fn inlay_hints(doc: &Document, a: &DocAnalysis, range: (u32, u32), config: &
     res
 }
 
+/// The argument of the code lens's `warpsight.openReport` command
+/// (docs/lsp-extensions.md): the document and the kernel, as `warpsight/kernelReport`
+/// takes them.
+#[derive(serde::Serialize)]
+struct OpenReportArgs<'a> {
+    uri: &'a str,
+    kernel: &'a str,
+}
+
 pub fn code_lenses(doc: &Document, uri: &lsp::Uri, a: &DocAnalysis, enc: PositionEncoding) -> Vec<lsp::CodeLens> {
     let mut res = Vec::new();
     for (ki, k) in a.file.kernels.iter().enumerate() {
@@ -330,7 +339,7 @@ pub fn code_lenses(doc: &Document, uri: &lsp::Uri, a: &DocAnalysis, enc: Positio
             command: Some(lsp::Command {
                 title: analysis::hover::summary(t),
                 command: "warpsight.openReport".into(),
-                arguments: Some(vec![serde_json::json!({ "uri": uri.as_str(), "kernel": k.name })]),
+                arguments: serde_json::to_value(OpenReportArgs { uri: uri.as_str(), kernel: &k.name }).ok().map(|v| vec![v]),
             }),
             data: None,
         });

@@ -8,12 +8,15 @@
 //! futures in arrival order, so the actor receives notifications in the order the client
 //! sent them.
 
+use analysis::report::{FileReport, OccupancyReport, UnknownGpu};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
+use crate::config::{RawSettings, given, typed};
 use crate::document::{LineCol, PositionEncoding};
 use crate::state::{self, Msg, Query};
 
@@ -232,58 +235,94 @@ fn merge(base: &mut Value, update: &Value) {
     }
 }
 
-fn uri_param(params: &Value) -> Result<Uri> {
-    let s = params.get("uri").and_then(Value::as_str).ok_or_else(|| Error::invalid_params("`uri` (a string) is required"))?;
-    s.parse::<Uri>().map_err(|_| Error::invalid_params(format!("`uri` is not a URI: {s}")))
+/// The parameters of `warpsight/kernelReport`, `whatIf` and `compareGpus`
+/// (docs/lsp-extensions.md): the keys are the fields; each value is kept as given and
+/// read into its type where it is used, so that a wrong one gets its own message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportParams {
+    #[serde(default, deserialize_with = "given")]
+    uri: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    kernel: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    grid: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    block: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    dynamic_smem: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    gpu: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    gpus: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    args: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    default_trip_count: Option<Value>,
 }
 
-fn kernel_param(params: &Value) -> Option<String> {
-    params.get("kernel").and_then(Value::as_str).map(str::to_string)
+impl ReportParams {
+    /// The parameters of an object; none of anything else (serde would read an array as
+    /// the fields in order).
+    fn read(params: &Value) -> ReportParams {
+        params.is_object().then(|| ReportParams::deserialize(params).ok()).flatten().unwrap_or_default()
+    }
+
+    fn uri(&self) -> Result<Uri> {
+        let s = self.uri.as_ref().and_then(Value::as_str).ok_or_else(|| Error::invalid_params("`uri` (a string) is required"))?;
+        s.parse::<Uri>().map_err(|_| Error::invalid_params(format!("`uri` is not a URI: {s}")))
+    }
+
+    fn kernel(&self) -> Option<String> {
+        self.kernel.as_ref().and_then(typed::<String>)
+    }
 }
 
 /// The custom requests of docs/lsp-extensions.md.
 impl Backend {
     /// `warpsight/kernelReport { uri, kernel? }`: the full JSON report (as the CLI's).
     pub(crate) async fn kernel_report(&self, params: Value) -> Result<Value> {
-        let uri = uri_param(&params)?;
-        let kernel = kernel_param(&params);
+        let params = ReportParams::read(&params);
+        let uri = params.uri()?;
+        let kernel = params.kernel();
         let res = self.query(uri, |reply| Query::Report(kernel, reply)).await?;
-        res.ok_or_else(|| Error::invalid_params("the document is not open (or not analysed yet)"))
+        to_json(&res.ok_or_else(|| Error::invalid_params("the document is not open (or not analysed yet)"))?)
     }
 
     /// `warpsight/whatIf { uri, kernel?, grid?, block?, dynamicSmem?, gpus?, args? }`: the
     /// report with those settings changed (the document's own settings are untouched).
     pub(crate) async fn what_if(&self, params: Value) -> Result<Value> {
-        let uri = uri_param(&params)?;
-        let kernel = kernel_param(&params);
+        to_json(&self.what_if_report(ReportParams::read(&params)).await?)
+    }
+
+    /// The report of [`Backend::what_if`].
+    async fn what_if_report(&self, params: ReportParams) -> Result<FileReport> {
+        let uri = params.uri()?;
+        let kernel = params.kernel();
         let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let base = settings.get("warpsight").unwrap_or(&settings);
-        let mut over = serde_json::Map::new();
-        let mut launch = serde_json::Map::new();
-        for (from, to) in [("grid", "grid"), ("block", "block"), ("dynamicSmem", "dynamicSmem")] {
-            if let Some(v) = params.get(from) {
-                launch.insert(to.into(), v.clone());
-            }
-        }
-        if !launch.is_empty() {
+        let doc = RawSettings::read(&settings).unwrap_or_default();
+        let mut over = RawSettings::default();
+        if params.grid.is_some() || params.block.is_some() || params.dynamic_smem.is_some() {
             // The launch is one setting: the fields not given keep the document's.
-            let mut merged = base.get("launch").cloned().unwrap_or_else(|| Value::Object(Default::default()));
-            merge(&mut merged, &Value::Object(launch));
-            over.insert("launch".into(), merged);
-        }
-        for k in ["gpus", "args", "defaultTripCount"] {
-            if let Some(v) = params.get(k) {
-                over.insert(k.into(), v.clone());
+            let mut launch = doc.launch.clone().unwrap_or_default();
+            for (given, part) in [(&params.grid, &mut launch.grid), (&params.block, &mut launch.block), (&params.dynamic_smem, &mut launch.dynamic_smem)] {
+                if given.is_some() {
+                    part.clone_from(given);
+                }
             }
+            over.launch = Some(launch);
         }
-        if let Some(g) = params.get("gpu").and_then(Value::as_str) {
-            over.insert("gpus".into(), serde_json::json!([g]));
+        over.gpus = params.gpus;
+        over.args = params.args;
+        over.default_trip_count = params.default_trip_count;
+        if let Some(g) = params.gpu.as_ref().and_then(typed::<String>) {
+            over.gpus = Some(Value::from(vec![g]));
         }
         let mut config = crate::config::Config::default();
         // The document's settings (their problems were shown when they were set), then
         // the request's values, which must all be valid.
-        let _ = config.update(base);
-        let problems = config.update(&Value::Object(over));
+        let _ = config.apply(&doc);
+        let problems = config.apply(&over);
         if !problems.is_empty() {
             return Err(Error::invalid_params(problems.join("; ")));
         }
@@ -296,7 +335,8 @@ impl Backend {
     /// `warpsight/compareGpus { uri, kernel?, gpus }`: per GPU, the occupancy, headline
     /// time and bound, power and energy of each kernel.
     pub(crate) async fn compare_gpus(&self, params: Value) -> Result<Value> {
-        let gpus = params.get("gpus").and_then(Value::as_array).filter(|g| !g.is_empty()).cloned();
+        let params = ReportParams::read(&params);
+        let gpus = params.gpus.as_ref().and_then(typed::<Vec<Value>>).filter(|g| !g.is_empty());
         let Some(gpus) = gpus else {
             return Err(Error::invalid_params("`gpus` (a non-empty array of GPU ids) is required"));
         };
@@ -308,27 +348,59 @@ impl Backend {
                 crate::config::limits::MAX_GPUS
             )));
         }
-        let mut p = params.clone();
-        if let Some(obj) = p.as_object_mut() {
-            obj.insert("gpus".into(), Value::Array(gpus));
-        }
-        let report = self.what_if(p).await?;
+        let report = self.what_if_report(params).await?;
         let mut rows = Vec::new();
-        for k in report["kernels"].as_array().into_iter().flatten() {
-            for (gpu, t) in k["gpus"].as_object().into_iter().flatten() {
-                rows.push(serde_json::json!({
-                    "kernel": k["name"],
-                    "gpu": gpu,
-                    "name": t["name"],
-                    "occupancy": t["occupancy"]["occupancy"],
-                    "time_us": t["headline"]["time_us"],
-                    "bound": t["headline"]["bound"],
-                    "model": t["headline"]["model"],
-                    "watts": t["power"]["watts"],
-                    "energy_uj": t["energy_uj"],
-                }));
+        for k in &report.kernels {
+            for (gpu, t) in &k.gpus {
+                let headline = t.headline.as_ref();
+                rows.push(CompareRow {
+                    kernel: k.name.clone(),
+                    gpu: gpu.clone(),
+                    name: t.name.clone(),
+                    occupancy: match &t.occupancy {
+                        OccupancyReport::Computed(o) => Some(o.occupancy),
+                        OccupancyReport::Failed { .. } => None,
+                    },
+                    time_us: headline.map(|h| h.time_us),
+                    bound: headline.map(|h| h.bound.clone()),
+                    model: headline.map(|h| h.model.clone()),
+                    watts: t.power.as_ref().map(|p| p.watts),
+                    energy_uj: t.energy_uj,
+                });
             }
         }
-        Ok(serde_json::json!({ "uri": report["path"], "unknown_gpus": report["unknown_gpus"], "rows": rows }))
+        to_json(&CompareGpus { uri: report.path, unknown_gpus: report.unknown_gpus, rows })
     }
+}
+
+/// The `warpsight/compareGpus` result (docs/lsp-extensions.md).
+#[derive(Serialize)]
+struct CompareGpus {
+    /// The document.
+    uri: String,
+    unknown_gpus: Vec<UnknownGpu>,
+    rows: Vec<CompareRow>,
+}
+
+/// One kernel on one GPU; `null` where the report has none (no occupancy, no time, no
+/// power).
+#[derive(Serialize)]
+struct CompareRow {
+    kernel: String,
+    gpu: String,
+    name: String,
+    occupancy: Option<f64>,
+    time_us: Option<f64>,
+    bound: Option<String>,
+    model: Option<String>,
+    watts: Option<f64>,
+    energy_uj: Option<f64>,
+}
+
+/// A result as the JSON of the response.
+fn to_json(value: &impl Serialize) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| {
+        tracing::error!("a result does not serialise: {e}");
+        Error::internal_error()
+    })
 }

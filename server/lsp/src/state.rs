@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use analysis::report::{FileReport, SourceKind};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{self as lsp, Uri};
@@ -34,8 +35,8 @@ pub(crate) enum Query {
     InlayHints((u32, u32), oneshot::Sender<Vec<lsp::InlayHint>>),
     CodeLens(oneshot::Sender<Vec<lsp::CodeLens>>),
     CodeActions(lsp::Range, oneshot::Sender<Vec<lsp::CodeActionOrCommand>>),
-    /// `warpsight/kernelReport`: the JSON report of one kernel (or all).
-    Report(Option<String>, oneshot::Sender<Option<Value>>),
+    /// `warpsight/kernelReport`: the report of one kernel (or all).
+    Report(Option<String>, oneshot::Sender<Option<FileReport>>),
 }
 
 impl Query {
@@ -102,7 +103,7 @@ pub(crate) enum Msg {
     Query { uri: Uri, query: Query },
     /// `warpsight/whatIf` and `warpsight/compareGpus`: analyse the current text with
     /// changed settings, without touching the document's state.
-    WhatIf { uri: Uri, settings: Box<analysis::Settings>, kernel: Option<String>, reply: oneshot::Sender<Option<Value>> },
+    WhatIf { uri: Uri, settings: Box<analysis::Settings>, kernel: Option<String>, reply: oneshot::Sender<Option<FileReport>> },
     Shutdown { reply: oneshot::Sender<()> },
     /// [`TRIM_DELAY`] has passed since large documents were let go: return the freed
     /// memory to the system.
@@ -556,7 +557,7 @@ impl State {
         }
     }
 
-    fn what_if(&self, uri: &Uri, settings: analysis::Settings, kernel: Option<String>, reply: oneshot::Sender<Option<Value>>) {
+    fn what_if(&self, uri: &Uri, settings: analysis::Settings, kernel: Option<String>, reply: oneshot::Sender<Option<FileReport>>) {
         let Some(state) = self.docs.get(uri) else {
             let _ = reply.send(None);
             return;
@@ -574,11 +575,9 @@ impl State {
         tokio::task::spawn_blocking(move || {
             let file = analysis::analyze(&ptx, &settings, &cx);
             let a = DocAnalysis { file, ptx, cuda: None };
-            let mut v = report(&uri, &a, kernel.as_deref());
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert("source".into(), json!(if cuda { "cu" } else { "ptx" }));
-            }
-            let _ = reply.send(Some(v));
+            let mut r = report(&uri, &a, kernel.as_deref());
+            r.source = Some(if cuda { SourceKind::Cu } else { SourceKind::Ptx });
+            let _ = reply.send(Some(r));
         });
     }
 }
@@ -592,20 +591,15 @@ async fn end_progress(client: &Client, token: lsp::NumberOrString) {
         .await;
 }
 
-/// The `warpsight/kernelReport` result: the CLI's JSON for this document, restricted to
+/// The `warpsight/kernelReport` result: the CLI's report of this document, restricted to
 /// one kernel when asked (by PTX name, demangled name or base name).
-fn report(uri: &Uri, a: &DocAnalysis, kernel: Option<&str>) -> Value {
-    let kind = if a.is_cuda() { "cu" } else { "ptx" };
-    let mut v = analysis::report::file_json(uri.as_str(), kind, &a.ptx, &a.file);
-    if let (Some(want), Some(kernels)) = (kernel, v.get_mut("kernels").and_then(Value::as_array_mut)) {
-        kernels.retain(|k| {
-            let name = k["name"].as_str().unwrap_or_default();
-            ptx::demangle::kernel_matches(name, k["demangled"].as_str(), want)
-        });
+fn report(uri: &Uri, a: &DocAnalysis, kernel: Option<&str>) -> FileReport {
+    let kind = if a.is_cuda() { SourceKind::Cu } else { SourceKind::Ptx };
+    let kernels = a.file.kernels.iter().filter(|k| kernel.is_none_or(|want| ptx::demangle::kernel_matches(&k.name, k.demangled.as_deref(), want)));
+    let mut r = FileReport::of_kernels(uri.as_str(), kind, &a.ptx, &a.file, kernels);
+    if let Some(c) = &a.cuda {
+        r.toolchain = Some(c.prepared.toolchain_note.clone());
+        r.notes = Some(c.prepared.notes.clone());
     }
-    if let (Some(c), Some(obj)) = (&a.cuda, v.as_object_mut()) {
-        obj.insert("toolchain".into(), json!(c.prepared.toolchain_note));
-        obj.insert("notes".into(), json!(c.prepared.notes));
-    }
-    v
+    r.into_owned()
 }

@@ -27,7 +27,7 @@ pub fn check(profile: &KernelProfile) -> Result<(), String> {
     let bad = |v: f64| !(v.is_finite() && v >= 0.0);
     let refuse = |what: String, v: f64| Err(format!("cannot predict: {what} is {v}, not a finite, non-negative number"));
     if let Some((k, v)) = c.dynamic.iter().find(|(_, v)| bad(**v)) {
-        return refuse(format!("the dynamic count of {k:?}"), *v);
+        return refuse(format!("the dynamic count of `{}`", k.name()), *v);
     }
     for (what, v) in [("the barrier count", c.barriers), ("the fence count", c.fences), ("the atomic count", c.atomics)] {
         if bad(v) {

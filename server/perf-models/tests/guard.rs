@@ -44,6 +44,9 @@ fn absurd_counts_are_refused_with_the_reason_not_a_floor_headline() {
     // Counts that overflowed to infinity.
     let err = run_all(&scaled(f64::MAX), &a100, &ModelConfig::uncalibrated()).expect_err("infinite counts");
     assert!(err.starts_with("cannot predict: the dynamic count of") && err.contains("is inf"), "{err}");
+    // The class by its one name (`load_global`), not Rust's `Debug` of it.
+    let class = err.split('`').nth(1).unwrap_or_default();
+    assert!(ptx_ir::InstrClass::from_name(class).is_some(), "{err}");
     // Not numbers at all (a hand-written profile; JSON cannot hold them, code can).
     for bad in [f64::INFINITY, f64::NAN, -1.0] {
         let mut p = vector_add();

@@ -3,10 +3,9 @@
 //! The classes follow the functional units of an NVIDIA SM (CUDA C++ Programming Guide,
 //! "Arithmetic Instructions" throughput table) and the state spaces of PTX (PTX ISA §5.1).
 
-/// A PTX state space as seen by a memory instruction.
+/// A PTX state space as seen by a memory instruction. With the `serde` feature it
+/// serialises as its [`Space::name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Space {
     Global,
     Shared,
@@ -168,6 +167,24 @@ impl InstrClass {
 }
 
 #[cfg(feature = "serde")]
+impl serde::Serialize for Space {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Space {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Space::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown state space `{name}`")))
+    }
+}
+
+#[cfg(feature = "serde")]
 impl serde::Serialize for InstrClass {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.name())
@@ -217,5 +234,18 @@ mod tests {
             assert_eq!(InstrClass::from_name(&c.name()), Some(c), "{c:?}");
         }
         assert_eq!(InstrClass::from_name("load_nowhere"), None);
+    }
+
+    /// A state space reads back from its one name, and nothing else.
+    #[cfg(feature = "serde")]
+    #[test]
+    fn spaces_deserialize_from_their_names() {
+        use serde::Deserialize as _;
+        use serde::de::value::{Error, StrDeserializer};
+        for s in Space::ALL {
+            assert_eq!(Space::deserialize(StrDeserializer::<Error>::new(s.name())), Ok(s));
+        }
+        let err = Space::deserialize(StrDeserializer::<Error>::new("Global")).expect_err("not a name");
+        assert!(err.to_string().contains("unknown state space `Global`"), "{err}");
     }
 }

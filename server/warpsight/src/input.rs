@@ -345,7 +345,7 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: &analysis::Settings, disp
             let file = d.file.clone().unwrap_or_else(|| display_path.clone());
             let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
             let col = d.column.map(|c| format!(":{c}")).unwrap_or_default();
-            format!("{file}{line}{col}: {}: {}", format!("{:?}", d.severity).to_lowercase(), d.message)
+            format!("{file}{line}{col}: {}: {}", d.severity.name(), d.message)
         })
         .collect();
     let context = cuda_frontend::context::analysis_context(&prepared);

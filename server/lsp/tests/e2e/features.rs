@@ -46,7 +46,7 @@ async fn hover_shows_the_performance_card() {
     let ld = line_of(&text, "ld.global");
     let hover = ts.request("textDocument/hover", json!({ "textDocument": { "uri": uri }, "position": { "line": ld, "character": 3 } })).await;
     let v = hover["contents"]["value"].as_str().unwrap_or_default();
-    assert!(v.contains("load_global") && v.contains("Coalesced") && v.contains("sector"), "{v}");
+    assert!(v.contains("load_global") && v.contains("coalesced") && v.contains("sector"), "{v}");
     ts.shutdown().await;
 }
 
@@ -159,6 +159,31 @@ async fn custom_requests_report_what_if_and_compare() {
     assert_eq!(cmp["unknown_gpus"][0]["id"], "no-such-gpu");
     let bad = ts.request_raw("warpsight/compareGpus", json!({ "uri": uri })).await;
     assert_eq!(bad["error"]["code"], -32602);
+    ts.shutdown().await;
+}
+
+/// `whatIf` changes only what it is given: the launch is one setting, and its parts the
+/// request leaves out keep the document's; the report says what it was computed from.
+#[tokio::test]
+async fn what_if_keeps_the_launch_parts_it_is_not_given() {
+    let mut ts = start(json!({ "warpsight": { "launch": { "grid": 40, "dynamicSmem": 128 }, "gpus": ["tesla-v100"] } })).await;
+    let text = fixture_ptx("vadd");
+    let uri = "file:///w/vadd.ptx";
+    ts.open(uri, "ptx", &text).await;
+    ts.diagnostics(uri, 1).await;
+    let r = ts.request("warpsight/whatIf", json!({ "uri": uri, "block": "64" })).await;
+    assert_eq!(r["source"], "ptx", "{r}");
+    let launch = &r["kernels"][0]["launch"];
+    assert_eq!((&launch["grid"], &launch["block"], &launch["dynamic_smem"]), (&json!([40, 1, 1]), &json!([64, 1, 1]), &json!(128)), "{launch}");
+    assert!(r["kernels"][0]["gpus"]["tesla-v100-sxm2-16gb"].is_object(), "the document's GPUs: {r}");
+    // A part given as `null` is unset (the default grid from the problem size).
+    let r = ts.request("warpsight/whatIf", json!({ "uri": uri, "grid": null })).await;
+    assert_ne!(r["kernels"][0]["launch"]["grid"], json!([40, 1, 1]), "{r}");
+    assert_eq!(r["kernels"][0]["launch"]["dynamic_smem"], json!(128));
+    // A value out of range is refused, naming it.
+    let bad = ts.request_raw("warpsight/whatIf", json!({ "uri": uri, "args": { "n": 1.5 } })).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(bad["error"]["message"].as_str().is_some_and(|m| m.contains("`args.n`: 1.5")), "{bad}");
     ts.shutdown().await;
 }
 

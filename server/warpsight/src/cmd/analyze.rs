@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::{Value, json};
+use analysis::report::{self, AnalyzeReport, FileReport, KernelReport};
+use serde::ser::{Serialize, SerializeSeq, Serializer};
 
 use crate::cmd::Exit;
 use crate::input::{self, LaunchArgs, SourceKind};
@@ -74,14 +74,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             }
         }
         Format::Json => {
-            // `{"files": [...], "warpsight": VERSION}`, keys in the order serde_json's
-            // sorted maps print them, each file streamed (`FileJson`).
+            // The documented `AnalyzeReport`, each file loaded and each kernel analysed
+            // when its turn comes (`FilesJson`, `KernelsJson`).
             let files = FilesJson { files: RefCell::new(Some(Box::new(files.into_iter().filter_map(load)))) };
-            let mut ser = serde_json::Serializer::pretty(&mut out);
-            let mut doc = ser.serialize_map(Some(2))?;
-            doc.serialize_entry("files", &files)?;
-            doc.serialize_entry("warpsight", env!("CARGO_PKG_VERSION"))?;
-            SerializeMap::end(doc)?;
+            let doc = AnalyzeReport { warpsight: env!("CARGO_PKG_VERSION").to_string(), files };
+            serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }
     }
@@ -98,46 +95,24 @@ impl Serialize for FilesJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(None)?;
         if let Some(files) = self.files.borrow_mut().take() {
-            for loaded in files {
-                seq.serialize_element(&FileJson { loaded: RefCell::new(loaded) })?;
+            for mut loaded in files {
+                let kind = match loaded.kind {
+                    SourceKind::Ptx => report::SourceKind::Ptx,
+                    SourceKind::Cuda => report::SourceKind::Cu,
+                };
+                let k = &loaded.kernels;
+                let mut file = FileReport::header(&loaded.display_path, kind, k.text(), &k.syntax, k.target.as_deref(), k.version, &k.unknown_gpus);
+                file.notes = Some(std::mem::take(&mut loaded.notes));
+                file.compiler_diagnostics = Some(std::mem::take(&mut loaded.compiler_errors));
+                seq.serialize_element(&file.with_kernels(KernelsJson { kernels: RefCell::new(&mut loaded.kernels) }))?;
             }
         }
         SerializeSeq::end(seq)
     }
 }
 
-/// One file's object: the same keys and values as `analysis::report::file_json` plus
-/// `notes` and `compiler_diagnostics`, with `kernels` analysed and written one at a time.
-struct FileJson {
-    loaded: RefCell<input::Streamed>,
-}
-
-impl Serialize for FileJson {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut loaded = self.loaded.borrow_mut();
-        let loaded = &mut *loaded;
-        let kind = match loaded.kind {
-            SourceKind::Ptx => "ptx",
-            SourceKind::Cuda => "cu",
-        };
-        let k = &loaded.kernels;
-        let mut header = analysis::report::file_header_json(&loaded.display_path, kind, k.text(), &k.syntax, k.target.as_deref(), k.version, &k.unknown_gpus);
-        header.insert("notes".into(), json!(loaded.notes));
-        header.insert("compiler_diagnostics".into(), json!(loaded.compiler_errors));
-        // A stand-in that puts `kernels` where a sorted map prints it.
-        header.insert("kernels".into(), Value::Null);
-        let mut map = serializer.serialize_map(Some(header.len()))?;
-        for (key, value) in &header {
-            if key == "kernels" {
-                map.serialize_entry(key, &KernelsJson { kernels: RefCell::new(&mut loaded.kernels) })?;
-            } else {
-                map.serialize_entry(key, value)?;
-            }
-        }
-        SerializeMap::end(map)
-    }
-}
-
+/// A file's `kernels`, analysed and written one at a time (a kernel's report borrows its
+/// memory accesses, most of it for a long kernel, from the analysis).
 struct KernelsJson<'a> {
     kernels: RefCell<&'a mut analysis::KernelStream>,
 }
@@ -147,45 +122,27 @@ impl Serialize for KernelsJson<'_> {
         let mut kernels = self.kernels.borrow_mut();
         let mut seq = serializer.serialize_seq(Some(kernels.remaining()))?;
         while let Some(k) = kernels.next_kernel() {
-            seq.serialize_element(&KernelJson(&k))?;
+            seq.serialize_element(&KernelReport::new(&k))?;
         }
         SerializeSeq::end(seq)
     }
 }
 
-/// `analysis::report::kernel_json(k)`, written with its `memory_accesses` converted one
-/// at a time (the same text; a 168k-instruction kernel has tens of thousands of them).
-struct KernelJson<'a>(&'a analysis::KernelAnalysis);
-
-impl Serialize for KernelJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let object = analysis::report::kernel_json_map(self.0, false);
-        let accesses = self.0.targets.first().map(|t| &t.profile.memory_accesses);
-        let mut map = serializer.serialize_map(Some(object.len()))?;
-        for (key, value) in &object {
-            match accesses {
-                Some(list) if key == "memory_accesses" => map.serialize_entry(key, &AccessesJson(list))?,
-                _ => map.serialize_entry(key, value)?,
-            }
-        }
-        SerializeMap::end(map)
-    }
-}
-
-struct AccessesJson<'a>(&'a [kernel_profile::MemoryAccess]);
-
-impl Serialize for AccessesJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for a in self.0 {
-            // Through a `Value`, as `kernel_json` does: its keys come out sorted.
-            seq.serialize_element(&serde_json::to_value(a).unwrap_or(Value::Null))?;
-        }
-        SerializeSeq::end(seq)
-    }
-}
-
+/// The table of one file: its header, then each kernel as it is analysed.
 fn print_table(out: &mut impl Write, loaded: &mut input::Streamed) -> std::io::Result<()> {
+    print_file_header(out, loaded)?;
+    if loaded.kernels.remaining() == 0 {
+        writeln!(out, "  no kernels")?;
+    }
+    while let Some(k) = loaded.kernels.next_kernel() {
+        print_kernel(out, &k)?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The file's name, PTX target and version, notes, syntax and compiler errors, unknown GPUs.
+fn print_file_header(out: &mut impl Write, loaded: &input::Streamed) -> std::io::Result<()> {
     let a = &loaded.kernels;
     match (a.target.as_deref(), a.version) {
         (Some(target), Some((x, y))) => writeln!(out, "{}  ({target}, PTX {x}.{y})", loaded.display_path)?,
@@ -198,33 +155,47 @@ fn print_table(out: &mut impl Write, loaded: &mut input::Streamed) -> std::io::R
     let index = ptx::LineIndex::new(a.text());
     for d in &a.syntax {
         let lc = index.line_col(d.span.start);
-        writeln!(out, "  {:?} at PTX line {}:{}: {}", d.severity, lc.line + 1, lc.col + 1, d.message)?;
+        writeln!(out, "  {} at PTX line {}:{}: {}", d.severity.name(), lc.line + 1, lc.col + 1, d.message)?;
     }
-    drop(index);
     for d in &loaded.compiler_errors {
         writeln!(out, "  {d}")?;
     }
     for (id, close) in &a.unknown_gpus {
         writeln!(out, "  unknown GPU `{id}` (closest: {})", close.join(", "))?;
     }
-    if a.remaining() == 0 {
-        writeln!(out, "  no kernels")?;
-    }
-    while let Some(k) = loaded.kernels.next_kernel() {
-        print_kernel(out, &k)?;
-    }
-    writeln!(out)?;
     Ok(())
 }
 
+/// One kernel: launch and resources, instruction mix, loops, each GPU, findings,
+/// assumptions.
 fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::Result<()> {
     let title = k.demangled.as_deref().unwrap_or(&k.name);
     writeln!(out, "\n  kernel {title}")?;
     if k.demangled.is_some() {
         writeln!(out, "    ptx name     {}", k.name)?;
     }
+    print_launch_and_resources(out, k)?;
+    // Launch-dependent, GPU-independent facts come from the primary target's profile.
+    let profile = k.targets.first().map(|t| &t.profile);
+    print_instruction_mix(out, k, profile)?;
+    if let Some(p) = profile {
+        print_loops(out, &p.loops)?;
+    }
+    for t in &k.targets {
+        print_target(out, t)?;
+    }
+    print_findings(out, &k.findings)?;
+    if let Some(p) = profile {
+        for a in p.assumptions.iter().skip(1) {
+            writeln!(out, "    assumption   {a}")?;
+        }
+    }
+    Ok(())
+}
+
+fn print_launch_and_resources(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::Result<()> {
     let l = &k.launch;
-    let src = serde_json::to_value(l.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let src = analysis::display::serde_name(&l.source);
     writeln!(out, "    launch       grid {}, block {}, dynamic smem {} B  ({src})", analysis::launch::display_dims(l.grid), analysis::launch::display_dims(l.block), l.dynamic_smem)?;
     if !l.args.is_empty() {
         let args: Vec<String> = l.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -234,15 +205,18 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
     writeln!(out, "    registers    declared {}", if declared.is_empty() { "none".into() } else { declared.join(", ") })?;
     if let Some(t) = k.targets.first() {
         let r = &t.profile.resources;
-        let how = serde_json::to_value(r.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let how = analysis::display::serde_name(&r.source);
         writeln!(out, "                 {} per thread ({how})", r.registers_per_thread)?;
         writeln!(out, "    shared mem   {} B static, {} B dynamic per block", r.static_smem_bytes, l.dynamic_smem)?;
         if r.spill_store_bytes + r.spill_load_bytes > 0 {
             writeln!(out, "    spills       {} B stores, {} B loads", r.spill_store_bytes, r.spill_load_bytes)?;
         }
     }
-    // Instruction mix.
-    let profile = k.targets.first().map(|t| &t.profile);
+    Ok(())
+}
+
+/// Static and dynamic per-thread counts by class, every class either has.
+fn print_instruction_mix(out: &mut impl Write, k: &analysis::KernelAnalysis, profile: Option<&kernel_profile::KernelProfile>) -> std::io::Result<()> {
     writeln!(out, "    instruction mix       static   dynamic/thread")?;
     let mut classes: Vec<_> = k.static_mix.keys().copied().collect();
     if let Some(p) = profile {
@@ -260,49 +234,54 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
     }
     let total_static: u64 = k.static_mix.values().sum();
     let total_dyn = profile.map(|p| format!("{:>12.1}", p.counts.total_dynamic())).unwrap_or_default();
-    writeln!(out, "      {:<18}{total_static:>8}  {total_dyn}", "total")?;
-    if let Some(p) = profile {
-        if p.loops.is_empty() {
-            writeln!(out, "    loops        none")?;
-        }
-        for lp in &p.loops {
-            let at = match lp.source_line {
-                Some(line) => format!("line {line}"),
-                None => format!("PTX line {}", lp.ptx_line),
-            };
-            let count = match (lp.trip_count, &lp.trip_count_expr) {
-                (Some(n), Some(e)) => format!("{n} (= {e})"),
-                (Some(n), None) => format!("{n}"),
-                (None, Some(e)) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
-                (None, None) => format!("unknown: assumed {}", lp.assumed_trip_count),
-            };
-            writeln!(out, "    loop         {at} (depth {}): trip count {count}", lp.depth)?;
-        }
+    writeln!(out, "      {:<18}{total_static:>8}  {total_dyn}", "total")
+}
+
+/// Every loop with where it is, its depth and its trip count (or what was assumed).
+fn print_loops(out: &mut impl Write, loops: &[kernel_profile::LoopInfo]) -> std::io::Result<()> {
+    if loops.is_empty() {
+        writeln!(out, "    loops        none")?;
     }
-    for t in &k.targets {
-        match &t.occupancy {
-            Ok(o) => {
-                let waves = t.waves.as_ref().map(|w| format!(", {} wave(s), last {:.0}% full", w.waves, w.last_wave_fill * 100.0)).unwrap_or_default();
-                let lim = o.limiters.names().join("+");
-                writeln!(
-                    out,
-                    "    {:<14} occupancy {:.0}% ({} blocks/SM, {}/{} warps; limited by {lim}){waves}",
-                    t.gpu.id,
-                    o.occupancy * 100.0,
-                    o.blocks_per_sm,
-                    o.warps_per_sm,
-                    o.max_warps_per_sm
-                )?;
-                if let Some(r) = &o.reason {
-                    writeln!(out, "                   cannot launch: {r}")?;
-                }
+    for lp in loops {
+        let at = match lp.source_line {
+            Some(line) => format!("line {line}"),
+            None => format!("PTX line {}", lp.ptx_line),
+        };
+        let count = match (lp.trip_count, &lp.trip_count_expr) {
+            (Some(n), Some(e)) => format!("{n} (= {e})"),
+            (Some(n), None) => format!("{n}"),
+            (None, Some(e)) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
+            (None, None) => format!("unknown: assumed {}", lp.assumed_trip_count),
+        };
+        writeln!(out, "    loop         {at} (depth {}): trip count {count}", lp.depth)?;
+    }
+    Ok(())
+}
+
+/// One GPU: occupancy and waves, the headline and every model's time, power and energy.
+fn print_target(out: &mut impl Write, t: &analysis::TargetAnalysis) -> std::io::Result<()> {
+    match &t.occupancy {
+        Ok(o) => {
+            let waves = t.waves.as_ref().map(|w| format!(", {} wave(s), last {:.0}% full", w.waves, w.last_wave_fill * 100.0)).unwrap_or_default();
+            let lim = o.limiters.names().join("+");
+            writeln!(
+                out,
+                "    {:<14} occupancy {:.0}% ({} blocks/SM, {}/{} warps; limited by {lim}){waves}",
+                t.gpu.id,
+                o.occupancy * 100.0,
+                o.blocks_per_sm,
+                o.warps_per_sm,
+                o.max_warps_per_sm
+            )?;
+            if let Some(r) = &o.reason {
+                writeln!(out, "                   cannot launch: {r}")?;
             }
-            Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
         }
-        if let Err(why) = &t.models {
-            writeln!(out, "                   {why}")?;
-        }
-        if let Ok(r) = &t.models {
+        Err(e) => writeln!(out, "    {:<14} occupancy: {e}", t.gpu.id)?,
+    }
+    match &t.models {
+        Err(why) => writeln!(out, "                   {why}")?,
+        Ok(r) => {
             let time = analysis::display::time_us;
             writeln!(
                 out,
@@ -320,25 +299,25 @@ fn print_kernel(out: &mut impl Write, k: &analysis::KernelAnalysis) -> std::io::
                 writeln!(out, "                   {m:<11} not applicable: {why}")?;
             }
         }
-        if let Some(p) = &t.power {
-            let parts = p.top_contributions(3);
-            let energy = t.energy_uj.map(|e| format!("; energy ≈ {}", analysis::display::energy_uj(e))).unwrap_or_default();
-            writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, p.confidence, p.base_watts, parts.join(", "))?;
-        }
     }
-    for f in &k.findings {
+    if let Some(p) = &t.power {
+        let parts = p.top_contributions(3);
+        let energy = t.energy_uj.map(|e| format!("; energy ≈ {}", analysis::display::energy_uj(e))).unwrap_or_default();
+        writeln!(out, "                   power {:.0} W ({} confidence; base {:.1} W, {}){energy}", p.watts, analysis::display::serde_name(&p.confidence), p.base_watts, parts.join(", "))?;
+    }
+    Ok(())
+}
+
+/// Each finding with where it is and the titles of its fixes.
+fn print_findings(out: &mut impl Write, findings: &[analysis::findings::Finding]) -> std::io::Result<()> {
+    for f in findings {
         let at = match (&f.source_file, f.source_line) {
             (Some(file), Some(line)) => format!("{file}:{line}"),
             _ => format!("PTX line {}", f.ptx_line),
         };
-        writeln!(out, "    {:<12} [{}] {at}: {}", format!("{:?}", f.severity).to_lowercase(), f.code, f.message)?;
+        writeln!(out, "    {:<12} [{}] {at}: {}", f.severity.name(), f.code, f.message)?;
         for fix in &f.fixes {
             writeln!(out, "                 fix: {}", fix.title)?;
-        }
-    }
-    if let Some(p) = profile {
-        for a in p.assumptions.iter().skip(1) {
-            writeln!(out, "    assumption   {a}")?;
         }
     }
     Ok(())

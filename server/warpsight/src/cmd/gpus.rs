@@ -40,6 +40,15 @@ struct DetectedJson<'a> {
     problem: Option<String>,
 }
 
+/// `--detect --json`: whether a driver answered (`message`: why not) and its GPUs.
+#[derive(Serialize)]
+struct DetectJson<'a> {
+    driver: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    gpus: Vec<DetectedJson<'a>>,
+}
+
 /// One GPU in the JSON output: the full record plus derived peaks.
 #[derive(Serialize)]
 struct GpuJson<'a> {
@@ -144,7 +153,7 @@ fn detect(db: &gpu_spec::Database, json: bool) -> anyhow::Result<Exit> {
         Ok(d) => d,
         Err(why) => {
             if json {
-                println!("{}", serde_json::json!({ "driver": false, "message": why.to_string(), "gpus": [] }));
+                println!("{}", serde_json::to_string(&DetectJson { driver: false, message: Some(why.to_string()), gpus: Vec::new() })?);
             } else {
                 println!("{why}; no local GPUs to list (warpsight needs no GPU: name one with --gpu).");
             }
@@ -168,7 +177,7 @@ fn detect(db: &gpu_spec::Database, json: bool) -> anyhow::Result<Exit> {
         })
         .collect();
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "driver": true, "gpus": rows }))?);
+        println!("{}", serde_json::to_string_pretty(&DetectJson { driver: true, message: None, gpus: rows })?);
         return Ok(Exit::Success);
     }
     if rows.is_empty() {

@@ -4,8 +4,11 @@
 
 use std::path::PathBuf;
 
+use std::collections::BTreeMap;
+
+use analysis::report::{HeadlineReport, PredictionReport};
 use anyhow::{Context as _, bail};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::cmd::Exit;
 
@@ -22,6 +25,18 @@ pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `predict --json`: the `predictions` and `headline` objects of the report's `TARGET`
+/// (docs/cli.md), for one kernel's profile on one GPU.
+#[derive(Serialize, Deserialize)]
+struct PredictReport {
+    kernel: String,
+    gpu: String,
+    predictions: BTreeMap<String, PredictionReport>,
+    /// Model → why it did not apply (also in `headline`, as in the report).
+    not_applicable: BTreeMap<String, String>,
+    headline: HeadlineReport,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
@@ -44,32 +59,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     };
     let wanted = |name: &str| args.model.as_deref().is_none_or(|m| m == name);
     if args.json {
-        let mut preds = serde_json::Map::new();
-        for p in report.predictions.iter().filter(|p| wanted(p.model)) {
-            let mut v = json!({
-                "time_us": p.time_us,
-                "bound": p.bound.name(),
-                "confidence": p.confidence.name(),
-                "explanation": p.explanation,
-                "breakdown": p.breakdown,
-                "assumptions": p.assumptions,
-                "below_roofline_floor": report.floor_violations.contains(&p.model),
-            });
-            if let (Some(mwp), Some(cwp)) = (p.mwp, p.cwp) {
-                v["mwp"] = json!(mwp);
-                v["cwp"] = json!(cwp);
-            }
-            preds.insert(p.model.to_string(), v);
-        }
-        let not_applicable: serde_json::Map<String, serde_json::Value> =
-            report.not_applicable.iter().filter(|(m, _)| wanted(m)).map(|(m, why)| (m.to_string(), json!(why))).collect();
-        let out = json!({
-            "kernel": profile.kernel,
-            "gpu": gpu.id,
-            "predictions": preds,
-            "not_applicable": not_applicable,
-            "headline": { "model": report.headline.model, "time_us": report.headline.time_us, "bound": report.headline.bound.name(), "rule": report.headline.rule },
-        });
+        let out = PredictReport {
+            kernel: profile.kernel.clone(),
+            gpu: gpu.id.clone(),
+            predictions: PredictionReport::all(&report, wanted),
+            not_applicable: report.not_applicable.iter().filter(|(m, _)| wanted(m)).map(|(m, why)| (m.to_string(), why.clone())).collect(),
+            headline: HeadlineReport::new(&report, wanted),
+        };
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(Exit::Success);
     }
