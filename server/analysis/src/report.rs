@@ -223,6 +223,9 @@ pub struct LaunchReport {
     pub dynamic_smem: u32,
     pub source: LaunchSource,
     pub args: BTreeMap<String, i64>,
+    /// Bytes the data-dependent loads range over, where the launch states it (`footprint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint_bytes: Option<u64>,
 }
 
 /// A finding (docs/diagnostics.md), with the titles of its fixes.
@@ -270,6 +273,7 @@ impl<'a> KernelReport<'a> {
                 dynamic_smem: k.launch.dynamic_smem,
                 source: k.launch.source,
                 args: k.launch.args.clone(),
+                footprint_bytes: k.launch.footprint_bytes,
             },
             memory_accesses: profile.map(|p| Cow::Borrowed(p.memory_accesses.as_slice())),
             divergent_branches: profile.map(|p| p.divergent_branches.clone()),

@@ -188,6 +188,8 @@ fn a_stated_footprint_picks_the_cache_level_of_a_pointer_chase() {
         let (code, out, err) = warpsight(&args);
         assert_eq!(code, 0, "{err}");
         let doc: Value = serde_json::from_slice(&out).expect("json");
+        let launch = &doc["files"][0]["kernels"][0]["launch"];
+        assert_eq!(launch["footprint_bytes"].as_u64(), footprint, "the report states the footprint: {launch}");
         let p = &doc["files"][0]["kernels"][0]["gpus"][id]["predictions"]["bottleneck"];
         assert_eq!(p["bound"], "latency", "{p:#}");
         (p["breakdown"]["chain_cycles"].as_f64().expect("chain_cycles") / iters as f64, p["assumptions"].to_string())
