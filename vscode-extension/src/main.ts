@@ -68,7 +68,7 @@ export function serverSettings(): Record<string, unknown> {
     const v = cfg.get<unknown>(key);
     if (v !== undefined && v !== null) res[key] = v;
   };
-  for (const key of ["gpus", "args", "defaultTripCount", "nvcc", "compiler", "compileTimeoutMs", "trustCompileCommands", "severities", "inlayHints", "debounceMs"]) {
+  for (const key of ["gpus", "args", "defaultTripCount", "graphLaunch", "nvcc", "compiler", "compileTimeoutMs", "trustCompileCommands", "severities", "inlayHints", "debounceMs"]) {
     put(key);
   }
   const launch: Record<string, unknown> = {};

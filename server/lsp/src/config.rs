@@ -115,6 +115,8 @@ pub(crate) struct RawSettings {
     #[serde(default, deserialize_with = "given")]
     pub(crate) default_trip_count: Option<Value>,
     #[serde(default, deserialize_with = "given")]
+    pub(crate) graph_launch: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
     nvcc: Option<Value>,
     #[serde(default, deserialize_with = "given")]
     compile_timeout_ms: Option<Value>,
@@ -347,6 +349,12 @@ impl Config {
                 Err(why) => refuse("defaultTripCount", v, &why),
             }
         }
+        if let Some(v) = &raw.graph_launch {
+            match typed::<bool>(v) {
+                Some(b) => self.analysis.graph_launch = b,
+                None => refuse("graphLaunch", v, "is not true or false"),
+            }
+        }
         if let Some(v) = &raw.nvcc {
             match typed::<Option<String>>(v) {
                 Some(path) => self.nvcc = path.filter(|s| !s.is_empty()).map(PathBuf::from),
@@ -485,6 +493,10 @@ mod tests {
         assert!(!c.trust_compile_commands);
         c.update(&json!({ "trustCompileCommands": true }));
         assert!(c.trust_compile_commands);
+        // Stream launches unless the user says the kernels run from a CUDA graph.
+        assert!(!c.analysis.graph_launch);
+        c.update(&json!({ "graphLaunch": true }));
+        assert!(c.analysis.graph_launch);
         // Not an object: ignored.
         c.update(&json!(42));
         assert_eq!(c.analysis.gpus, vec!["h100", "tesla-k20"]);
@@ -504,6 +516,7 @@ mod tests {
             "launch": { "grid": "8x", "block": [32, 2], "dynamicSmem": -1 },
             "args": { "n": 2.5, "m": 3 },
             "defaultTripCount": "many",
+            "graphLaunch": "yes",
             "nvcc": 3,
             "compileTimeoutMs": 10,
             "compiler": "gcc",
@@ -522,6 +535,7 @@ mod tests {
                 "`launch.dynamicSmem`: -1 is not a byte count from 0 to 4294967295",
                 "`args.n`: 2.5 is not a 64-bit integer; this argument was left out",
                 "`defaultTripCount`: \"many\" is not a number",
+                "`graphLaunch`: \"yes\" is not true or false",
                 "`nvcc`: 3 is not a path (a string)",
                 "`compileTimeoutMs`: 10 is not a whole number of milliseconds from 1000 to 600000",
                 "`compiler`: \"gcc\" is not \"nvrtc\" or \"nvcc\"",
