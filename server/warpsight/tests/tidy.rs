@@ -101,6 +101,34 @@ fn library_crates_do_not_print_to_stdout() {
     assert!(bad.is_empty(), "library crates must not print to stdout (it is the protocol wire of `warpsight lsp`):\n{}", bad.join("\n"));
 }
 
+/// Output is typed (issue 15): JSON objects come from serde-derived types, never from
+/// `json!` assembled by hand, outside tests and the JSON-RPC envelope of the transport
+/// (`lsp/src/transport.rs`, which writes the protocol's own error responses).
+#[test]
+fn json_is_built_from_types_not_by_hand() {
+    let root = repo_root();
+    let mut bad = Vec::new();
+    for krate in crates(&root) {
+        let src = root.join("server").join(&krate).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let rel = file.strip_prefix(&root).unwrap_or(&file).to_path_buf();
+            if rel == Path::new("server/lsp/src/transport.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("a source file");
+            for (n, line) in non_test_code(&text).lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains(concat!("json", "!(")) {
+                    bad.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "build JSON from serde types (server/ARCHITECTURE.md), not by hand:\n{}", bad.join("\n"));
+}
+
 /// What a citation of a file outside the repository looks like, lower case (the text is
 /// compared in lower case). Built from parts so that this file does not match itself.
 /// The "spec" and "seed" numbers (00N) are the project's extraction notes of a paper and the
