@@ -132,29 +132,31 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
 
     // 3. Counts, as ptxas issues them (contractions and constant operands, `sass.rs`).
     let folding = sass::analyse(func);
-    if !folding.contracted.is_empty() || !folding.const_operands.is_empty() || !folding.operands.is_empty() {
+    let removed = folding.removed();
+    if !removed.is_empty() {
         assumptions.push(format!(
-            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands, {} move(s), address conversion(s) and parameter load(s) that become operands",
+            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands, {} move(s), address conversion(s) and parameter load(s) that become operands, {} shared load(s) merged into vector loads",
             folding.contracted.len(),
             folding.const_operands.len(),
-            folding.operands.len()
+            folding.operands.len(),
+            folding.vectorised.len()
         ));
     }
     let mut counts = InstructionCounts::default();
     let mut visiting = HashSet::new();
     let mut budget = Expansions { left: CALL_EXPANSION_BUDGET, exhausted: false };
-    accumulate_counts(module, func, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut budget, &mut assumptions);
+    accumulate_counts(module, func, &removed, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut budget, &mut assumptions);
     if budget.exhausted {
         assumptions.push(format!(
             "the calls expand to more than {CALL_EXPANSION_BUDGET} callee instructions: the calls past that are counted as the call instruction alone (an approximation)"
         ));
     }
-    counts.static_ = issued_class_counts(func);
+    counts.static_ = issued_class_counts(func, &removed);
     // Each callee's counts once, however often it is called.
     let mut per_callee: HashMap<&str, BTreeMap<InstrClass, u64>> = HashMap::new();
     for c in &func.calls {
         if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
-            let mix = per_callee.entry(callee.name.as_str()).or_insert_with(|| issued_class_counts(callee));
+            let mix = per_callee.entry(callee.name.as_str()).or_insert_with(|| issued_class_counts(callee, &sass::analyse(callee).removed()));
             for (k, v) in mix.iter() {
                 *counts.static_.entry(*k).or_insert(0) += v;
             }
@@ -585,6 +587,7 @@ struct Expansions {
 fn accumulate_counts(
     module: &Module,
     func: &Function,
+    removed: &HashSet<InstrId>,
     freq: &[f64],
     scale: f64,
     counts: &mut InstructionCounts,
@@ -595,7 +598,6 @@ fn accumulate_counts(
     assumptions: &mut Vec<String>,
 ) {
     visiting.insert(func.name.clone());
-    let removed = sass::analyse(func).removed();
     for (id, instr) in func.instrs.iter().enumerate() {
         let n = saturate(freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale);
         if n == 0.0 || removed.contains(&(id as InstrId)) {
@@ -626,7 +628,7 @@ fn accumulate_counts(
                 let mut sink = Vec::new();
                 let (_, trips) = loops(module, callee, &env, options, &[], &mut sink, None);
                 let cfreq = frequency::loop_products(callee, &trips);
-                accumulate_counts(module, callee, &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);
+                accumulate_counts(module, callee, &sass::analyse(callee).removed(), &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);
             }
             Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),
             None => {
@@ -638,11 +640,11 @@ fn accumulate_counts(
     visiting.remove(&func.name);
 }
 
-/// Instructions by class as ptxas issues them: the text's, less the multiplies contracted
-/// into FMAs and the constant loads folded into operands ([`sass`]).
-fn issued_class_counts(func: &Function) -> BTreeMap<InstrClass, u64> {
+/// Instructions by class as ptxas issues them: the text's, less what [`sass`] folds
+/// (`removed`, of this function).
+fn issued_class_counts(func: &Function, removed: &HashSet<InstrId>) -> BTreeMap<InstrClass, u64> {
     let mut res = func.class_counts();
-    for id in sass::analyse(func).removed() {
+    for &id in removed {
         if let Some(c) = func.instr(id).map(|i| i.class)
             && let Some(n) = res.get_mut(&c)
         {
