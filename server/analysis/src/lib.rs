@@ -673,6 +673,10 @@ fn analyze_kernel(
         }
     }
     let demangled = cx.demangled.clone().or_else(|| ptx::demangle(&func.name));
+    // The profile depends on the GPU only through the shared-memory bank count (CC 1.x or
+    // later: `ProfileInput::compute_capability`): built once per bank count, not per GPU
+    // (the trip counts, the branch simulation and the address analysis are the costly part).
+    let mut built: HashMap<bool, Option<kernel_profile::KernelProfile>> = HashMap::new();
     let targets = gpus
         .iter()
         .filter_map(|gpu| {
@@ -687,7 +691,8 @@ fn analyze_kernel(
                 demangled: demangled.clone(),
                 options: &settings.profile,
             };
-            let mut profile = kernel_profile::build(&input)?;
+            let mut profile = built.entry(gpu.cc.major <= 1).or_insert_with(|| kernel_profile::build(&input)).clone()?;
+            profile.gpu = gpu.id.clone();
             // Why the launch site did not fold, unless the settings or an annotation gave
             // the whole launch anyway.
             let stated = |f: fn(&PartialLaunch) -> bool| f(&settings.launch) || f(annotation);

@@ -109,3 +109,28 @@ fn the_memo_key_is_the_typed_inputs() {
     assert_eq!(memo.kernel_runs, 5, "a changed setting re-runs every kernel");
     assert_eq!(memo.len(), 2);
 }
+
+/// One kernel profile serves every GPU of the same shared-memory bank count: the A100's and
+/// the H100's profiles are the same but for their `gpu`, while a CC 1.3 GPU (16 banks, a
+/// half-warp per request: CUDA C Programming Guide, "Compute Capability 1.x", Shared
+/// Memory) sees a lane stride of 32 words
+/// as a 16-way conflict where CC 2.0 and later (32 banks, the whole warp) see 32-way.
+#[test]
+fn one_profile_per_bank_count_serves_every_gpu() {
+    let text = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 k_param_0)\n{\n.reg .f32 %f<2>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n\
+        .shared .align 4 .b8 sh[16384];\n\
+        mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nmov.u32 %r3, sh;\nadd.s32 %r4, %r3, %r2;\nld.shared.f32 %f1, [%r4];\n\
+        ld.param.u64 %rd1, [k_param_0];\ncvta.to.global.u64 %rd2, %rd1;\nst.global.f32 [%rd2], %f1;\nret;\n}\n";
+    let settings = Settings { gpus: vec!["a100-sxm4-80gb".into(), "h100-sxm".into(), "tesla-c1060".into()], ..Settings::default() };
+    let a = analyze(text, &settings, &Context::default());
+    let targets = &a.kernels[0].targets;
+    assert_eq!(targets.len(), 3);
+    let (a100, h100, c1060) = (&targets[0].profile, &targets[1].profile, &targets[2].profile);
+    assert_eq!((a100.gpu.as_str(), h100.gpu.as_str(), c1060.gpu.as_str()), ("a100-sxm4-80gb", "h100-sxm", "tesla-c1060"));
+    let mut same = h100.clone();
+    same.gpu = a100.gpu.clone();
+    assert_eq!(&same, a100);
+    let ways = |p: &kernel_profile::KernelProfile| p.memory_accesses.iter().find(|m| m.space == kernel_profile::Space::Shared).and_then(|m| m.bank_conflict_ways);
+    assert_eq!((ways(a100), ways(c1060)), (Some(32), Some(16)));
+}

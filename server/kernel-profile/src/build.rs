@@ -54,8 +54,10 @@ pub struct ProfileInput<'a> {
     pub module: &'a Module,
     /// The kernel's PTX name (`.entry` name).
     pub kernel: &'a str,
+    /// The profile's `gpu` field; nothing else depends on it.
     pub gpu_id: &'a str,
-    /// (major, minor) of the target GPU.
+    /// (major, minor) of the target GPU. Only the shared-memory bank count depends on it
+    /// (16 banks on CC 1.x, 32 since), so one profile serves every GPU of a later CC.
     pub compute_capability: (u32, u32),
     pub launch: LaunchConfig,
     /// From `ptxas -v` (or given); `None` → estimated.
