@@ -110,12 +110,12 @@ fn quoted(r: &Reduce) -> Vec<(String, &'static str)> {
         (
             {
                 let h = (chain / 100.0).round() as u64 * 100;
-                format!("~{},{:03} cycles", h / 1000, h % 1000)
+                if h >= 1000 { format!("~{},{:03} cycles", h / 1000, h % 1000) } else { format!("~{h} cycles") }
             },
             "Reductions: reduce_shared's dependence chain per block (chain_cycles)",
         ),
         // Each resident warp has one 4-byte load per lane in flight.
-        (format!("{} KiB in flight per SM", r.resident_warps * 32 * 4 / 1024), "Reductions: bytes in flight per SM (resident warps × 32 lanes × 4 B)"),
+        (format!("{:.0} KiB in flight per SM", f64::from(r.resident_warps * 32 * 4) / 1024.0), "Reductions: bytes in flight per SM (resident warps × 32 lanes × 4 B)"),
         // Little's law: DRAM bandwidth × the DRAM latency, per SM.
         (
             format!(
