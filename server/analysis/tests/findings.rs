@@ -263,6 +263,34 @@ fn the_relaxed_launch_bounds_say_how_many_registers_fit() {
 }
 
 #[test]
+fn the_relaxed_launch_bounds_keep_the_most_blocks_whose_registers_fit() {
+    // spill.cu's `__launch_bounds__(128, 8)` on the A100, whose SM has 65536 32-bit
+    // registers (CUDA C++ Programming Guide, "Technical Specifications per Compute
+    // Capability", CC 8.0). The register-spills fix estimates the need as the registers
+    // plus one per 4 spilled bytes and keeps the most blocks of 128 threads that fit,
+    // 65536 / (128 × need), below the 8 asked for (mutation survivor: the `/` of that
+    // quotient → `*` or `%`).
+    let min_blocks = |registers, spill_store_bytes| {
+        let a = with_resources("spill", "row_block_spill", resources(registers, spill_store_bytes, 0), [512, 1, 1], [128, 1, 1]);
+        let f = of_code(&a, "row_block_spill", "register-spills");
+        assert_eq!(f.len(), 1, "{:?}", a.kernels[0].findings);
+        match f[0].fixes[..] {
+            [analysis::fixes::Fix { kind: FixKind::LaunchBounds { max_threads: 128, min_blocks }, .. }] => min_blocks,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    // 64 + 64 / 4 = 80 registers: 65536 / (128 × 80) = 6.4, so 6 blocks.
+    assert_eq!(min_blocks(64, 64), Some(6));
+    // 64 + 256 / 4 = 128 registers: 65536 / 16384 = 4 blocks.
+    assert_eq!(min_blocks(64, 256), Some(4));
+    // 64 + 1024 / 4 = 320 registers: 65536 / 40960 = 1.6, so 1 block.
+    assert_eq!(min_blocks(64, 1024), Some(1));
+    // 200 + 2048 / 4 = 712 registers: 128 × 712 = 91136 > 65536, not one block fits, and
+    // the fix drops the minimum.
+    assert_eq!(min_blocks(200, 2048), None);
+}
+
+#[test]
 fn a_tiny_grid_is_too_small() {
     // The second pass of reduce_tree.cu: reduce_tree<<<1, BLOCK_SIZE>>>.
     let a = analyze_fixture("reduce_tree", [1, 1, 1], [256, 1, 1]);

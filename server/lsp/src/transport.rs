@@ -681,6 +681,33 @@ mod framing_tests {
     }
 
     #[test]
+    fn the_blocking_reader_returns_each_body_then_none() {
+        // Two frames of the server's output, as a tool driving `warpsight lsp` reads them
+        // (mutation survivor: `read_message_blocking` → `Ok(Some(vec![]))`, whose users are
+        // outside this crate).
+        let first = br#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+        let bytes = stream(&[&frame_bytes(first), &frame_bytes(NEXT)]);
+        let mut r = &bytes[..];
+        assert_eq!(framing::read_message_blocking(&mut r).expect("a frame"), Some(first.to_vec()));
+        assert_eq!(framing::read_message_blocking(&mut r).expect("a frame"), Some(NEXT.to_vec()));
+        assert_eq!(framing::read_message_blocking(&mut r).expect("the end"), None);
+    }
+
+    #[test]
+    fn the_client_side_reader_refuses_only_what_is_over_the_limit() {
+        // Exactly MAX_MESSAGE_BYTES announced is within the limit: the reader goes on to the
+        // body (cut short here: the input ends); one byte more is refused at the header
+        // (mutation survivor: `n > MAX_MESSAGE_BYTES` → `>=`).
+        let at = format!("Content-Length: {MAX_MESSAGE_BYTES}\r\n\r\n{{}}");
+        let err = framing::read_message_blocking(&mut at.as_bytes()).expect_err("a short body");
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof, "{err}");
+        let over = format!("Content-Length: {}\r\n\r\n{{}}", MAX_MESSAGE_BYTES + 1);
+        let err = framing::read_message_blocking(&mut over.as_bytes()).expect_err("over the limit");
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{err}");
+        assert!(err.to_string().contains("over the limit"), "{err}");
+    }
+
+    #[test]
     fn a_content_length_of_u64_max_is_answered_at_once_and_the_next_message_served() {
         let bytes = stream(&[b"Content-Length: 18446744073709551615\r\n\r\n", &frame_bytes(NEXT)]);
         let out = run(frames(&bytes, MAX_MESSAGE_BYTES));

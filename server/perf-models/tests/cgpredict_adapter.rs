@@ -185,6 +185,12 @@ fn database_tk1_gets_table3_and_reproduces_gemm() {
     // holds 1024 threads per SM (CUDA Programming Guide, Appendix A), not the TK1's 2048.
     let c1060 = db.gpu("tesla-c1060").expect("c1060");
     assert_eq!(Platform::from_gpu(c1060).threads_per_sm, 1024);
+    // ... and its own name and departure delays: GT200 has no L2, so dd_L2 and dd_DRAM are
+    // Hong & Kim 2009's coalesced and uncoalesced departure delays of the GTX 280 (Table 4:
+    // 4 and 40 cycles), not the TK1's 2 and 10 (mutation survivors: either field dropped
+    // from `from_gpu`).
+    let p = Platform::from_gpu(c1060);
+    assert_eq!((p.name.as_str(), p.dd_l2, p.dd_dram), (c1060.name.as_str(), 4.0, 40.0));
     let p = matmul_profile(
         access(Space::Global, AccessClass::Coalesced, Some(4), 1024.0),
         vec![],

@@ -189,3 +189,45 @@ fn docs_tables_are_current() {
     ));
     common::ensure_generated("docs/models/scheduling.md", "fig46", &md);
 }
+
+#[test]
+fn loop_blocks_count_their_memory_instructions_once_per_trip() {
+    // nGM and nShM (Eqs. 4.10–4.11) count a thread's global and shared instructions with
+    // each block weighted by its executions: an entry block with 1 global and 2 shared
+    // instructions, then a loop body run 8 times with 3 and 4, give 1 + 3·8 = 25 and
+    // 2 + 4·8 = 34 (mutation survivor: the shared weight `×` → `/`).
+    let blocks = vec![
+        CfgBlock { nodes: vec![node(Resource::Lsu, 315.0, &[])], successors: vec![1], multiplier: 1.0, n_global: 1.0, n_shared: 2.0 },
+        CfgBlock { nodes: vec![node(Resource::Lsu, 315.0, &[])], successors: vec![1], multiplier: 8.0, n_global: 3.0, n_shared: 4.0 },
+    ];
+    let s = scheduling::schedule_cfg(&blocks, &K20_RES, 256).expect("schedulable");
+    assert_eq!(s.back_edges, vec![(1, 1)]);
+    assert_eq!((s.n_global, s.n_shared), (25.0, 34.0));
+}
+
+#[test]
+fn a_launch_without_sms_blocks_threads_or_residency_is_not_scheduled() {
+    // Each zero alone makes Algorithm 8 meaningless (a division by the SM count, no
+    // thread to schedule, no wave that holds one): no schedule, not a panic or an empty
+    // one (mutation survivor: the `||` of the guard → `&&`).
+    let one = vec![CfgBlock { nodes: fig_4_6(), successors: vec![], multiplier: 1.0, n_global: 2.0, n_shared: 0.0 }];
+    let ok = Launch { blocks: 26, threads_per_block: 256, resident_blocks_per_sm: 8, max_threads_per_sm: 2048 };
+    assert!(scheduling::schedule_kernel(&one, &K20_RES, 13, &ok).is_some());
+    assert!(scheduling::schedule_kernel(&one, &K20_RES, 0, &ok).is_none());
+    for launch in [Launch { blocks: 0, ..ok }, Launch { threads_per_block: 0, ..ok }, Launch { resident_blocks_per_sm: 0, ..ok }] {
+        assert!(scheduling::schedule_kernel(&one, &K20_RES, 13, &launch).is_none(), "{launch:?}");
+    }
+}
+
+#[test]
+fn every_wave_adds_its_memory_instructions_the_last_one_too() {
+    // Algorithm 8 accumulates nGM and nShM per wave scheduled: 39 blocks of 256 threads
+    // on 13 SMs are 3 blocks (768 threads) on the busiest SM; 2 resident blocks make a
+    // full wave of 512 threads and a last one of 256, so a thread's 2 global and 3 shared
+    // instructions count twice: 4 and 6 (mutation survivor: the last wave's `+=` → `*=`).
+    let one = vec![CfgBlock { nodes: fig_4_6(), successors: vec![], multiplier: 1.0, n_global: 2.0, n_shared: 3.0 }];
+    let launch = Launch { blocks: 39, threads_per_block: 256, resident_blocks_per_sm: 2, max_threads_per_sm: 2048 };
+    let k = scheduling::schedule_kernel(&one, &K20_RES, 13, &launch).expect("schedulable");
+    assert_eq!((k.waves, k.threads_per_wave, k.threads_last_wave), (2, 512, 256));
+    assert_eq!((k.n_gm, k.n_shm), (4.0, 6.0));
+}

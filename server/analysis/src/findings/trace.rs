@@ -174,4 +174,43 @@ mod tests {
         assert!(!param_is_written(&module, func, 1));
         assert!(param_is_written(&module, func, 0));
     }
+
+    #[test]
+    fn the_pointer_is_the_parameter_that_reaches_the_address_through_cvta() {
+        // `a[offset + i]` with `const float *a` and `size_t offset`: both parameters are
+        // 64-bit and both reach the address, but only `a` goes through
+        // `cvta.to.global`, the compiler's marker of a global pointer (PTX ISA, `cvta`).
+        // Mutation survivor: `via_cvta ||` → `&&` lost the marker, and the fix had no
+        // single pointer to offer.
+        let text = "\
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry k(
+\t.param .u64 k_param_0,
+\t.param .u64 k_param_1
+)
+{
+\t.reg .f32 %f<2>;
+\t.reg .b64 %rd<6>;
+
+\tld.param.u64 %rd1, [k_param_0];
+\tld.param.u64 %rd2, [k_param_1];
+\tcvta.to.global.u64 %rd3, %rd1;
+\tshl.b64 %rd4, %rd2, 2;
+\tadd.s64 %rd5, %rd3, %rd4;
+\tld.global.f32 %f1, [%rd5];
+\tret;
+}
+";
+        let (module, errors) = ptx_ir::parse_and_lower(text);
+        assert!(errors.is_empty(), "{errors:?}");
+        let func = module.kernels().next().expect("kernel");
+        let ld = func.instrs.iter().position(|i| i.opcode.starts_with("ld.global")).expect("ld.global") as InstrId;
+        let o = origins(&module, func, ld);
+        assert_eq!(o.params, BTreeSet::from([0, 1]));
+        assert_eq!(o.global_params, BTreeSet::from([0]));
+        assert_eq!(o.pointer_param(), Some(0));
+    }
 }

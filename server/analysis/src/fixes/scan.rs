@@ -268,6 +268,20 @@ mod tests {
     }
 
     #[test]
+    fn a_string_literal_is_blanked_up_to_its_closing_quote() {
+        // A launch written inside a string is text, not a launch: all of it is blanked,
+        // not only the first characters after the quote (mutation survivors: the `<` of
+        // the scanner's bound → `==`, `>`, `<=`).
+        let literal = "\"launch k<<<1, 32>>> now\"";
+        let t = format!("printf({literal}); k<<<1, 256>>>(a);");
+        let s = String::from_utf8(mask(&t)).expect("ascii");
+        assert_eq!(s, format!("printf({}); k<<<1, 256>>>(a);", " ".repeat(literal.len())));
+        // A literal left open at the end of the text is blanked to the end.
+        let t = "int a; char *s = \"abc";
+        assert_eq!(mask(t), b"int a; char *s =     ".to_vec());
+    }
+
+    #[test]
     fn kernel_declarations_and_definitions_are_found() {
         let t = "__global__ void k(int *a);\nvoid host() { k<<<1, 2>>>(0); }\ntemplate <int N>\n__global__ void __launch_bounds__(128) k(int *a) { a[0] = N; }\n";
         let s = Source::new(t);

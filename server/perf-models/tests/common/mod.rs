@@ -53,3 +53,40 @@ pub fn ensure_generated(doc: &str, name: &str, content: &str) {
 pub fn pct_err(ours: f64, paper: f64) -> f64 {
     (ours - paper).abs() / paper.abs() * 100.0
 }
+
+/// A decimal number as written in `text`, with the text just before it.
+pub fn decimals(text: &str) -> Vec<(String, String)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let boundary = i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '.' || chars[i - 1] == '_' || chars[i - 1] == '`');
+        if !(chars[i].is_ascii_digit() && boundary) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+            i += 1;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+            // Versions and dotted section numbers (`3.2.0`, `4.4.7`) are not results.
+            if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+                while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                    i += 1;
+                }
+                continue;
+            }
+            let before: String = chars[start.saturating_sub(16)..start].iter().map(|c| if c.is_whitespace() { ' ' } else { *c }).collect();
+            out.push((chars[start..i].iter().collect(), before));
+        }
+    }
+    out
+}
+
+/// Words after which a number names a section, table, equation or device class.
+pub const REFERENCE_WORDS: [&str; 12] = ["Table ", "Tables ", "Eq. ", "Eqs. ", "§", "Fig. ", "spec ", "CC ", "Algorithm ", "section ", "Algorithms ", "Figs. "];
