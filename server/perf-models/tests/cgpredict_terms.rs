@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use kernel_profile::{
     AccessClass, AccessKind, InstrClass, InstructionCounts, KernelProfile, LaunchConfig,
-    LaunchSource, MemoryAccess, ResourceSource, Resources, Space,
+    LaunchSource, MemoryAccess, Resources, Space,
 };
 use perf_models::cgpredict::{
     AccessClass3, AdapterOptions, CgCase, CgInputs, ClassCounts, Platform, WarpAccess,
