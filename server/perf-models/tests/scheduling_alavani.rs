@@ -231,3 +231,45 @@ fn every_wave_adds_its_memory_instructions_the_last_one_too() {
     assert_eq!((k.waves, k.threads_per_wave, k.threads_last_wave), (2, 512, 256));
     assert_eq!((k.n_gm, k.n_shm), (4.0, 6.0));
 }
+
+/// The K20 kernel of the test above (39 blocks of 256 threads, 2 resident, 2 global and 3
+/// shared instructions per thread: nGM = 4 and nShM = 6 per SM over its 2 waves).
+fn k20_two_waves() -> (scheduling::AlavaniGpu, Launch, scheduling::KernelSchedule) {
+    let gpu = scheduling::AlavaniGpu::for_gpu(&GpuParams::tesla_k20());
+    let one = vec![CfgBlock { nodes: fig_4_6(), successors: vec![], multiplier: 1.0, n_global: 2.0, n_shared: 3.0 }];
+    let launch = Launch { blocks: 39, threads_per_block: 256, resident_blocks_per_sm: 2, max_threads_per_sm: 2048 };
+    let k = scheduling::schedule_kernel(&one, &gpu.resources, 13, &launch).expect("schedulable");
+    assert_eq!((k.waves, k.n_gm, k.n_shm, k.cfg.n_shared), (2, 4.0, 6.0, 3.0));
+    (gpu, launch, k)
+}
+
+#[test]
+fn the_shared_memory_penalty_is_eq_4_11_with_table_4_5s_k20_fit() {
+    // Eq. 4.11 with the per-thread shared count (FIX(6)):
+    // (nB·nT_b / (R[LSU]·nSM)) × (access_sm_sz / TP(sm)) × nShM_thread, with Table 4.5's K20
+    // fit TP(sm) = 823761.8 · (1 − e^(−0.000013830 · nsM)) at the per-SM count nsM = 6:
+    // (39·256 / (32·13)) × (8 B / TP(6)) × 3.
+    let (gpu, launch, k) = k20_two_waves();
+    let p = scheduling::penalties(&gpu, &launch, &k, 400.0, 4.0, 8.0);
+    let tp = 823_761.8 * (1.0 - (-0.000_013_830_f64 * 6.0).exp());
+    let want = (39.0 * 256.0) / (32.0 * 13.0) * (8.0 / tp) * 3.0;
+    assert!((p.sm_penalty_us - want).abs() <= 1e-9 * want, "{} against {want}", p.sm_penalty_us);
+    // Twice the bytes per shared access, twice the penalty; the global one does not move.
+    let q = scheduling::penalties(&gpu, &launch, &k, 400.0, 4.0, 16.0);
+    assert!((q.sm_penalty_us - 2.0 * want).abs() <= 1e-9 * want && q.gm_penalty_us == p.gm_penalty_us);
+}
+
+#[test]
+fn the_l2_miss_penalty_is_eq_4_12_and_zero_without_an_l2() {
+    // Eq. 4.12: (nT_b·nB·nGM) / (waves · L2_sz / access_sz) × L(gm): 39·256 threads × nGM 4
+    // over 2 waves of the K20's 1,310,720-byte L2 in 4-byte accesses, at L(gm) = 400 cycles.
+    let (mut gpu, launch, k) = k20_two_waves();
+    assert_eq!(gpu.params.l2_bytes, 1_310_720);
+    let p = scheduling::penalties(&gpu, &launch, &k, 400.0, 4.0, 8.0);
+    let want = (39.0 * 256.0 * 4.0) / (2.0 * 1_310_720.0 / 4.0) * 400.0;
+    assert!((p.cm_penalty_cycles - want).abs() <= 1e-9 * want, "{} against {want}", p.cm_penalty_cycles);
+    // A GPU without an L2 has no L2 misses (not a division by zero).
+    gpu.params.l2_bytes = 0;
+    let none = scheduling::penalties(&gpu, &launch, &k, 400.0, 4.0, 8.0);
+    assert_eq!(none.cm_penalty_cycles, 0.0);
+}
