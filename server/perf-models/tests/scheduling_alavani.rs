@@ -273,3 +273,73 @@ fn the_l2_miss_penalty_is_eq_4_12_and_zero_without_an_l2() {
     let none = scheduling::penalties(&gpu, &launch, &k, 400.0, 4.0, 8.0);
     assert_eq!(none.cm_penalty_cycles, 0.0);
 }
+
+/// One straight-line block: a 4-byte global load and `n_shared` independent shared loads of
+/// `shared_bytes` each per thread, `grid` blocks of 256 threads.
+fn shared_kernel(grid: u32, n_shared: usize, shared_bytes: u32) -> KernelProfile {
+    memory_kernel(grid, 1, n_shared, shared_bytes)
+}
+
+/// One straight-line block of `n_global` independent 4-byte global loads and `n_shared`
+/// shared loads of `shared_bytes` each per thread, `grid` blocks of 256 threads.
+fn memory_kernel(grid: u32, n_global: usize, n_shared: usize, shared_bytes: u32) -> KernelProfile {
+    use kernel_profile::{AccessClass, BlockProfile, InstrClass, InstrNode, InstructionCounts, Space};
+    let node = |class: InstrClass, opcode: &str| InstrNode { class, opcode: opcode.into(), deps: vec![], fused_from: None };
+    let mut instructions: Vec<InstrNode> = (0..n_global).map(|_| node(InstrClass::Load(Space::Global), "ld.global.f32")).collect();
+    instructions.extend((0..n_shared).map(|_| node(InstrClass::Load(Space::Shared), "ld.shared.f32")));
+    let accesses = vec![
+        common::profiles::load(Space::Global, AccessClass::Coalesced, Some(4), 4, 1, 4.0, n_global as f64),
+        common::profiles::load(Space::Shared, AccessClass::Coalesced, Some(i64::from(shared_bytes)), shared_bytes, 1, 1.0, n_shared as f64),
+    ];
+    let mut p = common::profiles::profile("shared", "tesla-k20", [grid, 1, 1], [256, 1, 1], (16, 4096), InstructionCounts::default(), accesses);
+    p.blocks = vec![BlockProfile { id: 0, executions: 1.0, active_lane_fraction: None, instructions, successors: vec![] }];
+    p
+}
+
+#[test]
+fn the_adapter_takes_the_shared_bytes_from_the_shared_accesses() {
+    // Eq. 4.11's access_sm_sz is the shared accesses' average bytes (the global one's 4 B
+    // stay with Eq. 4.10): with n shared loads per thread, nShM per SM from the schedule,
+    // (nB·nT_b / (R[LSU]·nSM)) × (bytes / TP(nShM)) × n, TP Table 4.5's K20 fit.
+    let gpu = GpuParams::tesla_k20();
+    let (grid, n) = (26, 8);
+    let run = |bytes: u32| scheduling::predict(&shared_kernel(grid, n, bytes), &gpu).expect("applies");
+    let (four, eight) = (run(4), run(8));
+    let n_shm = four.breakdown["n_shm"];
+    let tp = 823_761.8 * (1.0 - (-0.000_013_830 * n_shm).exp());
+    let want = f64::from(grid * 256) / (32.0 * 13.0) * (4.0 / tp) * n as f64;
+    assert!((four.breakdown["sm_penalty_us"] - want).abs() <= 1e-9 * want, "{} against {want}", four.breakdown["sm_penalty_us"]);
+    assert!((eight.breakdown["sm_penalty_us"] - 2.0 * want).abs() <= 1e-9 * want);
+    assert_eq!(four.breakdown["gm_penalty_us"], eight.breakdown["gm_penalty_us"]);
+    // A kernel with no global access has no global bytes to average: no global penalty,
+    // and still a prediction.
+    let shared_only = scheduling::predict(&memory_kernel(grid, 0, n, 4), &gpu).expect("a kernel without global accesses is predicted");
+    assert_eq!(shared_only.breakdown["gm_penalty_us"], 0.0);
+}
+
+#[test]
+fn the_bound_is_memory_when_the_penalties_outweigh_the_schedule() {
+    // §4.4.5: the penalties are added to the schedule; the kernel is memory-bound when
+    // they are the larger part (docs/models/scheduling.md).
+    let gpu = GpuParams::tesla_k20();
+    for (p, want) in [(vector_add(), perf_models::Bound::Latency), (memory_kernel(4096, 1, 1, 16), perf_models::Bound::Memory)] {
+        let pred = scheduling::predict(&p, &gpu).expect("applies");
+        let b = &pred.breakdown;
+        let mem = b["gm_penalty_us"] + b["sm_penalty_us"] + b["cm_penalty_us"];
+        let sched = b["schedule_us"];
+        assert_eq!(pred.bound, want, "penalties {mem} µs against a schedule of {sched} µs");
+        assert_eq!(mem > sched, want == perf_models::Bound::Memory, "penalties {mem} µs, schedule {sched} µs");
+    }
+}
+
+#[test]
+fn table_3_3_is_held_only_beyond_its_last_interval() {
+    // Table 3.3's last interval ends at 2,203,648 threads: a launch of exactly that many
+    // is inside it, one block more is beyond (and says so).
+    let gpu = GpuParams::tesla_k20();
+    let notes = |grid: u32| scheduling::predict(&shared_kernel(grid, 1, 4), &gpu).expect("applies").assumptions.join(" | ");
+    let inside = notes(2_203_648 / 256);
+    let beyond = notes(2_203_648 / 256 + 1);
+    assert!(inside.contains("Table 3.3 at 2203648 threads") && !inside.contains("beyond the table"), "{inside}");
+    assert!(beyond.contains("beyond the table's 2203648 threads"), "{beyond}");
+}

@@ -121,3 +121,18 @@ fn table_4_5_ids_are_database_ids() {
         assert!(alavani(id).tp_global.is_some(), "{id}");
     }
 }
+
+#[test]
+fn a_generic_column_charges_shared_memory_its_gpus_shared_latency() {
+    // A GPU without a Table 3.2 column (the A100) gets the column derived from its own
+    // latencies: a shared-memory instruction costs the GPU's shared latency (gpu-data),
+    // not an ALU latency, whatever that latency is.
+    let g = Database::builtin().gpu("a100-sxm4-80gb").expect("a100");
+    let params = GpuParams::from_spec(g);
+    let a = AlavaniGpu::for_gpu(&params);
+    assert!(!a.measured_latencies);
+    assert_eq!(a.latency(LatencyKey::Shared, 1e5), params.shared_latency_cycles);
+    let slower = GpuParams { shared_latency_cycles: params.shared_latency_cycles * 3.0, ..params.clone() };
+    assert_eq!(AlavaniGpu::for_gpu(&slower).latency(LatencyKey::Shared, 1e5), slower.shared_latency_cycles);
+    assert_ne!(slower.shared_latency_cycles, params.alu_latency_cycles);
+}
