@@ -50,8 +50,8 @@
 //! stays at its L1 latency up to 144 kB, at its L2 latency to about 20 MB and reaches its
 //! DRAM latency past 60 MB. Not modelled: a chase around a fixed cycle thrashes a cache
 //! that is smaller than the cycle (no hits, where the rule says `L1 / footprint`), and the
-//! A100's L2 is two partitions, the far one seen at a higher latency. Uniform accesses cost one sector per request and their distinct footprint
-//! from DRAM. Local memory the PTX names (stack arrays) is counted in L1 and assumed to
+//! A100's L2 is two partitions, the far one seen at a higher latency. Uniform accesses
+//! cost one sector per request and their distinct footprint from DRAM. Local memory the PTX names (stack arrays) is counted in L1 and assumed to
 //! stay there.
 //!
 //! **Register spills** are not in the PTX: ptxas writes them (`ptxas -v`: "N bytes spill
