@@ -6,40 +6,11 @@
 //! its `> ` lines joined, to be the finding's message; `...` in a quote stands for text
 //! left out.
 
-use std::path::{Path, PathBuf};
 
-use analysis::{Context, KernelContext, PartialLaunch, Settings};
-use kernel_profile::{ResourceSource, Resources};
+use analysis::{Context, PartialLaunch, Settings};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn read(rel: &str) -> String {
-    let p = root().join(rel);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// The `ptxas -v` resources of a fixture kernel, as the CUDA front end passes them.
-fn ptxas(file: &str, kernel: &str) -> Context {
-    let json: serde_json::Value = serde_json::from_str(&read("tests/fixtures/resources/sm_80.json")).expect("json");
-    let funcs = json["files"][format!("tests/fixtures/ptx/sm_80/{file}.ptx")]["functions"].as_object().expect("file in resources").clone();
-    let (name, r) = funcs.into_iter().find(|(k, _)| k.contains(kernel)).expect("kernel in resources");
-    let n = |k: &str| r[k].as_u64().unwrap_or(0) as u32;
-    let res = Resources {
-        registers_per_thread: n("registers"),
-        static_smem_bytes: n("smem_bytes"),
-        local_bytes_per_thread: n("stack_frame_bytes"),
-        spill_store_bytes: n("spill_store_bytes"),
-        spill_load_bytes: n("spill_load_bytes"),
-        stack_frame_bytes: n("stack_frame_bytes"),
-        barriers: n("barriers"),
-        source: ResourceSource::Ptxas,
-    };
-    let mut context = Context::default();
-    context.kernels.insert(name, KernelContext { resources: Some(res), ..Default::default() });
-    context
-}
+mod common;
+use common::read;
 
 /// One example of the page: its code, fixture, kernel, GPU, launch and resources.
 struct Example {
@@ -131,7 +102,7 @@ fn the_examples_of_the_diagnostics_page_are_the_analysis_messages() {
             },
             ..Settings::default()
         };
-        let context = if e.ptxas { ptxas(e.file, e.kernel) } else { Context::default() };
+        let context = if e.ptxas { common::ptxas_context(e.file, e.kernel).2 } else { Context::default() };
         let a = analysis::analyze(&read(&format!("tests/fixtures/ptx/sm_80/{}.ptx", e.file)), &settings, &context);
         let messages: Vec<&str> = a
             .kernels

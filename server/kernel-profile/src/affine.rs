@@ -351,7 +351,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
     /// warp indices do).
     fn bit_insert(&mut self, a: Affine, b: Affine, pos: Option<i64>, len: Option<i64>) -> Affine {
         match (pos, len) {
-            (Some(pos), Some(len)) if (0..32).contains(&pos) && len > 0 && pos + len >= 32 && upper_bound(&b).is_some_and(|u| u <= 1i64 << pos) => {
+            (Some(pos), Some(len)) if (0..32).contains(&pos) && len > 0 && pos + len >= 32 && self.below(&b).is_some_and(|u| u <= 1i64 << pos) => {
                 b.add(&a.scale(1i64 << pos), 1)
             }
             _ => self.opaque(a, b),
@@ -361,7 +361,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
     /// `a | b` where one operand is below `2^j` and the other a multiple of `2^j`: the bits
     /// do not overlap, so the `or` is a sum (nvcc's `(hi << 5) | lane`).
     fn disjoint_or(&mut self, a: Affine, b: Affine) -> Affine {
-        let fits = |lo: &Affine, hi: &Affine| upper_bound(lo).is_some_and(|u| divides_all(hi, (u.max(1) as u64).next_power_of_two() as i64));
+        let fits = |lo: &Affine, hi: &Affine| self.below(lo).is_some_and(|u| divides_all(hi, (u.max(1) as u64).next_power_of_two() as i64));
         if fits(&b, &a) || fits(&a, &b) { a.add(&b, 1) } else { self.opaque(a, b) }
     }
 
@@ -386,6 +386,11 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             if span >= 0 { hi = hi.checked_add(span)? } else { lo = lo.checked_add(span)? }
         }
         Some((lo, hi))
+    }
+
+    /// An exclusive upper bound of a form that takes non-negative values only ([`Self::range`]).
+    fn below(&self, a: &Affine) -> Option<i64> {
+        self.range(a).filter(|(lo, _)| *lo >= 0).and_then(|(_, hi)| hi.checked_add(1))
     }
 
     fn only_tid_x(&self, a: &Affine) -> bool {
@@ -688,23 +693,6 @@ fn mask_shape(m: i64) -> Option<Mask> {
         ((m >> bits) == -1 && (1..62).contains(&bits)).then_some(Mask::High { bits })
     } else {
         None
-    }
-}
-
-/// An exclusive upper bound of a non-negative value: a constant `c ≥ 0` is below `c + 1`,
-/// the lane below 32; `None` when not known.
-fn upper_bound(a: &Affine) -> Option<i64> {
-    if a.irregular || !a.unknown.is_empty() || a.constant < 0 {
-        return None;
-    }
-    match a.terms.len() {
-        0 => a.constant.checked_add(1),
-        1 if a.coeff(Var::Lane) == 1 && a.constant == 0 => Some(32),
-        1 if a.constant == 0 => match a.terms.iter().next() {
-            Some((Var::TidXMod(k), 1)) => Some(*k),
-            _ => None,
-        },
-        _ => None,
     }
 }
 

@@ -467,18 +467,17 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // resident blocks' patterned data leaves of the SM's L1) or in L2 with the capacities'
     // share of the footprint (module documentation).
     let footprint = launch.footprint_bytes.map(|b| b as f64).filter(|b| *b > 0.0);
+    // The blocks that share an SM's L1 at once: the occupancy's resident blocks, fewer when
+    // the grid does not fill them (one block per SM gets the whole L1).
+    let sharing = f64::from(caches.resident_blocks_per_sm.max(1)).min((blocks / f64::from(caches.sm_count.max(1))).ceil().max(1.0));
     let (gather_l1_hit, gather_l2_hit) = match footprint {
         Some(f) => {
-            let resident_blocks = f64::from(caches.resident_blocks_per_sm.max(1)).min((blocks / f64::from(caches.sm_count.max(1))).ceil().max(1.0));
-            let l1_left = (caches.l1_bytes_per_sm as f64 - resident_blocks * block_bytes).max(0.0);
+            let l1_left = (caches.l1_bytes_per_sm as f64 - sharing * block_bytes).max(0.0);
             ((l1_left / f).min(1.0), (caches.l2_bytes as f64 / f).min(1.0))
         }
         None => (0.0, 0.0),
     };
     let gather_l2_sectors = unpatterned_load_sectors * (1.0 - gather_l1_hit);
-    // The blocks that share an SM's L1 at once: the occupancy's resident blocks, fewer when
-    // the grid does not fill them (one block per SM gets the whole L1).
-    let sharing = f64::from(caches.resident_blocks_per_sm.max(1)).min((blocks / f64::from(caches.sm_count.max(1))).ceil().max(1.0));
     let l1_per_block = caches.l1_bytes_per_sm as f64 / sharing;
     let hit = if block_bytes <= l1_per_block || block_bytes <= 0.0 { 1.0 } else { l1_per_block / block_bytes };
     let mut l2_loads = gather_l2_sectors;

@@ -9,12 +9,11 @@
 //! terms unpinned (issue 19). The inputs below are synthetic; each expected number is
 //! derived in the comments from the equation, not read from the code.
 
+mod common;
+
 use std::collections::BTreeMap;
 
-use kernel_profile::{
-    AccessClass, AccessKind, InstrClass, InstructionCounts, KernelProfile, LaunchConfig,
-    LaunchSource, MemoryAccess, Resources, Space,
-};
+use kernel_profile::{AccessClass, InstrClass, InstructionCounts, KernelProfile, MemoryAccess, Space};
 use perf_models::cgpredict::{
     AccessClass3, AdapterOptions, CgCase, CgInputs, ClassCounts, Platform, WarpAccess,
     dram_transactions_per_class, evaluate, inputs_from_profile,
@@ -116,48 +115,14 @@ fn profile(accesses: Vec<MemoryAccess>) -> KernelProfile {
     let mut dynamic = BTreeMap::new();
     dynamic.insert(InstrClass::Load(Space::Global), accesses.len() as f64);
     dynamic.insert(InstrClass::Fp32, 10.0);
-    KernelProfile {
-        kernel: "k".into(),
-        demangled: None,
-        gpu: "jetson-tk1".into(),
-        launch: LaunchConfig {
-            grid: [8, 1, 1],
-            block: [256, 1, 1],
-            dynamic_smem: 0,
-            args: BTreeMap::new(),
-            footprint_bytes: None,
-            source: LaunchSource::Setting,
-        },
-        resources: Resources::given(20, 0),
-        counts: InstructionCounts { dynamic, ..Default::default() },
-        memory_accesses: accesses,
-        loops: vec![],
-        divergent_branches: vec![],
-        blocks: vec![],
-        assumptions: vec![],
-    }
+    let counts = InstructionCounts { dynamic, ..Default::default() };
+    common::profiles::profile("k", "jetson-tk1", [8, 1, 1], [256, 1, 1], (20, 0), counts, accesses)
 }
 
+/// A global load of `bytes` per thread with lane stride `stride`,
+/// one transaction per request.
 fn global_load(class: AccessClass, stride: i64, bytes: u32) -> MemoryAccess {
-    MemoryAccess {
-        space: Space::Global,
-        kind: AccessKind::Load,
-        class,
-        stride_bytes: Some(stride),
-        bytes_per_thread: bytes,
-        vector_width: 1,
-        transactions_per_request: 1.0,
-        bank_conflict_ways: None,
-        executions: 1.0,
-        spill: None,
-        ptx_line: 1,
-        source_file: None,
-        source_line: None,
-        same_address_lanes: None,
-        active_lane_fraction: None,
-        address: None,
-        constant_operand: None,
-    }
+    common::profiles::load(Space::Global, class, Some(stride), bytes, 1, 1.0, 1.0)
 }
 
 #[test]

@@ -371,8 +371,17 @@ impl<'f> LoopCx<'f> {
         if depth == 0 {
             return None;
         }
+        let values = self.entry_values(reg, depth - 1)?;
+        let first = values.first()?;
+        values.iter().all(|v| v == first).then(|| first.clone()).filter(|e| e.size() <= MAX_EXPR_NODES)
+    }
+
+    /// The value each group of `reg`'s definitions outside the loop ([`DefGroups`]) gives
+    /// on entry, evaluated to `depth`; `None` when one is guarded (it may or may not
+    /// happen) or cannot be evaluated.
+    fn entry_values(&self, reg: RegId, depth: u32) -> Option<Vec<Expr>> {
         let groups = self.groups.borrow_mut().of(self.f, reg)?;
-        let mut res: Option<Expr> = None;
+        let mut values = Vec::new();
         for group in groups.iter() {
             let reaching = group.iter().find(|&&d| {
                 crate::work::add(1);
@@ -381,18 +390,12 @@ impl<'f> LoopCx<'f> {
             let Some(instr) = reaching.and_then(|&d| self.instr(d)) else {
                 continue;
             };
-            // A guarded definition may or may not happen: its value is not "the" value.
             if instr.guard.is_some() {
                 return None;
             }
-            let v = self.instr_value(instr, depth - 1)?;
-            match &res {
-                None => res = Some(v),
-                Some(prev) if *prev == v => {}
-                Some(_) => return None,
-            }
+            values.push(self.instr_value(instr, depth)?);
         }
-        res.filter(|e| e.size() <= MAX_EXPR_NODES)
+        Some(values)
     }
 
     /// The entry value of a counter that enters the loop with one of several values `X + c`
@@ -403,17 +406,10 @@ impl<'f> LoopCx<'f> {
     /// `ceil((total − (u − 1)) / u) = floor(total / u)`. (Estimate for other merges of
     /// shifted starts: the fewest trips.)
     fn peeled_entry(&self, reg: RegId, step: i64) -> Option<Expr> {
-        let groups = self.groups.borrow_mut().of(self.f, reg)?;
         let mut base: Option<Expr> = None;
         let mut best: Option<i64> = None;
-        for group in groups.iter() {
-            let Some(instr) = group.iter().find(|&&d| self.instr(d).is_some_and(|i| self.feeds(i.block))).and_then(|&d| self.instr(d)) else {
-                continue;
-            };
-            if instr.guard.is_some() {
-                return None;
-            }
-            let (x, c) = split_constant(self.instr_value(instr, MAX_DEPTH - 1)?);
+        for v in self.entry_values(reg, MAX_DEPTH - 1)? {
+            let (x, c) = split_constant(v);
             match &base {
                 None => base = Some(x),
                 Some(b) if *b == x => {}

@@ -75,8 +75,9 @@ fn non_test_code(text: &str) -> &str {
     text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
 }
 
-#[test]
-fn library_crates_do_not_print_to_stdout() {
+/// The non-test code lines of the workspace crates' `src/` (their comments cut off) that
+/// `hit` flags, as `path:line: text`; `skip(crate, path from src)` leaves files out.
+fn flagged_library_lines(skip: impl Fn(&str, &Path) -> bool, hit: impl Fn(&str) -> bool) -> Vec<String> {
     let root = repo_root();
     let mut bad = Vec::new();
     for krate in crates(&root) {
@@ -84,20 +85,27 @@ fn library_crates_do_not_print_to_stdout() {
         let mut files = Vec::new();
         rust_files(&src, &mut files);
         for file in files {
-            let rel = file.strip_prefix(&src).expect("under src");
-            // Binaries own their stdout.
-            if rel == Path::new("main.rs") || rel.starts_with("bin") || krate == "warpsight" {
+            if skip(&krate, file.strip_prefix(&src).expect("under src")) {
                 continue;
             }
             let text = std::fs::read_to_string(&file).expect("a source file");
             for (n, line) in non_test_code(&text).lines().enumerate() {
-                let code = line.split("//").next().unwrap_or("");
-                if code.contains("println!(") || code.contains("print!(") {
+                if hit(line.split("//").next().unwrap_or("")) {
                     bad.push(format!("{}:{}: {}", file.strip_prefix(&root).unwrap_or(&file).display(), n + 1, line.trim()));
                 }
             }
         }
     }
+    bad
+}
+
+#[test]
+fn library_crates_do_not_print_to_stdout() {
+    // Binaries own their stdout.
+    let bad = flagged_library_lines(
+        |krate, rel| rel == Path::new("main.rs") || rel.starts_with("bin") || krate == "warpsight",
+        |code| code.contains("println!(") || code.contains("print!("),
+    );
     assert!(bad.is_empty(), "library crates must not print to stdout (it is the protocol wire of `warpsight lsp`):\n{}", bad.join("\n"));
 }
 
@@ -106,26 +114,7 @@ fn library_crates_do_not_print_to_stdout() {
 /// (`lsp/src/transport.rs`, which writes the protocol's own error responses).
 #[test]
 fn json_is_built_from_types_not_by_hand() {
-    let root = repo_root();
-    let mut bad = Vec::new();
-    for krate in crates(&root) {
-        let src = root.join("server").join(&krate).join("src");
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        for file in files {
-            let rel = file.strip_prefix(&root).unwrap_or(&file).to_path_buf();
-            if rel == Path::new("server/lsp/src/transport.rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&file).expect("a source file");
-            for (n, line) in non_test_code(&text).lines().enumerate() {
-                let code = line.split("//").next().unwrap_or("");
-                if code.contains(concat!("json", "!(")) {
-                    bad.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
-                }
-            }
-        }
-    }
+    let bad = flagged_library_lines(|krate, rel| krate == "lsp" && rel == Path::new("transport.rs"), |code| code.contains(concat!("json", "!(")));
     assert!(bad.is_empty(), "build JSON from serde types (server/ARCHITECTURE.md), not by hand:\n{}", bad.join("\n"));
 }
 
