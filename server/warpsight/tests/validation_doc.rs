@@ -632,4 +632,20 @@ const HELDOUT_NOTES: &str = "## Notes
 - Kernel 5's tile loads, `for (i = threadIdx.x; i < 1024; i += 256)`, become up to three
   peeled iterations in front of a loop unrolled by four; its trip count follows from the
   entry value furthest along the step (docs/profile.md, trip counts).
+- Transposes on the H100: the 18 variants with padded tiles are within
+  0.77-1.02 of their times, and the ranking follows the measurement; two are missed by far.
+  The naive transpose is predicted DRAM-bound at the time of a copy, 0.21 of its 18.1 ms:
+  each warp's store writes 4 bytes to each of 32 rows 128 KiB apart, and every concurrently
+  resident block writes at the same offset within those rows; the model charges the sectors
+  once merged in L2 and has no term for what such scattered partial writes cost (L1 store
+  wavefronts, L2 write requests, the address-to-slice hash under a power-of-two stride). The
+  unpadded tile (32-way bank conflicts on the column read) is predicted shared-bound at 0.58:
+  its 1,056 wavefronts per block at one per clock give half the measured time, as if each
+  conflicted wavefront cost about two cycles on this SM. Neither is fitted here: one
+  measurement of each is not enough to tell a mechanism from a constant.
+- Copies and reductions on the H100: within 0.82-1.11. The narrow loads are predicted 10 to
+  20 % fast where the loads in flight bind (one byte or two per thread, and the scalar
+  reduction): the same direction as the one-float-per-thread transposes (0.77 and 0.89),
+  which points at the latency under load on this GPU (the DRAM latency comes from the H100
+  PCIe's pointer chase, at a lower SM clock and HBM2e).
 ";
