@@ -222,6 +222,9 @@ fn render(bench: &Report, conv: Option<&Report>) -> (Vec<(String, bool)>, String
             });
             writeln!(s, "| {gpu} | {} | {sp} | {best} | {which} |", stats_cells(&st)).unwrap();
         }
+        if let Some(note) = same_clock_note() {
+            s.push_str(&note);
+        }
         let conv_refs: Vec<&Observation> = conv_obs.iter().collect();
         writeln!(s, "\nAll convolution rows, per model:\n").unwrap();
         models_table(&mut s, &conv_refs, &summary);
@@ -500,6 +503,39 @@ fn validation_doc_matches_the_measurements() {
             committed.lines().nth(first).unwrap_or("<end>")
         );
     }
+}
+
+/// The two TU102 cards of the Kernel Tuner set against each other, over every configuration
+/// valid on both: their time ratio against the ratios of their SM counts and of their rated
+/// boost clocks (gpu-data), which says at what clocks they were measured.
+fn same_clock_note() -> Option<String> {
+    let dir = root().join("../shared/data/measured/kernel-tuner");
+    let times = |file: &str| -> Option<BTreeMap<String, f64>> {
+        let f = std::fs::File::open(dir.join(file)).ok()?;
+        let v: serde_json::Value = serde_json::from_reader(flate2::read::GzDecoder::new(f)).ok()?;
+        Some(v.get("cache")?.as_object()?.iter().filter_map(|(k, e)| Some((k.clone(), e.get("time")?.as_f64()?))).collect())
+    };
+    let (ti, titan) = (times("RTX_2080_Ti.json.gz")?, times("RTX_Titan.json.gz")?);
+    let mut r: Vec<f64> = ti.iter().filter_map(|(k, t)| titan.get(k).map(|u| t / u)).collect();
+    r.sort_by(f64::total_cmp);
+    let q = |p: f64| r[((r.len() - 1) as f64 * p).round() as usize];
+    let db = gpu_spec::Database::builtin();
+    let (a, b) = (db.gpu("rtx-2080-ti").ok()?, db.gpu("titan-rtx").ok()?);
+    Some(format!(
+        "\nThe two TU102 cards ran at one clock: over the {} configurations valid on both, the RTX 2080 Ti's time over the TITAN RTX's has a median of {:.3} (5th to 95th percentile {:.3} to {:.3}), the ratio of their SM counts ({}/{} = {:.3}), not that of SMs times rated boost clocks ({:.0} and {:.0} MHz: {:.3}). The database keeps the rated clocks, so the TITAN RTX's predictions are {:.0} % faster than the 2080 Ti's where the measurements are {:.0} % faster; that gap is most of the TITAN RTX's lower median.\n",
+        r.len(),
+        q(0.5),
+        q(0.05),
+        q(0.95),
+        b.sm_count,
+        a.sm_count,
+        f64::from(b.sm_count) / f64::from(a.sm_count),
+        a.boost_clock_mhz,
+        b.boost_clock_mhz,
+        f64::from(b.sm_count) * b.boost_clock_mhz / (f64::from(a.sm_count) * a.boost_clock_mhz),
+        100.0 * (f64::from(b.sm_count) * b.boost_clock_mhz / (f64::from(a.sm_count) * a.boost_clock_mhz) - 1.0),
+        100.0 * (q(0.5) - 1.0)
+    ))
 }
 
 /// One published set of held-out measurements: its rows file, heading and citation.
