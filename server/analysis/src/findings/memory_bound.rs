@@ -19,12 +19,16 @@
 //! ```
 //!
 //! ## Fix
-//! No automatic fix. Cut global memory traffic: reuse loaded data through shared memory
+//! No automatic fix. The message's advice follows the binding level: DRAM (below), L2 (reuse
+//! in L1 or shared memory), L1 (fewer wavefronts), shared memory (bank conflicts, vector
+//! accesses), same-address atomics (reduce per warp or block first). Cut global memory traffic: reuse loaded data through shared memory
 //! (Dasgupta 2011 §4.2.1, Table 12; Wang, Zhong & Mitra 2017 §4.4.2), fix uncoalesced
 //! accesses (see `uncoalesced-global-access`), use wider (vector) accesses with care
 //! (Dasgupta 2011 §3.2.5 and §4.2.3). When the launch configuration is unknown, a fix inserts a `// warpsight:`
 //! annotation so the verdict is made for the real launch.
 
+
+use perf_models::prediction::Bound;
 
 use super::{Ctx, Finding, per_gpu};
 use crate::{Severity, TargetAnalysis};
@@ -52,19 +56,35 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
         })
         .unwrap_or_default();
     let message = format!(
-        "memory-bound on {}: the headline model `{}` predicts {} limited by memory traffic ({}){detail}; fewer or better-coalesced global accesses are what will speed it up",
-        t.gpu.name, h.model, crate::display::time_us(h.time_us), h.bound.name()
+        "memory-bound on {}: the headline model `{}` predicts {} limited by memory traffic ({}){detail}; {} what will speed it up",
+        t.gpu.name,
+        h.model,
+        crate::display::time_us(h.time_us),
+        h.bound.name(),
+        advice(h.bound)
     );
     let mut f = cx.on_kernel(CODE, SEVERITY, message, Some(&t.gpu.id));
     f.fixes.extend(cx.annotation_fix());
     Some(f)
 }
 
+/// What relieves the binding level (CUDA C++ Best Practices Guide: "Coalesced Access to
+/// Global Memory", "Shared Memory and Memory Banks"; the warp-aggregated atomics of NVIDIA's
+/// "CUDA Pro Tip: Optimized Filtering with Warp-Aggregated Atomics").
+fn advice(bound: Bound) -> &'static str {
+    match bound {
+        Bound::L2 => "reuse in L1 or shared memory (tiles that each block reads once) and fewer sectors per request are",
+        Bound::L1 => "fewer L1 wavefronts (coalesced or vector accesses, fewer requests per element) are",
+        Bound::Shared => "fewer shared-memory wavefronts (no bank conflicts: padding or a swizzled layout; vector accesses; values kept in registers) are",
+        Bound::Atomics => "fewer atomics on one address (a warp or block reduction first, then one atomic per warp or block) are",
+        _ => "fewer or better-coalesced global accesses are",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::findings::test_support::{analyze, findings};
-    use perf_models::prediction::Bound;
 
     #[test]
     fn vadd_is_memory_bound_and_names_the_gpu() {
@@ -78,6 +98,47 @@ mod tests {
         assert_eq!(f[0].ptx_span, a.kernels[0].name_span);
         // An explicit launch: no annotation fix.
         assert!(f[0].fixes.is_empty());
+    }
+
+    /// The advice follows the binding level: the headline's bound is read from the same
+    /// analysis, and the message must carry that level's advice, not the DRAM one.
+    fn advice_of(name: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> (Bound, String) {
+        let (_, a) = analyze(name, grid, block, args, &["a100-sxm4-80gb"]);
+        let k = a.kernels.iter().find(|k| k.name.contains(kernel)).expect("kernel");
+        let bound = k.targets[0].models.as_ref().expect("models").headline.bound;
+        let f = findings(&a, kernel, CODE);
+        assert_eq!(f.len(), 1, "{kernel}: {:?}", k.findings);
+        (bound, f[0].message.clone())
+    }
+
+    #[test]
+    fn same_address_atomics_get_the_aggregation_advice() {
+        // One global atomicAdd per input byte on 256 counters.
+        let (bound, message) = advice_of("histogram", "histogram_global", [4096, 1, 1], [256, 1, 1], &[("param_2", 1 << 24)]);
+        assert_eq!(bound, Bound::Atomics, "{message}");
+        assert!(message.contains("(atomics)") && message.contains("a warp or block reduction first"), "{message}");
+        assert!(!message.contains("better-coalesced"), "{message}");
+    }
+
+    #[test]
+    fn a_shared_bound_kernel_gets_the_bank_conflict_advice() {
+        let (bound, message) = advice_of("matmul_tiled", "matmul_tiled", [4096, 1, 1], [256, 1, 1], &[]);
+        assert_eq!(bound, Bound::Shared, "{message}");
+        assert!(message.contains("(shared)") && message.contains("no bank conflicts"), "{message}");
+    }
+
+    #[test]
+    fn the_advice_names_what_relieves_each_level() {
+        for (bound, words) in [
+            (Bound::Dram, "better-coalesced global accesses"),
+            (Bound::Memory, "better-coalesced global accesses"),
+            (Bound::L2, "reuse in L1 or shared memory"),
+            (Bound::L1, "fewer L1 wavefronts"),
+            (Bound::Shared, "bank conflicts"),
+            (Bound::Atomics, "one atomic per warp or block"),
+        ] {
+            assert!(advice(bound).contains(words), "{bound:?}: {}", advice(bound));
+        }
     }
 
     #[test]
