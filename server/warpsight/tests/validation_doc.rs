@@ -613,7 +613,7 @@ fn heldout_doc_matches_the_predictions() {
          parameter of the headline model was fitted to them (docs/validation.md is the fitted and judged\n\
          corpus). The SGEMM set did drive analysis changes: its first run showed `bfi` indices, the rows\n\
          and columns of a 1-D block and ptxas's vectorised shared loads unhandled (several times too slow\n\
-         predictions), which the profile now follows (docs/profile.md). The three H100 sets were added\n\
+         predictions), which the profile now follows (docs/profile.md). The four H100 sets were added\n\
          after that and are reported as first run.\n"
     )
     .unwrap();
