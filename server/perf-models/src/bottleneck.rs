@@ -686,7 +686,7 @@ mod tests {
             serde_json::from_str(include_str!("../tests/fixtures/vector_add.json")).expect("fixture");
         let instructions = instrs
             .iter()
-            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name().into(), deps: deps.to_vec(), fused_from: None })
+            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None })
             .collect();
         p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None }];
         p
