@@ -15,6 +15,8 @@ use common::read;
 /// One example of the page: its code, fixture, kernel, GPU, launch and resources.
 struct Example {
     code: &'static str,
+    /// The directory of the PTX file, from the repository root.
+    dir: &'static str,
     file: &'static str,
     kernel: &'static str,
     gpu: &'static str,
@@ -29,7 +31,7 @@ struct Example {
 const A100: &str = "a100-sxm4-80gb";
 
 fn ex(code: &'static str, file: &'static str, kernel: &'static str, grid: [u32; 3], block: [u32; 3]) -> Example {
-    Example { code, file, kernel, gpu: A100, grid, block, dynamic_smem: 0, ptxas: false, args: &[] }
+    Example { code, dir: "tests/fixtures/ptx/sm_80", file, kernel, gpu: A100, grid, block, dynamic_smem: 0, ptxas: false, args: &[] }
 }
 
 /// The examples as the page states them.
@@ -37,6 +39,8 @@ fn examples() -> Vec<Example> {
     vec![
         // "(n = 2^24 floats per array, 65536 × 256 threads)"
         Example { args: &[("param_3", 1 << 24)], ..ex("memory-bound", "vadd", "vadd", [65536, 1, 1], [256, 1, 1]) },
+        // "`examples/reduce.cu` as its `main` launches `reduce_shared` (2^24 floats, 65536 × 256 threads)"
+        Example { dir: "examples", args: &[("param_2", 1 << 24)], ..ex("latency-bound", "reduce", "reduce_shared", [65536, 1, 1], [256, 1, 1]) },
         // "launched as annotated with 128 threads per block"; ptxas's 80 registers.
         Example { ptxas: true, ..ex("occupancy-limited-by-registers", "layernorm", "layernorm", [1024, 1, 1], [128, 1, 1]) },
         // "launched with 96 threads and 48 KB of dynamic shared memory"
@@ -103,7 +107,7 @@ fn the_examples_of_the_diagnostics_page_are_the_analysis_messages() {
             ..Settings::default()
         };
         let context = if e.ptxas { common::ptxas_context(e.file, e.kernel).2 } else { Context::default() };
-        let a = analysis::analyze(&read(&format!("tests/fixtures/ptx/sm_80/{}.ptx", e.file)), &settings, &context);
+        let a = analysis::analyze(&read(&format!("{}/{}.ptx", e.dir, e.file)), &settings, &context);
         let messages: Vec<&str> = a
             .kernels
             .iter()

@@ -263,6 +263,9 @@ pub struct Estimate {
     pub waves: f64,
     /// One warp's dependence chain in cycles (without the block overhead).
     pub chain_cycles: f64,
+    /// The part of [`Estimate::chain_cycles`] spent waiting on off-chip loads and atomics
+    /// (global, local, generic, texture) on the critical paths.
+    pub chain_offchip_cycles: f64,
 }
 
 /// The cache configuration the traffic estimate needs.
@@ -309,10 +312,27 @@ impl LoadLatency {
     }
 }
 
+/// One warp's dependence chain, and the part of it spent waiting on off-chip loads.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Chain {
+    /// Σ over basic blocks of executions × the critical path of the block's dependence
+    /// graph, each instruction weighted by its latency.
+    cycles: f64,
+    /// The part of [`Chain::cycles`] that is load latency of off-chip loads and atomics
+    /// (global, local, generic, texture: the levels [`LoadLatency`] serves) on the same
+    /// critical paths.
+    offchip_cycles: f64,
+}
+
 /// One warp's dependence chain in cycles: Σ over basic blocks of executions × the critical
-/// path of the block's dependence graph, each instruction weighted by its latency.
-fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> f64 {
-    let mut total = 0.0;
+/// path of the block's dependence graph, each instruction weighted by its latency. Along
+/// the way each instruction carries the off-chip load latency of the path that finishes it
+/// (that of its latest-finishing operand plus its own); the instruction that ends the
+/// block's critical path gives the block's off-chip part. Where two operands finish at the
+/// same cycle, the path with more off-chip latency is taken: the warp is then waiting on
+/// that load too.
+fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Chain {
+    let mut total = Chain::default();
     for block in &profile.blocks {
         if block.executions <= 0.0 || block.instructions.is_empty() {
             continue;
@@ -323,33 +343,41 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> f64
             .filter(|i| matches!(i.class, InstrClass::Load(s) if offchip(s)))
             .count();
         let load_lat = loads.for_block(global_loads);
-        let mut finish = vec![0.0_f64; block.instructions.len()];
-        let mut path: f64 = 0.0;
+        // (finish cycle, off-chip load cycles on the path that finishes it)
+        let mut finish = vec![(0.0_f64, 0.0_f64); block.instructions.len()];
+        let mut path = (0.0_f64, 0.0_f64);
         for (i, ins) in block.instructions.iter().enumerate() {
             let ready = ins
                 .deps
                 .iter()
                 .filter_map(|&d| finish.get(d as usize).copied())
-                .fold(0.0_f64, f64::max);
-            let lat = match ins.class {
-                InstrClass::Load(s) if offchip(s) => load_lat,
-                InstrClass::Atomic(s) if offchip(s) => load_lat,
+                .fold((0.0_f64, 0.0_f64), later);
+            let (lat, offchip_lat) = match ins.class {
+                InstrClass::Load(s) | InstrClass::Atomic(s) if offchip(s) => (load_lat, load_lat),
                 InstrClass::Load(Space::Shared) | InstrClass::Atomic(Space::Shared) => {
-                    p.shared_latency_cycles
+                    (p.shared_latency_cycles, 0.0)
                 }
-                InstrClass::Load(_) => p.l1_latency_cycles,
-                InstrClass::Fp64 => p.fp64_latency_cycles,
-                InstrClass::Sfu | InstrClass::Conversion => p.sfu_latency_cycles,
-                InstrClass::Barrier => p.shared_latency_cycles,
-                InstrClass::Store(_) => 0.0,
-                _ => p.alu_latency_cycles,
+                InstrClass::Load(_) => (p.l1_latency_cycles, 0.0),
+                InstrClass::Fp64 => (p.fp64_latency_cycles, 0.0),
+                InstrClass::Sfu | InstrClass::Conversion => (p.sfu_latency_cycles, 0.0),
+                InstrClass::Barrier => (p.shared_latency_cycles, 0.0),
+                InstrClass::Store(_) => (0.0, 0.0),
+                _ => (p.alu_latency_cycles, 0.0),
             };
-            finish[i] = ready + lat;
-            path = path.max(finish[i]);
+            finish[i] = (ready.0 + lat, ready.1 + offchip_lat);
+            path = later(path, finish[i]);
         }
-        total += block.executions * path;
+        total.cycles += block.executions * path.0;
+        total.offchip_cycles += block.executions * path.1;
     }
     total
+}
+
+/// The later of two (finish, off-chip part) paths; at the same finish, the one with more
+/// off-chip latency. The finish is compared as `f64::max` does (a NaN loses), so the chain
+/// is the same number as a plain maximum of the finishes.
+fn later(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+    if a.0.is_nan() || b.0 > a.0 || (b.0 == a.0 && b.1 > a.1) { b } else { a }
 }
 
 fn offchip(s: Space) -> bool {
@@ -530,7 +558,7 @@ pub fn estimate(
 
     // Latency: waves × (chain + block overhead [+ store drain]).
     let loads = LoadLatency::new(&t, p);
-    let chain = chain_cycles(profile, p, &loads);
+    let Chain { cycles: chain, offchip_cycles: chain_offchip } = chain_cycles(profile, p, &loads);
     let has_stores = t.global_store_requests > 0.0;
     let per_wave = chain
         + p.ns_to_cycles(p.block_overhead_ns)
@@ -575,6 +603,7 @@ pub fn estimate(
         resident_blocks_per_sm,
         waves,
         chain_cycles: chain,
+        chain_offchip_cycles: chain_offchip,
     })
 }
 
@@ -599,6 +628,7 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     breakdown.insert("launch_overhead_us".into(), est.launch_us);
     breakdown.insert("waves".into(), est.waves);
     breakdown.insert("chain_cycles".into(), est.chain_cycles);
+    breakdown.insert("chain_offchip_cycles".into(), est.chain_offchip_cycles);
     breakdown.insert("dram_bytes".into(), est.traffic.steady_dram_bytes());
     let top = est
         .terms
@@ -642,5 +672,89 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
         explanation,
         mwp: None,
         cwp: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernel_profile::model::{BlockProfile, InstrNode};
+
+    /// A profile whose only basic block is `instrs` (class, deps), run `executions` times.
+    fn one_block(instrs: &[(InstrClass, &[u32])], executions: f64) -> KernelProfile {
+        let mut p: KernelProfile =
+            serde_json::from_str(include_str!("../tests/fixtures/vector_add.json")).expect("fixture");
+        let instructions = instrs
+            .iter()
+            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None })
+            .collect();
+        p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None }];
+        p
+    }
+
+    /// A100 parameters with round latencies, and loads that always take 500 cycles.
+    fn params() -> (Params, LoadLatency) {
+        let mut p = Params::from_gpu(gpu_spec::Database::builtin().gpu("a100-sxm4-80gb").expect("database GPU"));
+        p.alu_latency_cycles = 4.0;
+        p.shared_latency_cycles = 30.0;
+        (p, LoadLatency { hit_cycles: 500.0, dram_cycles: 500.0, miss_share: 0.0 })
+    }
+
+    const LD: InstrClass = InstrClass::Load(Space::Global);
+    const ADD: InstrClass = InstrClass::Fp32;
+    const ST: InstrClass = InstrClass::Store(Space::Global);
+
+    #[test]
+    fn a_load_add_store_path_is_the_load_latency_off_chip() {
+        let (p, loads) = params();
+        let prof = one_block(&[(LD, &[]), (ADD, &[0]), (ST, &[1])], 3.0);
+        let c = chain_cycles(&prof, &p, &loads);
+        assert_eq!(c, Chain { cycles: 3.0 * 504.0, offchip_cycles: 3.0 * 500.0 });
+    }
+
+    #[test]
+    fn an_alu_chain_longer_than_a_parallel_load_has_no_off_chip_part() {
+        let (p, loads) = params();
+        // A load beside 200 dependent adds (800 cycles), joined by a last add.
+        let mut instrs: Vec<(InstrClass, Vec<u32>)> = vec![(LD, vec![])];
+        for i in 0..200u32 {
+            instrs.push((ADD, if i == 0 { vec![] } else { vec![i] }));
+        }
+        instrs.push((ADD, vec![0, 200]));
+        let instrs: Vec<(InstrClass, &[u32])> = instrs.iter().map(|(c, d)| (*c, d.as_slice())).collect();
+        let c = chain_cycles(&one_block(&instrs, 1.0), &p, &loads);
+        assert_eq!(c, Chain { cycles: 201.0 * 4.0, offchip_cycles: 0.0 });
+        // With 100 adds (400 cycles) the load's path is the longer one.
+        let short: Vec<(InstrClass, &[u32])> =
+            instrs[..101].iter().copied().chain([(ADD, &[0u32, 100][..])]).collect();
+        let c = chain_cycles(&one_block(&short, 1.0), &p, &loads);
+        assert_eq!(c, Chain { cycles: 504.0, offchip_cycles: 500.0 });
+    }
+
+    #[test]
+    fn at_a_tie_the_path_through_the_load_is_taken() {
+        let (p, loads) = params();
+        // 125 dependent adds finish at 500 cycles, with the load.
+        let mut instrs: Vec<(InstrClass, Vec<u32>)> = vec![(LD, vec![])];
+        for i in 0..125u32 {
+            instrs.push((ADD, if i == 0 { vec![] } else { vec![i] }));
+        }
+        instrs.push((ADD, vec![125, 0]));
+        let instrs: Vec<(InstrClass, &[u32])> = instrs.iter().map(|(c, d)| (*c, d.as_slice())).collect();
+        let c = chain_cycles(&one_block(&instrs, 1.0), &p, &loads);
+        assert_eq!(c, Chain { cycles: 504.0, offchip_cycles: 500.0 });
+    }
+
+    #[test]
+    fn off_chip_atomics_count_and_shared_loads_do_not() {
+        let (p, loads) = params();
+        let atomic = one_block(&[(InstrClass::Atomic(Space::Global), &[]), (ADD, &[0])], 1.0);
+        assert_eq!(chain_cycles(&atomic, &p, &loads), Chain { cycles: 504.0, offchip_cycles: 500.0 });
+        let shared = one_block(&[(InstrClass::Load(Space::Shared), &[]), (ADD, &[0]), (InstrClass::Barrier, &[])], 2.0);
+        assert_eq!(chain_cycles(&shared, &p, &loads), Chain { cycles: 2.0 * 34.0, offchip_cycles: 0.0 });
+        // Two blocks: the parts add up over the blocks, each by its executions.
+        let mut both = atomic.clone();
+        both.blocks.push(BlockProfile { id: 1, ..shared.blocks[0].clone() });
+        assert_eq!(chain_cycles(&both, &p, &loads), Chain { cycles: 504.0 + 68.0, offchip_cycles: 500.0 });
     }
 }

@@ -122,6 +122,28 @@ fn a_dependent_fma_chain_is_latency_bound_alone_and_pipe_bound_when_the_sm_is_fu
     assert!(pred.time_us >= pipe_us && pred.time_us < 1.5 * pipe_us, "{} vs {pipe_us}", pred.time_us);
 }
 
+/// The breakdown says what the chain waits on: the low-occupancy vector add's chain is its
+/// two loads (issued together, one latency) and a few ALU cycles; the FMA chain has no load.
+#[test]
+fn the_breakdown_splits_the_chain_into_off_chip_loads_and_the_rest() {
+    let g = gpu("a100-sxm4-80gb");
+    let params = Params::from_gpu(&g);
+    let mut p = vector_add();
+    launch(&mut p, (1 << 19) as u32, 32, 70_000);
+    let pred = bottleneck::predict(&p, &g).expect("applies");
+    let (chain, offchip) = (pred.breakdown["chain_cycles"], pred.breakdown["chain_offchip_cycles"]);
+    // One load latency (at least the L1's) on the critical path, and the adds, address
+    // arithmetic and conversions around it.
+    assert!(offchip >= params.l1_latency_cycles && offchip < chain, "{offchip} of {chain}");
+    assert!(chain - offchip < 20.0 * params.sfu_latency_cycles, "{offchip} of {chain}");
+
+    let mut fma = fma_chain(256, InstrClass::Fp32, "fma.rn.f32");
+    launch(&mut fma, 108, 32, 0);
+    let pred = bottleneck::predict(&fma, &g).expect("applies");
+    assert_eq!(pred.breakdown["chain_offchip_cycles"], 0.0);
+    assert_eq!(pred.breakdown["chain_cycles"], 256.0 * params.alu_latency_cycles);
+}
+
 /// FP64 on a GeForce card runs at 1/64 of FP32: an FP64-heavy kernel binds on that pipe.
 #[test]
 fn fp64_work_on_a_geforce_card_binds_on_the_fp64_pipe() {

@@ -14,7 +14,7 @@
 //!   often holds several instructions of the same kind (an unrolled loop body, a
 //!   remainder loop); their count is folded into the message and the worst one gives the
 //!   numbers. Without a `.loc` the PTX line is the key.
-//! - **Per-GPU findings** (occupancy, tail wave, grid size, memory-bound) are computed for
+//! - **Per-GPU findings** (occupancy, tail wave, grid size, memory-bound, latency-bound) are computed for
 //!   the primary target (the first configured GPU) and reported with its id in
 //!   [`Finding::gpu`]. A secondary target adds its own finding only when the primary one
 //!   has none of that code, so that a finding that holds on every target is reported once
@@ -25,13 +25,14 @@
 //!   by the user ([`apply_severities`], `Settings::severities`).
 //! - **Launch-dependent findings** (tail wave, grid size) are not produced when the launch
 //!   configuration is the documented default (`LaunchSource::Default`): a verdict about a
-//!   grid nobody wrote would be noise. The occupancy and memory-bound findings are still
+//!   grid nobody wrote would be noise. The occupancy, memory-bound and latency-bound findings are still
 //!   produced (they depend mostly on the block size) and then offer a fix that inserts a
 //!   `// warpsight:` annotation so that the user states the real launch.
 
 pub mod compiler_error;
 pub mod divergent_branch_in_loop;
 pub mod grid_too_small;
+pub mod latency_bound;
 pub mod memory_bound;
 pub mod occupancy_limited_by_blocks;
 pub mod occupancy_limited_by_registers;
@@ -75,8 +76,9 @@ pub struct Finding {
 }
 
 /// Every finding code, in documentation order.
-pub const CODES: [&str; 12] = [
+pub const CODES: [&str; 13] = [
     memory_bound::CODE,
+    latency_bound::CODE,
     occupancy_limited_by_registers::CODE,
     occupancy_limited_by_shared_memory::CODE,
     occupancy_limited_by_blocks::CODE,
@@ -94,6 +96,7 @@ pub const CODES: [&str; 12] = [
 pub fn default_severity(code: &str) -> Option<Severity> {
     Some(match code {
         memory_bound::CODE => memory_bound::SEVERITY,
+        latency_bound::CODE => latency_bound::SEVERITY,
         occupancy_limited_by_registers::CODE => occupancy_limited_by_registers::SEVERITY,
         occupancy_limited_by_shared_memory::CODE => occupancy_limited_by_shared_memory::SEVERITY,
         occupancy_limited_by_blocks::CODE => occupancy_limited_by_blocks::SEVERITY,
@@ -113,6 +116,7 @@ pub fn default_severity(code: &str) -> Option<Severity> {
 pub fn check_kernel(kernel: &KernelAnalysis, module: &ptx_ir::Module, acc: &mut Vec<Finding>) {
     let cx = Ctx::new(kernel, module);
     memory_bound::check(&cx, acc);
+    latency_bound::check(&cx, acc);
     occupancy_limited_by_registers::check(&cx, acc);
     occupancy_limited_by_shared_memory::check(&cx, acc);
     occupancy_limited_by_blocks::check(&cx, acc);
@@ -301,13 +305,18 @@ pub(crate) mod test_support {
     /// Analyses a fixture with an explicit launch on the given GPUs.
     pub fn analyze(name: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], gpus: &[&str]) -> (String, FileAnalysis) {
         let text = fixture(name);
+        let a = analyze_text(&text, grid, block, args, gpus);
+        (text, a)
+    }
+
+    /// Analyses a PTX text with an explicit launch on the given GPUs.
+    pub fn analyze_text(text: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], gpus: &[&str]) -> FileAnalysis {
         let settings = Settings {
             gpus: gpus.iter().map(|g| g.to_string()).collect(),
             launch: PartialLaunch { grid: Some(grid), block: Some(block), dynamic_smem: None, footprint: None, args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect() },
             ..Settings::default()
         };
-        let a = crate::analyze(&text, &settings, &Context::default());
-        (text, a)
+        crate::analyze(text, &settings, &Context::default())
     }
 
     /// The findings of a code in the first kernel whose name contains `kernel`.

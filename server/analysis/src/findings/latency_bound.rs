@@ -1,0 +1,197 @@
+//! `latency-bound`: the headline prediction says the kernel waits on its dependence chain.
+//!
+//! ## What it does
+//! Reports a kernel whose headline execution-time prediction (the consensus of
+//! `perf-models`, `docs/models.md`) classifies it as latency-bound on the primary GPU: the
+//! resident warps' dependence chains, run wave after wave, take longer than any throughput
+//! limit (issue, pipes, caches, DRAM). When the headline model splits the chain (the
+//! `bottleneck` model's `chain_cycles` and `chain_offchip_cycles`), the message says how
+//! much of each warp's chain is spent waiting on global loads, and how busy DRAM is
+//! (`dram_us` over the headline time). When the off-chip loads are more than half of the
+//! chain, the kernel is *memory-latency-bound* (Nsight Compute shows its warps stalled on
+//! the "long scoreboard"); otherwise its chain is dependent arithmetic, shared-memory
+//! accesses and barriers.
+//!
+//! ## Why is this bad?
+//! A latency-bound kernel leaves the GPU's units idle: by Little's law (V. Volkov,
+//! "Understanding Latency Hiding on GPUs", PhD thesis, UC Berkeley 2016, ch. 4) the
+//! throughput a kernel reaches is the work in flight divided by the latency, and too
+//! little is in flight to cover the latency. Cutting traffic or arithmetic (the
+//! `memory-bound` advice) buys little; what helps is more independent work in flight: for
+//! a memory-latency-bound kernel more bytes in flight per warp, otherwise more independent
+//! instructions per warp (instruction-level parallelism), or, either way, more resident
+//! warps when the SM has free warp slots.
+//!
+//! ## Example
+//! ```cuda
+//! // examples/reduce.cu: one element per thread, then a shared-memory tree. Each warp
+//! // waits for its one load before the tree can start.
+//! s[tid] = i < n ? in[i] : 0.0f;
+//! __syncthreads();
+//! ```
+//!
+//! ## Fix
+//! No automatic fix. For a memory-latency-bound kernel, put more loads in flight per warp:
+//! several elements per thread (a grid-stride loop over a grid of one wave,
+//! `reduce_grid_stride` in `examples/reduce.cu`), vector loads (`float4`), loads issued
+//! before their uses (unrolled loops). For an arithmetic, shared-memory or barrier chain,
+//! interleave independent chains per thread (several accumulators, several elements per
+//! thread) or cut barriers. More resident warps (a larger grid, fewer registers or less
+//! shared memory per block) help both, when the SM has free warp slots. When the launch
+//! configuration is unknown, a fix inserts a `// warpsight:` annotation so the verdict is
+//! made for the real launch.
+
+use perf_models::prediction::Bound;
+
+use super::{Ctx, Finding, pct, per_gpu};
+use crate::{Severity, TargetAnalysis};
+
+pub const CODE: &str = "latency-bound";
+pub const SEVERITY: Severity = Severity::Information;
+
+/// Above this share of the chain in off-chip loads the kernel is memory-latency-bound
+/// (the loads are the larger part of what each warp waits on).
+pub const MEMORY_LATENCY_SHARE: f64 = 0.5;
+
+pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
+    per_gpu(cx, acc, check_target);
+}
+
+/// Warps resident on the busiest SM: the occupancy's, or fewer when the grid has fewer
+/// blocks per SM than fit; with the SM's warp slots.
+fn resident_warps(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<(u64, u64)> {
+    let o = t.occupancy.as_ref().ok()?;
+    let blocks_per_sm = cx.kernel.launch.blocks().div_ceil(u64::from(t.gpu.sm_count.max(1)));
+    let warps = blocks_per_sm.min(u64::from(o.blocks_per_sm)) * u64::from(o.warps_per_block);
+    Some((warps, u64::from(o.max_warps_per_sm)))
+}
+
+fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
+    let report = t.models.as_ref().ok()?;
+    let h = &report.headline;
+    if h.bound != Bound::Latency {
+        return None;
+    }
+    let breakdown = report.predictions.iter().find(|p| p.model == h.model).map(|p| &p.breakdown);
+    let get = |k: &str| breakdown.and_then(|b| b.get(k)).copied().filter(|v| v.is_finite() && *v >= 0.0);
+    let dram = match get("dram_us") {
+        Some(us) if h.time_us > 0.0 => format!(", with DRAM busy {} of the time", pct((us / h.time_us).min(1.0))),
+        _ => String::new(),
+    };
+    let (more_warps, full) = match resident_warps(cx, t) {
+        Some((warps, slots)) if warps < slots => (format!(" or more resident warps (now {warps} of {slots} per SM)"), String::new()),
+        Some((_, slots)) => (String::new(), format!(" (all {slots} warp slots per SM are already used)")),
+        None => (" or more resident warps".to_string(), String::new()),
+    };
+    let chain = get("chain_cycles").filter(|c| *c > 0.0).zip(get("chain_offchip_cycles"));
+    let (kind, waits, advice) = match chain {
+        Some((chain, offchip)) => {
+            let share = (offchip / chain).min(1.0);
+            let waits = format!("; each warp's chain of {chain:.0} cycles spends {offchip:.0} ({}) waiting on global loads", pct(share));
+            if share > MEMORY_LATENCY_SHARE {
+                let advice = "more independent loads in flight per warp (several elements per thread, vector loads, loads issued before their uses)";
+                ("memory-latency-bound", waits, advice)
+            } else {
+                let waits = format!("{waits}, the rest of its chain is dependent arithmetic, shared-memory accesses and barriers");
+                ("latency-bound", waits, "more independent work per warp (ILP)")
+            }
+        }
+        // A headline model that does not split its chain.
+        None => ("latency-bound", String::new(), "more independent work in flight per warp (several elements per thread, loads issued before their uses)"),
+    };
+    let message = format!(
+        "{kind} on {}: the headline model `{}` predicts {} limited by latency{dram}{waits}; {advice}{more_warps} are what will speed it up{full}",
+        t.gpu.name,
+        h.model,
+        crate::display::time_us(h.time_us),
+    );
+    let mut f = cx.on_kernel(CODE, SEVERITY, message, Some(&t.gpu.id));
+    f.fixes.extend(cx.annotation_fix());
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::test_support::{analyze, analyze_text, findings};
+
+    const A100: &str = "a100-sxm4-80gb";
+
+    /// `examples/reduce.ptx` as `examples/reduce.cu` launches it: 2^24 floats, blocks of 256.
+    fn reduce() -> crate::FileAnalysis {
+        let path = format!("{}/../../examples/reduce.ptx", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        analyze_text(&text, [65536, 1, 1], [256, 1, 1], &[("param_2", 1 << 24)], &[A100])
+    }
+
+    #[test]
+    fn a_reduction_with_one_element_per_thread_waits_on_its_load() {
+        let a = reduce();
+        for kernel in ["reduce_shared", "reduce_shuffle"] {
+            let f = findings(&a, kernel, CODE);
+            assert_eq!(f.len(), 1, "{kernel}: {:?}", a.kernels.iter().map(|k| &k.findings).collect::<Vec<_>>());
+            let m = &f[0].message;
+            assert!(m.starts_with("memory-latency-bound on NVIDIA A100"), "{m}");
+            assert_eq!(f[0].gpu.as_deref(), Some(A100));
+            // The numbers are the headline prediction's.
+            let k = a.kernels.iter().find(|k| k.name.contains(kernel)).expect("kernel");
+            let report = k.targets[0].models.as_ref().expect("report");
+            assert_eq!(report.headline.bound, Bound::Latency);
+            let b = &report.predictions.iter().find(|p| p.model == report.headline.model).expect("headline").breakdown;
+            let (chain, offchip) = (b["chain_cycles"], b["chain_offchip_cycles"]);
+            assert!(offchip > MEMORY_LATENCY_SHARE * chain, "{offchip} of {chain}");
+            assert!(m.contains(&format!("each warp's chain of {chain:.0} cycles spends {offchip:.0} ({}) waiting on global loads", pct(offchip / chain))), "{m}");
+            assert!(m.contains(&format!("DRAM busy {} of the time", pct(b["dram_us"] / report.headline.time_us))), "{m}");
+            assert!(m.contains("more independent loads in flight per warp"), "{m}");
+            // 8 blocks of 8 warps fill the A100's 64 warp slots.
+            assert!(m.ends_with("are what will speed it up (all 64 warp slots per SM are already used)"), "{m}");
+            // An explicit launch: no annotation fix.
+            assert!(f[0].fixes.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_dram_bound_kernel_is_not_latency_bound() {
+        // reduce_grid_stride as launched: one wave of 864 blocks, a grid-stride loop.
+        let path = format!("{}/../../examples/reduce.ptx", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let a = analyze_text(&text, [864, 1, 1], [256, 1, 1], &[("param_2", 1 << 24)], &[A100]);
+        let k = a.kernels.iter().find(|k| k.name.contains("reduce_grid_stride")).expect("kernel");
+        assert_ne!(k.targets[0].models.as_ref().expect("report").headline.bound, Bound::Latency);
+        assert!(findings(&a, "reduce_grid_stride", CODE).is_empty());
+        // vadd at 2^24 floats: DRAM-bound (the memory-bound finding's example).
+        let (_, a) = analyze("vadd", [65536, 1, 1], [256, 1, 1], &[("param_3", 1 << 24)], &[A100]);
+        assert_eq!(a.kernels[0].targets[0].models.as_ref().expect("report").headline.bound, Bound::Dram);
+        assert!(findings(&a, "vadd", CODE).is_empty(), "{:?}", a.kernels[0].findings);
+    }
+
+    #[test]
+    fn a_dependent_arithmetic_chain_gets_the_ilp_advice() {
+        // nbody with one warp per SM: each body's interaction is a chain of dependent FMAs
+        // on shared-memory operands; the tile loads are a small part.
+        let (_, a) = analyze("nbody", [108, 1, 1], [32, 1, 1], &[("param_3", 108 * 32)], &[A100]);
+        let f = findings(&a, "nbody", CODE);
+        assert_eq!(f.len(), 1, "{:?}", a.kernels[0].findings);
+        let m = &f[0].message;
+        assert!(m.starts_with("latency-bound on NVIDIA A100"), "{m}");
+        assert!(m.contains("the rest of its chain is dependent arithmetic, shared-memory accesses and barriers"), "{m}");
+        assert!(m.contains("more independent work per warp (ILP) or more resident warps (now 1 of 64 per SM)"), "{m}");
+        let report = a.kernels[0].targets[0].models.as_ref().expect("report");
+        let b = &report.predictions.iter().find(|p| p.model == report.headline.model).expect("headline").breakdown;
+        assert!(b["chain_offchip_cycles"] <= MEMORY_LATENCY_SHARE * b["chain_cycles"], "{b:?}");
+    }
+
+    #[test]
+    fn the_default_launch_offers_the_annotation_fix() {
+        // conv1d at the documented default launch (1024 blocks of 256 threads, a loop of
+        // dependent global loads) is latency-bound on an A100.
+        let text = crate::findings::test_support::fixture("conv1d");
+        let settings = crate::Settings { gpus: vec![A100.into()], ..crate::Settings::default() };
+        let a = crate::analyze(&text, &settings, &crate::Context::default());
+        let k = a.kernels.iter().find(|k| k.name.contains("conv1d")).expect("kernel");
+        assert_eq!(k.targets[0].models.as_ref().ok().map(|r| r.headline.bound), Some(Bound::Latency));
+        let f = findings(&a, "conv1d", CODE);
+        assert_eq!(f.len(), 1, "{:?}", k.findings);
+        assert!(matches!(&f[0].fixes[..], [crate::fixes::Fix { kind: crate::fixes::FixKind::InsertAnnotation { .. }, .. }]), "{:?}", f[0].fixes);
+    }
+}
