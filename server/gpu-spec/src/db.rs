@@ -179,6 +179,10 @@ struct RawModel {
     dispatch_units_per_sm: Option<Src<u32>>,
     dram_latency_cycles: Option<Src<f64>>,
     l2_latency_cycles: Option<Src<f64>>,
+    /// The SM clock of the card on which `dram_latency_cycles` and `l2_latency_cycles` were
+    /// measured, where they are measurements: those latencies are a time spent outside the
+    /// SM, so another card of the architecture sees the same nanoseconds at its own clock.
+    latency_clock_mhz: Option<Src<f64>>,
     l1_latency_cycles: Option<Src<f64>>,
     shared_latency_cycles: Option<Src<f64>>,
     departure_delay_coalesced_cycles: Option<Src<f64>>,
@@ -224,6 +228,7 @@ impl RawModel {
             dispatch_units_per_sm: pick(&self.dispatch_units_per_sm, &over.dispatch_units_per_sm),
             dram_latency_cycles: pick(&self.dram_latency_cycles, &over.dram_latency_cycles),
             l2_latency_cycles: pick(&self.l2_latency_cycles, &over.l2_latency_cycles),
+            latency_clock_mhz: pick(&self.latency_clock_mhz, &over.latency_clock_mhz),
             l1_latency_cycles: pick(&self.l1_latency_cycles, &over.l1_latency_cycles),
             shared_latency_cycles: pick(&self.shared_latency_cycles, &over.shared_latency_cycles),
             departure_delay_coalesced_cycles: pick(&self.departure_delay_coalesced_cycles, &over.departure_delay_coalesced_cycles),
@@ -813,6 +818,7 @@ fn model_sources(m: &RawModel) -> Vec<(String, String)> {
     for (name, s) in [
         ("dram_latency_cycles", &m.dram_latency_cycles),
         ("l2_latency_cycles", &m.l2_latency_cycles),
+        ("latency_clock_mhz", &m.latency_clock_mhz),
         ("l1_latency_cycles", &m.l1_latency_cycles),
         ("shared_latency_cycles", &m.shared_latency_cycles),
         ("departure_delay_coalesced_cycles", &m.departure_delay_coalesced_cycles),
@@ -899,6 +905,24 @@ fn convert_gpu(
     };
     let dram_latency_cycles = req!(dram_latency_cycles, "dram_latency_cycles");
     let l2_latency_cycles = req!(l2_latency_cycles, "l2_latency_cycles");
+    // Off-SM latencies measured in cycles on one card, at another SM clock here: the same
+    // time in this card's cycles (a GPU's own value in its overrides is kept as given).
+    let mut at_own_clock = |key: &str, cycles: f64, own: bool| -> f64 {
+        let Some(c) = m.latency_clock_mhz.as_ref().filter(|c| c.v > 0.0 && !own) else { return cycles };
+        let boost = raw.boost_clock_mhz.v;
+        if boost <= 0.0 || (boost - c.v).abs() < 0.5 {
+            return cycles;
+        }
+        let scaled = cycles * boost / c.v;
+        let src = sources.get(key).cloned().unwrap_or_default();
+        sources.insert(
+            key.to_string(),
+            format!("derived: {cycles:.0} cycles at {:.0} MHz ({src}; that card's clock: {}) are {scaled:.0} cycles at this card's {boost:.0} MHz", c.v, c.src),
+        );
+        scaled
+    };
+    let dram_latency_cycles = at_own_clock("dram_latency_cycles", dram_latency_cycles, raw.overrides.dram_latency_cycles.is_some());
+    let l2_latency_cycles = at_own_clock("l2_latency_cycles", l2_latency_cycles, raw.overrides.l2_latency_cycles.is_some());
     let l1_latency_cycles = req!(l1_latency_cycles, "l1_latency_cycles");
     let shared_latency_cycles = req!(shared_latency_cycles, "shared_latency_cycles");
     let departure_delay_coalesced_cycles = req!(departure_delay_coalesced_cycles, "departure_delay_coalesced_cycles");

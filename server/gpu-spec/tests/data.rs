@@ -424,3 +424,27 @@ fn graph_launches_cost_the_graph_overhead() {
     assert_eq!(a40.with_graph_launch().launch_overhead_us, a40.launch_overhead_us / 2.0);
     assert!(a40.with_graph_launch().sources["launch_overhead_us"].contains("CUDA graph"));
 }
+
+/// Off-SM latencies measured in cycles on one card (`latency_clock_mhz`) are the same time on
+/// the other cards of the architecture: more cycles at a higher SM clock, and the source says
+/// how the value was derived.
+#[test]
+fn measured_latencies_follow_each_cards_clock() {
+    let pcie = db().gpu("h100-pcie").expect("h100-pcie");
+    let sxm = db().gpu("h100-sxm").expect("h100-sxm");
+    // The card of the measurement keeps the measured cycles.
+    assert_eq!((pcie.dram_latency_cycles, pcie.l2_latency_cycles), (650.0, 265.0));
+    let f = sxm.boost_clock_mhz / pcie.boost_clock_mhz;
+    assert!((sxm.dram_latency_cycles - 650.0 * f).abs() < 1e-9, "{}", sxm.dram_latency_cycles);
+    assert!((sxm.l2_latency_cycles - 265.0 * f).abs() < 1e-9, "{}", sxm.l2_latency_cycles);
+    let ns = |cycles: f64, mhz: f64| cycles / mhz * 1e3;
+    assert!((ns(sxm.dram_latency_cycles, sxm.boost_clock_mhz) - ns(650.0, pcie.boost_clock_mhz)).abs() < 1e-9);
+    let src = &sxm.sources["dram_latency_cycles"];
+    assert!(src.starts_with("derived: 650 cycles at 1755 MHz") && src.contains("1980 MHz"), "{src}");
+    // The L1 latency is SM-side: cycles, not time.
+    assert_eq!(sxm.l1_latency_cycles, pcie.l1_latency_cycles);
+    // Every A100 runs at the measured card's clock: nothing changes.
+    for id in ["a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb"] {
+        assert_eq!(db().gpu(id).expect("a100").dram_latency_cycles, 571.0, "{id}");
+    }
+}
