@@ -91,6 +91,34 @@ fn spill_kernel_reports_register_spills_from_ptxas_resources() {
 }
 
 #[test]
+fn ptxas_spills_are_reported_with_a_launch_bounds_fix() {
+    let (name, res, context) = spill_context();
+    assert!(res.spill_store_bytes > 0, "{res:?}");
+    let text = read("tests/fixtures/ptx/sm_80/spill.ptx");
+    let settings = Settings { launch: PartialLaunch { grid: Some([512, 1, 1]), block: Some([256, 1, 1]), ..Default::default() }, ..Settings::default() };
+    let a = analysis::analyze(&text, &settings, &context);
+    let k = a.kernels.iter().find(|k| k.name == name).expect("kernel");
+    let f: Vec<_> = k.findings.iter().filter(|f| f.code == "register-spills").collect();
+    assert_eq!(f.len(), 1, "{:?}", k.findings);
+    assert!(f[0].message.contains(&format!("ptxas reports {} bytes of spill stores", res.spill_store_bytes)), "{}", f[0].message);
+    // __launch_bounds__(T, 8) caps the registers; the fix keeps T and lowers the 8.
+    let (module, _) = ptx_ir::parse_and_lower(&text);
+    let perf = &module.function(&name).expect("kernel").perf;
+    let t: u32 = perf.maxntid.expect("maxntid").iter().product();
+    assert_eq!(perf.minnctapersm, Some(8));
+    match &f[0].fixes[..] {
+        [analysis::fixes::Fix { kind: FixKind::LaunchBounds { max_threads, min_blocks }, .. }] => {
+            assert_eq!(*max_threads, t);
+            assert!(min_blocks.is_none_or(|b| b < 8), "{min_blocks:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The other kernel of the file has no spills.
+    let other = a.kernels.iter().find(|k| k.name != name).expect("local_histogram");
+    assert!(other.findings.iter().all(|f| f.code != "register-spills"), "{:?}", other.findings);
+}
+
+#[test]
 fn tree_reduction_has_a_divergent_branch_in_its_loop() {
     let a = analyze_fixture("reduce_tree", [256, 1, 1], [256, 1, 1]);
     let f = of_code(&a, "reduce_tree", "divergent-branch-in-loop");
