@@ -164,27 +164,55 @@ fn kind_of(path: &Path) -> Option<SourceKind> {
     }
 }
 
+/// The files to analyse, in order, and what the expansion of directories left out on
+/// purpose.
+pub struct Collected {
+    /// Each file to analyse, or an entry that would have been analysed but cannot be.
+    pub files: Vec<anyhow::Result<PathBuf>>,
+    /// One sentence per file left out on purpose (the recorded PTX beside a `.cu` file).
+    pub notes: Vec<String>,
+}
+
 /// Expands directories (recursively, sorted) into their `.ptx`/`.cu`/`.cuh` files; files
 /// named explicitly are kept whatever their extension (read as PTX). Entries of a
 /// directory that would have been analysed but cannot be (a FIFO, a device or a socket
 /// with such a name, a symlink to one or to a directory, a dangling symlink, a directory
 /// that cannot be listed) come back as errors naming the entry and why, in their place in
 /// the order.
-pub fn collect_files(paths: &[PathBuf]) -> Vec<anyhow::Result<PathBuf>> {
-    let mut res = Vec::new();
+///
+/// In a directory, `k.ptx` beside `k.cu` is the recorded PTX of `k.cu` (docs/cuda.md,
+/// "With no compiler at all"): the `.cu` is analysed, with the launches its host code
+/// makes, and the `.ptx` is left out with a note instead of being reported a second time
+/// (at the launch its annotations give, or at the default one). Named explicitly, it is
+/// analysed.
+pub fn collect_files(paths: &[PathBuf]) -> Collected {
+    let mut res = Collected { files: Vec::new(), notes: Vec::new() };
     for p in paths {
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => {
                 let mut found = Vec::new();
                 walk(p, &mut found);
                 found.sort_by(|a, b| a.0.cmp(&b.0));
-                res.extend(found.into_iter().map(|(path, skipped)| match skipped {
-                    None => Ok(path),
-                    Some(why) => Err(anyhow::anyhow!("{}: {why}; skipped", path.display())),
-                }));
+                let sources: std::collections::BTreeSet<PathBuf> =
+                    found.iter().filter(|(path, skipped)| skipped.is_none() && path.extension().is_some_and(|e| e == "cu")).map(|(path, _)| path.clone()).collect();
+                for (path, skipped) in found {
+                    let twin = path.with_extension("cu");
+                    if skipped.is_none() && path.extension().is_some_and(|e| e == "ptx") && sources.contains(&twin) {
+                        res.notes.push(format!(
+                            "{}: the recorded PTX of {} beside it, which is analysed from its source; not analysed again (name the .ptx file to analyse it alone)",
+                            path.display(),
+                            twin.display()
+                        ));
+                        continue;
+                    }
+                    res.files.push(match skipped {
+                        None => Ok(path),
+                        Some(why) => Err(anyhow::anyhow!("{}: {why}; skipped", path.display())),
+                    });
+                }
             }
-            Ok(_) => res.push(Ok(p.clone())),
-            Err(e) => res.push(Err(anyhow::anyhow!("cannot read {}: {e}", p.display()))),
+            Ok(_) => res.files.push(Ok(p.clone())),
+            Err(e) => res.files.push(Err(anyhow::anyhow!("cannot read {}: {e}", p.display()))),
         }
     }
     res

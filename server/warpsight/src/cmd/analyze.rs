@@ -38,7 +38,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     // Flags are checked once, before anything is printed: a bad flag (an unknown `--gpu`
     // among them) is one error line and exit 2, never an empty report.
     args.launch.settings()?;
-    let files = input::collect_files(&args.paths);
+    let input::Collected { files, notes } = input::collect_files(&args.paths);
+    for note in notes {
+        eprintln!("note: {note}");
+    }
     let exit = Cell::new(Exit::Success);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
