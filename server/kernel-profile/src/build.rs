@@ -823,6 +823,9 @@ pub(crate) fn block_profiles_for_test(func: &Function, folding: &sass::Folding) 
 
 fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec<BlockProfile> {
     let removed = folding.removed();
+    // Every register some instruction reads: an atomic whose destinations are none of
+    // them returns a value nobody waits for.
+    let read: HashSet<RegId> = func.blocks.iter().flat_map(|b| b.instrs.start..b.instrs.end).filter_map(|id| func.instr(id)).flat_map(|i| func.srcs(i).iter().copied()).collect();
     let mut res = Vec::new();
     for (b, block) in func.blocks.iter().enumerate() {
         if !block.reachable {
@@ -857,7 +860,8 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec
                 Some(mul) => (sass::fused_opcode(instr), Some(format!("{} + {}", mul.opcode, instr.opcode))),
                 None => (instr.opcode.to_string(), None),
             };
-            instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from });
+            let result_unused = matches!(instr.class, InstrClass::Atomic(_)) && func.dsts(instr).iter().all(|d| !read.contains(d));
+            instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from, result_unused });
         }
         res.push(BlockProfile {
             id: b as u32,

@@ -396,6 +396,12 @@ pub struct InstrNode {
     /// contracted FMA, whose `opcode` is then `fma.rn.f32`); absent for one-to-one ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fused_from: Option<String>,
+    /// Atomics only: nothing reads the result (a PTX `red`, or an `atom` whose destination
+    /// no instruction reads). ptxas issues a `RED`, which, like a store, the warp hands to
+    /// the memory system and does not wait for (PTX ISA, `red`: "performs a reduction ...
+    /// no value is returned").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub result_unused: bool,
 }
 
 #[cfg(test)]

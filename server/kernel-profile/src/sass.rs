@@ -500,6 +500,28 @@ mod tests {
         assert!(add.deps.contains(&shfl), "{:?}", last.instructions);
     }
 
+    /// An atomic whose old value nothing reads (`atomicAdd(&sum, v)` as nvcc writes it,
+    /// `atom` with a dead destination, or `red`) is marked: ptxas issues a RED, which the
+    /// warp does not wait for; one whose result is read, in its block or another, is not.
+    #[test]
+    fn atomics_whose_result_nothing_reads_are_marked() {
+        let m = func(
+            "ld.param.u64 %rd1, [p0];\nmov.f32 %f1, 0f3F800000;\n\
+             atom.global.add.f32 %f2, [%rd1], %f1;\nred.global.add.f32 [%rd1+4], %f1;\n\
+             atom.global.add.f32 %f3, [%rd1+8], %f1;\nadd.f32 %f4, %f3, %f1;\n\
+             atom.global.add.f32 %f5, [%rd1+12], %f1;\nsetp.gt.f32 %p1, %f1, 0f00000000;\n@%p1 bra DONE;\n\
+             st.global.f32 [%rd1+16], %f4;\nDONE:\nst.global.f32 [%rd1+20], %f5;",
+        );
+        let f = &m.functions[0];
+        let blocks = crate::build::block_profiles_for_test(f, &analyse(f));
+        let atomics: Vec<(String, bool)> =
+            blocks.iter().flat_map(|b| &b.instructions).filter(|i| matches!(i.class, InstrClass::Atomic(_))).map(|i| (i.opcode.clone(), i.result_unused)).collect();
+        assert_eq!(
+            atomics,
+            [("atom.global.add.f32".to_string(), true), ("red.global.add.f32".to_string(), true), ("atom.global.add.f32".to_string(), false), ("atom.global.add.f32".to_string(), false)]
+        );
+    }
+
     /// Item 4: four words at 16-byte aligned offsets from a 16-byte aligned base are one
     /// `LDS.128`, two at an 8-byte aligned offset one `LDS.64`; loads 32 bytes apart, or
     /// from a base only known to be 4-byte aligned, stay scalar (ptxas 13.5, sm_86, on a

@@ -97,8 +97,8 @@ pub struct Params {
     /// block's dispatch by the work distributor, its first instructions' operand fetch
     /// from the constant cache and its retirement, in ns. Calibratable.
     pub block_overhead_ns: f64,
-    /// Time after a warp's last store before its slot is free (the store's acknowledgement
-    /// from L2), in ns.
+    /// Time after a warp's last store (or RED: an atomic whose result is not read) before
+    /// its slot is free (the write's acknowledgement from L2), in ns.
     pub store_drain_ns: f64,
     /// One kernel launch in a stream, back to back, in µs.
     pub launch_overhead_us: f64,
@@ -353,6 +353,10 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
                 .filter_map(|&d| finish.get(d as usize).copied())
                 .fold((0.0_f64, 0.0_f64), later);
             let (lat, offchip_lat) = match ins.class {
+                // A store, or an atomic whose result nothing reads (ptxas issues a RED), is
+                // handed to the memory system: the warp does not wait for it.
+                InstrClass::Store(_) => (0.0, 0.0),
+                InstrClass::Atomic(_) if ins.result_unused => (0.0, 0.0),
                 InstrClass::Load(s) | InstrClass::Atomic(s) if offchip(s) => (load_lat, load_lat),
                 InstrClass::Load(Space::Shared) | InstrClass::Atomic(Space::Shared) => {
                     (p.shared_latency_cycles, 0.0)
@@ -361,7 +365,6 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
                 InstrClass::Fp64 => (p.fp64_latency_cycles, 0.0),
                 InstrClass::Sfu | InstrClass::Conversion => (p.sfu_latency_cycles, 0.0),
                 InstrClass::Barrier => (p.shared_latency_cycles, 0.0),
-                InstrClass::Store(_) => (0.0, 0.0),
                 _ => (p.alu_latency_cycles, 0.0),
             };
             finish[i] = (ready.0 + lat, ready.1 + offchip_lat);
@@ -378,6 +381,15 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
 /// is the same number as a plain maximum of the finishes.
 fn later(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
     if a.0.is_nan() || b.0 > a.0 || (b.0 == a.0 && b.1 > a.1) { b } else { a }
+}
+
+/// Whether the kernel's warps write to global memory without waiting (stores, and REDs:
+/// atomics whose result nothing reads), so that a slot waits for the writes' acknowledgement.
+fn ends_with_writes(profile: &KernelProfile, t: &Traffic) -> bool {
+    t.global_store_requests > 0.0
+        || profile.blocks.iter().any(|b| {
+            b.executions > 0.0 && b.instructions.iter().any(|i| i.result_unused && matches!(i.class, InstrClass::Atomic(s) if offchip(s)))
+        })
 }
 
 fn offchip(s: Space) -> bool {
@@ -559,7 +571,7 @@ pub fn estimate(
     // Latency: waves × (chain + block overhead [+ store drain]).
     let loads = LoadLatency::new(&t, p);
     let Chain { cycles: chain, offchip_cycles: chain_offchip } = chain_cycles(profile, p, &loads);
-    let has_stores = t.global_store_requests > 0.0;
+    let has_stores = ends_with_writes(profile, &t);
     let per_wave = chain
         + p.ns_to_cycles(p.block_overhead_ns)
         + if has_stores { p.ns_to_cycles(p.store_drain_ns) } else { 0.0 };
@@ -569,10 +581,11 @@ pub fn estimate(
         bound: Bound::Latency,
         us: us(latency_cycles),
         detail: format!(
-            "{waves:.0} wave(s) of {resident_warps:.0} resident warps per SM, each waiting {:.0} cycles on its dependence chain (global loads ≈ {:.0} cycles) plus {:.0} ns per block",
+            "{waves:.0} wave(s) of {resident_warps:.0} resident warps per SM, each waiting {:.0} cycles on its dependence chain (global loads ≈ {:.0} cycles) plus {:.0} ns per block{}",
             chain,
             loads.for_block(1),
-            p.block_overhead_ns
+            p.block_overhead_ns,
+            if has_stores { format!(" and {:.0} ns for its last writes to drain", p.store_drain_ns) } else { String::new() }
         ),
     });
 
@@ -686,7 +699,7 @@ mod tests {
             serde_json::from_str(include_str!("../tests/fixtures/vector_add.json")).expect("fixture");
         let instructions = instrs
             .iter()
-            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None })
+            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None, result_unused: false })
             .collect();
         p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None }];
         p
@@ -756,5 +769,24 @@ mod tests {
         let mut both = atomic.clone();
         both.blocks.push(BlockProfile { id: 1, ..shared.blocks[0].clone() });
         assert_eq!(chain_cycles(&both, &p, &loads), Chain { cycles: 504.0 + 68.0, offchip_cycles: 500.0 });
+    }
+
+    #[test]
+    fn an_atomic_whose_result_nobody_reads_is_a_write_not_a_wait() {
+        let (p, loads) = params();
+        // atomicAdd(&sum, v) with the old value unused: a RED, like a store.
+        let mut red = one_block(&[(ADD, &[]), (InstrClass::Atomic(Space::Global), &[0])], 1.0);
+        red.blocks[0].instructions[1].result_unused = true;
+        assert_eq!(chain_cycles(&red, &p, &loads), Chain { cycles: 4.0, offchip_cycles: 0.0 });
+        // ... whose write still drains before the block's slot is free, as a store's does.
+        let caches = CacheConfig { sm_count: 108, l1_bytes_per_sm: 192 << 10, l2_bytes: 40 << 20, resident_blocks_per_sm: 8 };
+        let mut t = traffic::estimate(&red, &caches);
+        t.global_store_requests = 0.0;
+        assert!(ends_with_writes(&red, &t));
+        let mut awaited = red.clone();
+        awaited.blocks[0].instructions[1].result_unused = false;
+        assert!(!ends_with_writes(&awaited, &t));
+        t.global_store_requests = 1.0;
+        assert!(ends_with_writes(&awaited, &t));
     }
 }

@@ -92,6 +92,7 @@ fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
             opcode: opcode.into(),
             deps: if i == 0 { vec![] } else { vec![(i - 1) as u32] },
             fused_from: None,
+            result_unused: false,
         })
         .collect();
     p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![], active_lane_fraction: None }];
