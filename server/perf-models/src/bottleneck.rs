@@ -15,7 +15,10 @@
 //!   since Maxwell), over all warp instructions of the blocks the SM runs;
 //! - each pipe: warp instructions × 32 / results per clock per SM of the class (CUDA C++
 //!   Programming Guide, "Arithmetic Instructions", throughput table; the lane counts of the
-//!   architecture whitepapers where the table has no row);
+//!   architecture whitepapers where the table has no row); integer multiply-adds share the
+//!   FMA pipe with FP32 since Volta, and every integer instruction shares the CUDA cores
+//!   with FP32 before it (Nsight Compute Kernel Profiling Guide, "Pipelines"; Tesla V100
+//!   whitepaper, "Volta SM Architecture");
 //! - L1: one wavefront per cycle per request, or the sectors at the L1's bytes per clock,
 //!   whichever is more; shared: one wavefront (128 B) per cycle, bank conflicts as extra
 //!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks");
@@ -77,6 +80,15 @@ pub struct Params {
     pub schedulers_per_sm: f64,
     /// Results per clock per SM by pipe.
     pub pipe_rate: BTreeMap<Pipe, f64>,
+    /// Integer multiply-adds (PTX `mul`/`mad` on integers; SASS `IMAD`) per clock per SM,
+    /// where the CUDA guide's table gives them (`int_mul`, compute capability 7.0 and
+    /// later): they run on the FMA pipe with FP32, not on the integer ALU.
+    pub int_mul_rate: Option<f64>,
+    /// FP32 and INT32 instructions share the CUDA cores (compute capability below 7.0):
+    /// "Unlike Pascal GPUs, which could not execute FP32 and INT32 instructions
+    /// simultaneously, the Volta GV100 SM includes separate FP32 and INT32 cores" (NVIDIA
+    /// Tesla V100 GPU Architecture whitepaper, 2017, "Volta SM Architecture").
+    pub fp32_int_shared: bool,
     pub l1_bytes_per_clk_per_sm: f64,
     pub shared_bytes_per_clk_per_sm: f64,
     /// Whole-chip L2 bandwidth in bytes per SM clock.
@@ -184,6 +196,8 @@ impl Params {
             clock_hz: gpu.boost_clock_mhz * 1e6,
             schedulers_per_sm: lanes(u.warp_schedulers_per_sm),
             pipe_rate,
+            int_mul_rate: gpu.results_per_clk_per_sm("int_mul").filter(|v| *v > 0.0 && gpu.cc.major >= 7),
+            fp32_int_shared: gpu.cc.major < 7,
             l1_bytes_per_clk_per_sm: gpu.l1_bytes_per_clk_per_sm,
             shared_bytes_per_clk_per_sm: gpu.shared_bytes_per_clk_per_sm,
             l2_bytes_per_clk: gpu.l2_bytes_per_clk_per_sm * f64::from(gpu.sm_count.max(1)),
@@ -383,6 +397,26 @@ fn later(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
     if a.0.is_nan() || b.0 > a.0 || (b.0 == a.0 && b.1 > a.1) { b } else { a }
 }
 
+/// The share of the integer instructions (class `int_alu`, weighted by their blocks'
+/// executions) that are multiplies or multiply-adds (`mul.lo`, `mul.hi`, `mul.wide`,
+/// `mad.*`, `mul24`, `mad24`): ptxas issues them as `IMAD` (or `IMAD.WIDE`, `IMAD.HI`) on the
+/// FMA pipe. ptxas also issues some moves, shifts and adds as `IMAD.MOV`, `IMAD.SHL` and
+/// `IMAD.IADD` to balance the two pipes; those are not counted here (the PTX does not say
+/// which), so the split leans towards the ALU.
+fn imad_share(profile: &KernelProfile) -> f64 {
+    let (mut imad, mut all) = (0.0, 0.0);
+    for b in &profile.blocks {
+        for i in b.instructions.iter().filter(|i| i.class == InstrClass::IntAlu) {
+            let e = b.executions.max(0.0);
+            all += e;
+            if i.opcode.starts_with("mul") || i.opcode.starts_with("mad") {
+                imad += e;
+            }
+        }
+    }
+    if all > 0.0 { (imad / all).clamp(0.0, 1.0) } else { 0.0 }
+}
+
 /// Whether the kernel's warps write to global memory without waiting (stores, and REDs:
 /// atomics whose result nothing reads), so that a slot waits for the writes' acknowledgement.
 fn ends_with_writes(profile: &KernelProfile, t: &Traffic) -> bool {
@@ -475,22 +509,49 @@ pub fn estimate(
     }) + spill_loads
         + spill_stores;
     per_pipe.insert(Pipe::Lsu, lsu_instr);
+    let rate_of = |pipe: &Pipe| match pipe {
+        Pipe::Tensor => p.pipe_rate.get(&Pipe::Fp16).copied().unwrap_or(128.0) / 8.0,
+        _ => p.pipe_rate.get(pipe).copied().unwrap_or(32.0),
+    };
+    // Which integer instructions share a pipe with FP32 (`int_on_fma`): integer
+    // multiply-adds since Volta (the FMA pipe executes FP32 and IMAD, the ALU pipe the other
+    // integer instructions: Nsight Compute Kernel Profiling Guide, "Pipelines"; on GA10x,
+    // Ada and Hopper only the FMA-heavy half takes IMAD, at the table's `int_mul` rate),
+    // every integer instruction before Volta (one set of CUDA cores, `fp32_int_shared`).
+    let int_total = per_pipe.get(&Pipe::Int).copied().unwrap_or(0.0);
+    let int_on_fma = if p.fp32_int_shared {
+        int_total
+    } else if p.int_mul_rate.is_some() {
+        int_total * imad_share(profile)
+    } else {
+        0.0
+    };
+    if int_on_fma > 0.0 {
+        per_pipe.insert(Pipe::Int, int_total - int_on_fma);
+        per_pipe.entry(Pipe::Fp32).or_insert(0.0);
+    }
     for (pipe, n) in &per_pipe {
-        let rate = match pipe {
-            Pipe::Tensor => p.pipe_rate.get(&Pipe::Fp16).copied().unwrap_or(128.0) / 8.0,
-            _ => p.pipe_rate.get(pipe).copied().unwrap_or(32.0),
-        };
-        let cycles = warps_on_sm * n * 32.0 / rate.max(1e-9);
-        terms.push(Term {
-            bound: Bound::Pipe(*pipe),
-            us: us(cycles),
-            detail: format!(
-                "{:.0} {} warp instructions per SM at {} results per cycle",
-                warps_on_sm * n,
-                pipe.name(),
-                rate
-            ),
-        });
+        let rate = rate_of(pipe);
+        let mut cycles = warps_on_sm * n * 32.0 / rate.max(1e-9);
+        let mut detail = format!("{:.0} {} warp instructions per SM at {} results per cycle", warps_on_sm * n, pipe.name(), rate);
+        if *pipe == Pipe::Fp32 && int_on_fma > 0.0 {
+            let int_rate = if p.fp32_int_shared { rate_of(&Pipe::Int) } else { p.int_mul_rate.unwrap_or(rate) };
+            let int_cycles = warps_on_sm * int_on_fma * 32.0 / int_rate.max(1e-9);
+            cycles = if p.fp32_int_shared {
+                // One set of cores: the two kinds take turns.
+                cycles + int_cycles
+            } else {
+                // IMAD takes FMA lanes from FP32; on the split FMA pipes of GA10x and later
+                // it is also held to the heavy half's rate.
+                int_cycles.max(warps_on_sm * (n + int_on_fma) * 32.0 / rate.max(1e-9))
+            };
+            detail = if p.fp32_int_shared {
+                format!("{detail}, and {:.0} integer warp instructions on the same CUDA cores at {int_rate} per cycle", warps_on_sm * int_on_fma)
+            } else {
+                format!("{detail}, and {:.0} integer multiply-add warp instructions on the same FMA pipe at {int_rate} per cycle", warps_on_sm * int_on_fma)
+            };
+        }
+        terms.push(Term { bound: Bound::Pipe(*pipe), us: us(cycles), detail });
     }
 
     // L1: a request takes at least one wavefront; wide requests take their sectors at the

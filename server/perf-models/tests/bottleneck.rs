@@ -3,7 +3,7 @@
 
 use kernel_profile::{InstrClass, KernelProfile, LaunchSource};
 use perf_models::bottleneck::{self, Params};
-use perf_models::prediction::Pipe;
+use perf_models::prediction::{Pipe, Prediction};
 use perf_models::{Bound, ModelConfig};
 
 fn vector_add() -> KernelProfile {
@@ -160,6 +160,58 @@ fn fp64_work_on_a_geforce_card_binds_on_the_fp64_pipe() {
     let pred = bottleneck::predict(&p, &g).expect("applies");
     assert_eq!(pred.bound, Bound::Pipe(Pipe::Fp64), "{}", pred.explanation);
     assert_eq!(pred.bound.name(), "fp64");
+}
+
+/// A full SM of independent instructions, half FP32 FMAs and half of `int_opcode`.
+fn fp32_and_int(gpu_id: &str, int_opcode: &str) -> (Prediction, Params) {
+    let g = gpu(gpu_id);
+    let k = 1024;
+    let mut p = fma_chain(2 * k, InstrClass::Fp32, "fma.rn.f32");
+    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
+        i.deps.clear();
+        if n % 2 == 1 {
+            i.class = InstrClass::IntAlu;
+            i.opcode = int_opcode.into();
+        }
+    }
+    p.counts.dynamic.clear();
+    p.counts.dynamic.insert(InstrClass::Fp32, k as f64);
+    p.counts.dynamic.insert(InstrClass::IntAlu, k as f64);
+    launch(&mut p, g.sm_count * 64, 256, 0);
+    (bottleneck::predict(&p, &g).expect("applies"), Params::from_gpu(&g))
+}
+
+/// Which integer instructions take turns with FP32. On an A100 the ALU pipe runs integer
+/// adds beside the FMA pipe's FP32 (each at 64 per cycle), while integer multiply-adds
+/// (`mad.lo` → IMAD) share the FMA pipe with FP32 (Nsight Compute Kernel Profiling Guide,
+/// "Pipelines"). Before Volta one set of CUDA cores does both (Tesla V100 whitepaper:
+/// "Pascal GPUs ... could not execute FP32 and INT32 instructions simultaneously").
+#[test]
+fn integer_multiply_adds_share_the_fma_pipe_and_pre_volta_cores_share_everything() {
+    let pipe_us = |pred: &Prediction, pipe: &str| pred.breakdown.get(&format!("{pipe}_us")).copied().unwrap_or(0.0);
+    // 64 blocks × 8 warps per SM × 1024 instructions × 32 lanes at 64 per cycle.
+    let cycles = |p: &Params, rate: f64| 64.0 * 8.0 * 1024.0 * 32.0 / rate / p.clock_hz * 1e6;
+
+    let (adds, p) = fp32_and_int("a100-sxm4-80gb", "add.s32");
+    assert!((pipe_us(&adds, "fp32") - cycles(&p, 64.0)).abs() < 1e-6 * cycles(&p, 64.0), "{:?}", adds.breakdown);
+    assert!((pipe_us(&adds, "int") - cycles(&p, 64.0)).abs() < 1e-6 * cycles(&p, 64.0), "{:?}", adds.breakdown);
+    let (mads, p) = fp32_and_int("a100-sxm4-80gb", "mad.lo.s32");
+    assert!((pipe_us(&mads, "fp32") - 2.0 * cycles(&p, 64.0)).abs() < 1e-6 * cycles(&p, 64.0), "{:?}", mads.breakdown);
+    assert_eq!(pipe_us(&mads, "int"), 0.0);
+    assert_eq!(mads.bound, Bound::Pipe(Pipe::Fp32), "{}", mads.explanation);
+    assert!(mads.explanation.contains("integer multiply-add warp instructions on the same FMA pipe"), "{}", mads.explanation);
+
+    // GA10x: FP32 at 128 per cycle over both FMA halves, IMAD on the heavy half only (the
+    // table's `int_mul`, 64): 1024 FP32 + 1024 IMAD take max(1024/64, 2048/128) = 16 units.
+    let (mads, p) = fp32_and_int("rtx-3090", "mad.lo.s32");
+    assert!((pipe_us(&mads, "fp32") - cycles(&p, 64.0)).abs() < 1e-6 * cycles(&p, 64.0), "{:?}", mads.breakdown);
+
+    // Pascal: the integer adds wait for the same cores as the FP32 (128 each per cycle).
+    let (adds, p) = fp32_and_int("gtx-1080", "add.s32");
+    assert!(p.fp32_int_shared);
+    let both = pipe_us(&adds, "fp32");
+    assert!((both - 2.0 * cycles(&p, 128.0)).abs() < 1e-6 * both, "{:?}", adds.breakdown);
+    assert_eq!(pipe_us(&adds, "int"), 0.0);
 }
 
 /// Conflict-free 4-byte shared-memory loads (one 128-byte wavefront each) from a full SM:
