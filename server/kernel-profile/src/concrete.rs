@@ -35,6 +35,10 @@ struct Lane<'a> {
     lane: i64,
     memo: HashMap<RegId, Option<i64>>,
     depth: u32,
+    /// Whether an integer parameter nobody supplied reads as [`UNKNOWN_PARAM`] (addresses:
+    /// only the differences between lanes matter) or makes the value unknown (a loop's
+    /// initial value, which becomes a trip count).
+    stand_ins: bool,
 }
 
 /// Which definitions give each register's value on the first iteration (see
@@ -220,13 +224,18 @@ impl Lane<'_> {
         let func = self.func;
         let instr = func.instr(id)?;
         let args = self.env.args;
+        let stand_ins = self.stand_ins;
         let param = |idx: u32| -> Option<i64> {
             if let Some(v) = args.get(&idx) {
                 return Some(*v);
             }
             let p = func.params.get(idx as usize)?;
             // 64-bit parameters are almost always pointers: give each its own aligned base.
-            Some(if p.ty.ends_with("64") && !p.ty.starts_with('f') { (i64::from(idx) + 1) << 32 } else { UNKNOWN_PARAM })
+            if p.ty.ends_with("64") && !p.ty.starts_with('f') {
+                Some((i64::from(idx) + 1) << 32)
+            } else {
+                stand_ins.then_some(UNKNOWN_PARAM)
+            }
         };
         let ops = func.operands_of(instr);
         IntOp::of(func, instr).eval(|i| self.operand(ops.get(i)?), param)
@@ -277,7 +286,8 @@ impl IntOp {
 
 /// The value of `reg` on entry to the loops around its definitions (the outermost
 /// definitions), averaged over the lanes of the representative warp; `None` when it
-/// depends on data.
+/// depends on data or on an integer argument not supplied (no stand-in value: it would
+/// become a trip count).
 pub fn initial_value_avg(func: &Function, reg: RegId, env: &Env<'_>) -> Option<f64> {
     initial_value_avg_with(func, reg, env, &mut DefChoices::for_function(func))
 }
@@ -290,7 +300,7 @@ pub fn initial_value_avg_with(func: &Function, reg: RegId, env: &Env<'_>, choice
     // still runs in lane order.
     let mut values = vec![0i64; tids.len()];
     for (lane, tid) in tids.iter().enumerate().rev() {
-        let mut ev = Lane { func, env, choices: &mut *choices, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0 };
+        let mut ev = Lane { func, env, choices: &mut *choices, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0, stand_ins: false };
         values[lane] = ev.reg(reg)?;
     }
     let mut sum = 0.0;
@@ -326,7 +336,7 @@ pub fn lanes_with(func: &Function, id: InstrId, env: &Env<'_>, choices: &mut Def
     // The last lane first, as in `initial_value_avg_with`.
     let mut addrs = vec![0i64; tids.len()];
     for (lane, tid) in tids.iter().enumerate().rev() {
-        let mut ev = Lane { func, env, choices: &mut *choices, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0 };
+        let mut ev = Lane { func, env, choices: &mut *choices, tid: *tid, lane: lane as i64, memo: HashMap::new(), depth: 0, stand_ins: true };
         let b = match &base {
             AddrBase::Reg(r) => ev.reg(*r)?,
             AddrBase::Symbol(_) | AddrBase::Absolute => 0,

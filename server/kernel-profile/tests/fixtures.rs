@@ -442,3 +442,23 @@ $L_done:\nret;\n}\n";
     let p = common::profile_text(text, "peel", "peel", [64, 1, 1], [256, 1, 1], &[]);
     assert_eq!(p.loops[0].trip_count, Some(1.0), "{:?}\n{:?}", p.loops, p.assumptions);
 }
+
+#[test]
+fn a_remainder_loop_start_that_needs_an_unsupplied_argument_is_assumed_not_invented() {
+    // dyn_smem.cu: `for (c = 0; c < len; ++c)` with len = min(chunk, cols - c0), unrolled
+    // by 4 after a remainder loop, so the unrolled loop's counter starts at a value that
+    // depends on the path into it. With cols (param_4) and chunk (param_5) given: 1024
+    // iterations per entry, 256 of the unrolled loop. With either missing the count is
+    // unknown and takes the default, never a number made from the stand-in value that
+    // address analysis uses for an unknown integer argument (it gave 65536).
+    let line = line_of("dyn_smem", "for (int c = 0; c < len; ++c)");
+    let unrolled = |args: &[(&str, i64)]| {
+        let p = profile("dyn_smem", "gemv_xshared", [64, 1, 1], [256, 1, 1], args);
+        p.loops.iter().find(|l| l.source_line == Some(line)).map(|l| (l.trip_count, l.assumed_trip_count)).expect("the loop `for (c = 0; c < len; ++c)`")
+    };
+    assert_eq!(unrolled(&[("param_4", 4096), ("param_5", 1024)]), (Some(256.0), 256.0));
+    let default = ProfileOptions::default().default_trip_count;
+    for args in [&[][..], &[("param_4", 4096)][..], &[("param_5", 1024)][..]] {
+        assert_eq!(unrolled(args), (None, default), "{args:?}");
+    }
+}
