@@ -89,6 +89,14 @@ pub struct Params {
     /// simultaneously, the Volta GV100 SM includes separate FP32 and INT32 cores" (NVIDIA
     /// Tesla V100 GPU Architecture whitepaper, 2017, "Volta SM Architecture").
     pub fp32_int_shared: bool,
+    /// Dense FP16-input tensor-core multiply-adds per clock per SM (gpu-data, per
+    /// architecture, from the whitepapers); `None` where the database has no value.
+    pub tensor_fma_per_clk: Option<f64>,
+    /// FP16/BF16 tensor MMAs with FP32 accumulation run at half the FP16-accumulate rate:
+    /// GeForce cards since Turing (the Turing, GA102 and Ada whitepapers' tables give the
+    /// GeForce boards "FP16 Tensor TFLOPS with FP32 Accumulate" at half the FP16-accumulate
+    /// figure; the TITAN, workstation and datacenter boards at the same).
+    pub tensor_fp32_acc_half_rate: bool,
     pub l1_bytes_per_clk_per_sm: f64,
     pub shared_bytes_per_clk_per_sm: f64,
     /// Whole-chip L2 bandwidth in bytes per SM clock.
@@ -137,6 +145,9 @@ pub mod keys {
     pub const LATENCY_EXPOSURE: &str = "bottleneck.latency_exposure";
     pub const DRAM_LATENCY_CYCLES: &str = "bottleneck.dram_latency_cycles";
     pub const CALIBRATED_ON: &str = "bottleneck.calibrated_on";
+    /// Dense FP16-input tensor-core multiply-adds per clock per SM (the architecture's
+    /// `[arch.model_params]` in gpu-data/architectures.toml, from the whitepapers).
+    pub const TENSOR_FMA_PER_CLK: &str = "bottleneck.tensor_fp16_fma_per_clk_per_sm";
 }
 
 /// Defaults fitted on the gpu-benches `gpu-stream` tables of the V100 and the A100 80 GB
@@ -198,6 +209,8 @@ impl Params {
             pipe_rate,
             int_mul_rate: gpu.results_per_clk_per_sm("int_mul").filter(|v| *v > 0.0 && gpu.cc.major >= 7),
             fp32_int_shared: gpu.cc.major < 7,
+            tensor_fma_per_clk: mp(keys::TENSOR_FMA_PER_CLK),
+            tensor_fp32_acc_half_rate: gpu.name.contains("GeForce") && gpu.cc.major >= 7,
             l1_bytes_per_clk_per_sm: gpu.l1_bytes_per_clk_per_sm,
             shared_bytes_per_clk_per_sm: gpu.shared_bytes_per_clk_per_sm,
             l2_bytes_per_clk: gpu.l2_bytes_per_clk_per_sm * f64::from(gpu.sm_count.max(1)),
@@ -397,6 +410,70 @@ fn later(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
     if a.0.is_nan() || b.0 > a.0 || (b.0 == a.0 && b.1 > a.1) { b } else { a }
 }
 
+/// Multiply-adds of one warp's tensor-core instruction and the rate factor of its types,
+/// from the PTX opcode: the shape `mMnNkK` gives M·N·K per warp (a Hopper `wgmma` is
+/// issued by the four warps of a warpgroup, a quarter each); relative to dense FP16 inputs,
+/// TF32 runs at half the rate, INT8 and FP8 at twice, INT4 at four times, FP64 at 1/16
+/// (NVIDIA A100 whitepaper, Table 1: 156, 624, 1248 and 19.5 against 312 TFLOPS or TOPS;
+/// H100 whitepaper: FP8 at twice FP16), and FP16/BF16 inputs with FP32 accumulation at
+/// half where [`Params::tensor_fp32_acc_half_rate`]. `None` for an opcode without a shape
+/// (`tcgen05` and other forms): the caller keeps the per-instruction rate.
+fn tensor_op(opcode: &str, p: &Params) -> Option<(f64, f64)> {
+    let mut fmas = None;
+    let mut types = Vec::new();
+    for part in opcode.split('.') {
+        if let Some(rest) = part.strip_prefix('m')
+            && let Some((m, rest)) = rest.split_once('n')
+            && let Some((n, k)) = rest.split_once('k')
+            && let (Ok(m), Ok(n), Ok(k)) = (m.parse::<f64>(), n.parse::<f64>(), k.parse::<f64>())
+        {
+            fmas = Some(m * n * k);
+            continue;
+        }
+        if fmas.is_some() && matches!(part, "f16" | "bf16" | "tf32" | "f32" | "f64" | "s8" | "u8" | "s4" | "u4" | "b1" | "e4m3" | "e5m2" | "s32") {
+            types.push(part);
+        }
+    }
+    let mut fmas = fmas?;
+    if opcode.starts_with("wgmma") {
+        fmas /= 4.0;
+    }
+    let has = |t: &str| types.contains(&t);
+    let factor = if has("f64") {
+        1.0 / 16.0
+    } else if has("tf32") {
+        0.5
+    } else if has("s4") || has("u4") {
+        4.0
+    } else if has("s8") || has("u8") || has("e4m3") || has("e5m2") {
+        2.0
+    } else if p.tensor_fp32_acc_half_rate && types.first() == Some(&"f32") {
+        // The destination (accumulator) type comes first after the shape.
+        0.5
+    } else {
+        1.0
+    };
+    Some((fmas, factor))
+}
+
+/// SM cycles per tensor-core warp instruction, averaged over the kernel's tensor
+/// instructions weighted by their blocks' executions, and their mean multiply-adds; `None`
+/// without a tensor rate for the GPU or without a shaped tensor instruction.
+fn tensor_cycles_per_instr(profile: &KernelProfile, p: &Params) -> Option<(f64, f64)> {
+    let rate = p.tensor_fma_per_clk.filter(|r| *r > 0.0)?;
+    let (mut cycles, mut fmas, mut n) = (0.0, 0.0, 0.0);
+    for b in &profile.blocks {
+        let e = b.executions.max(0.0);
+        for i in b.instructions.iter().filter(|i| i.class == InstrClass::Tensor) {
+            let (f, factor) = tensor_op(&i.opcode, p)?;
+            cycles += e * f / (rate * factor);
+            fmas += e * f;
+            n += e;
+        }
+    }
+    (n > 0.0).then(|| (cycles / n, fmas / n))
+}
+
 /// The share of the integer instructions (class `int_alu`, weighted by their blocks'
 /// executions) that are multiplies or multiply-adds (`mul.lo`, `mul.hi`, `mul.wide`,
 /// `mad.*`, `mul24`, `mad24`): ptxas issues them as `IMAD` (or `IMAD.WIDE`, `IMAD.HI`) on the
@@ -534,6 +611,16 @@ pub fn estimate(
         let rate = rate_of(pipe);
         let mut cycles = warps_on_sm * n * 32.0 / rate.max(1e-9);
         let mut detail = format!("{:.0} {} warp instructions per SM at {} results per cycle", warps_on_sm * n, pipe.name(), rate);
+        if *pipe == Pipe::Tensor
+            && let Some((per_instr, fmas)) = tensor_cycles_per_instr(profile, p)
+        {
+            cycles = warps_on_sm * n * per_instr;
+            detail = format!(
+                "{:.0} tensor-core warp instructions per SM of {fmas:.0} multiply-adds each at {:.0} dense FP16 multiply-adds per cycle ({per_instr:.1} cycles each)",
+                warps_on_sm * n,
+                p.tensor_fma_per_clk.unwrap_or(0.0)
+            );
+        }
         if *pipe == Pipe::Fp32 && int_on_fma > 0.0 {
             let int_rate = if p.fp32_int_shared { rate_of(&Pipe::Int) } else { p.int_mul_rate.unwrap_or(rate) };
             let int_cycles = warps_on_sm * int_on_fma * 32.0 / int_rate.max(1e-9);

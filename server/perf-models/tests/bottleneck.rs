@@ -214,6 +214,41 @@ fn integer_multiply_adds_share_the_fma_pipe_and_pre_volta_cores_share_everything
     assert_eq!(pipe_us(&adds, "int"), 0.0);
 }
 
+/// Tensor-core work costs its multiply-adds at the architecture's dense rate per SM: on an
+/// A100 (1024 FP16 FMA per clock per SM, A100 whitepaper) an `mma.sync` of shape
+/// m16n8k16 (2048 multiply-adds) takes 2 cycles of the SM, a `wmma` m16n16k16 (4096) 4;
+/// on a GeForce RTX 3090 (512 per clock, FP32 accumulation at half rate: GA102 whitepaper)
+/// the same `mma` with an FP32 accumulator takes 8, with FP16 4; on a TITAN RTX (a Turing
+/// SM, 512 per clock, full rate with FP32 accumulation) 4.
+#[test]
+fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
+    let per_instr = |gpu_id: &str, opcode: &str| -> f64 {
+        let g = gpu(gpu_id);
+        let k = 512;
+        let mut p = fma_chain(k, InstrClass::Tensor, opcode);
+        for i in &mut p.blocks[0].instructions {
+            i.deps.clear();
+        }
+        launch(&mut p, g.sm_count * 64, 256, 0);
+        let params = Params::from_gpu(&g);
+        let pred = bottleneck::predict(&p, &g).expect("applies");
+        // 64 blocks × 8 warps per SM × k instructions.
+        pred.breakdown["tensor_us"] * 1e-6 * params.clock_hz / (64.0 * 8.0 * k as f64)
+    };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+    let mma_f32 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+    let mma_f16 = "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16";
+    let wmma = "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32";
+    assert!(close(per_instr("a100-sxm4-80gb", mma_f32), 2.0));
+    assert!(close(per_instr("a100-sxm4-80gb", wmma), 4.0));
+    assert!(close(per_instr("a100-sxm4-80gb", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 2.0));
+    assert!(close(per_instr("rtx-3090", mma_f32), 8.0));
+    assert!(close(per_instr("rtx-3090", mma_f16), 4.0));
+    assert!(close(per_instr("titan-rtx", mma_f32), 4.0));
+    // A Hopper warpgroup MMA: m64n128k16 over the warpgroup's four warps.
+    assert!(close(per_instr("h100-sxm", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 64.0 * 128.0 * 16.0 / 4.0 / 2048.0));
+}
+
 /// Conflict-free 4-byte shared-memory loads (one 128-byte wavefront each) from a full SM:
 /// a GA100 SM with 32 load/store lanes takes one warp instruction per cycle, as the shared
 /// banks do; a GA102 SM with 16 lanes (4 per partition, ga102-wp) takes two cycles, half
