@@ -200,6 +200,11 @@ pub struct Collective {
     pub class: AccessClass,
     pub sectors: f64,
     pub bytes_per_thread: u32,
+    /// The rows (`.row`) or columns (`.col`) the fragment is moved by, `ldm` apart.
+    pub outer: u64,
+    /// Bytes of one of them, and of one element.
+    pub row_bytes: u64,
+    pub elem_bytes: u64,
 }
 
 pub fn classify_wmma(instr: &ptx_ir::Instr) -> Option<Collective> {
@@ -226,7 +231,7 @@ pub fn classify_wmma(instr: &ptx_ir::Instr) -> Option<Collective> {
     let row_bytes = inner * elem;
     let sectors = outer * row_bytes.div_ceil(SECTOR_BYTES as u64);
     let class = if row_bytes % SECTOR_BYTES as u64 == 0 { AccessClass::Coalesced } else { AccessClass::Strided };
-    Some(Collective { class, sectors: sectors as f64, bytes_per_thread: u32::try_from(rows * cols * elem / 32).unwrap_or(u32::MAX) })
+    Some(Collective { class, sectors: sectors as f64, bytes_per_thread: u32::try_from(rows * cols * elem / 32).unwrap_or(u32::MAX), outer, row_bytes, elem_bytes: elem })
 }
 
 /// The number of serialised shared-memory wavefronts a warp request needs, relative to

@@ -412,6 +412,9 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         match op {
             Operand::Reg(r) => self.reg(*r),
             Operand::Imm(v) => Affine::constant(*v),
+            // `WARP_SZ`, the warp size, is 32 on every NVIDIA GPU (PTX ISA §10.29; the concrete
+            // evaluator reads it so too): `warpSize` divides thread indices into warps.
+            Operand::Symbol(s) if &**s == "WARP_SZ" => Affine::constant(32),
             Operand::Symbol(s) => self.uniform(format!("sym:{s}")),
             _ => Affine::irregular(),
         }

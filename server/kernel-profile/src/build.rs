@@ -184,6 +184,23 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         let executions = freq.get(instr.block as usize).copied().unwrap_or(0.0);
         if let Some(c) = access::classify_wmma(instr) {
             let (source_file, source_line) = source_of(module, func, id as InstrId);
+            // The fragment's address is the warp's (the same in every lane); its rows are
+            // `ldm` elements apart (the operand after the address, PTX ISA §9.7.14.4).
+            let addr = address_of(func, id as InstrId, &mut affine);
+            let ops = func.operands_of(instr);
+            let ldm = ops.iter().skip_while(|op| !matches!(op, Operand::Addr { .. })).skip(1).find_map(|op| match op {
+                Operand::Imm(v) => Some(*v),
+                Operand::Reg(r) => affine.reg(*r).as_constant(),
+                _ => None,
+            });
+            let pattern = ldm.filter(|l| *l > 0).and_then(|ldm| {
+                let mut p = address_pattern(func, instr, &addr, &affine)?;
+                p.spans = vec![
+                    crate::model::Span { bytes: ldm * c.elem_bytes as i64, count: c.outer },
+                    crate::model::Span { bytes: c.elem_bytes as i64, count: c.row_bytes / c.elem_bytes.max(1) },
+                ];
+                Some(p)
+            });
             memory_accesses.push(MemoryAccess {
                 space,
                 kind,
@@ -200,7 +217,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 source_line,
                 same_address_lanes: None,
                 active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
-                address: None,
+                address: pattern,
                 constant_operand: None,
             });
             continue;
@@ -680,7 +697,7 @@ fn address_pattern(func: &Function, instr: &ptx_ir::Instr, addr: &Affine, affine
         Dim::Y => 1,
         Dim::Z => 2,
     };
-    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, ctaid_mod: Vec::new(), tid_x_parts: Vec::new(), loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty() };
+    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, ctaid_mod: Vec::new(), tid_x_parts: Vec::new(), loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty(), spans: Vec::new() };
     for (var, coeff) in &addr.terms {
         match var {
             Var::Tid(d) => p.tid[dim(*d)] = *coeff,

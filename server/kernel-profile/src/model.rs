@@ -297,6 +297,18 @@ pub struct AddressPattern {
     /// warp): the coefficients above are right but incomplete.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+    /// What one warp request covers by itself from its address on, as (bytes apart,
+    /// count) pairs: a `wmma` fragment's rows, `ldm` elements apart, and the elements of a
+    /// row. Empty for an ordinary access, whose lanes the coefficients above describe.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<Span>,
+}
+
+/// One dimension a single warp request spans ([`AddressPattern::spans`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    pub bytes: i64,
+    pub count: u64,
 }
 
 /// One periodic block-index term of an [`AddressPattern`].

@@ -212,6 +212,10 @@ fn dims_of(p: &AddressPattern, ext: &Extents<'_>) -> Vec<(i64, u64)> {
         let trips = ext.trips.get(l.loop_index as usize).copied().unwrap_or(1.0);
         d.push((l.bytes_per_iteration, trips.round().max(1.0) as u64));
     }
+    // What one request covers by itself (a `wmma` fragment's rows and row elements).
+    for s in &p.spans {
+        d.push((s.bytes, s.count.max(1)));
+    }
     d
 }
 

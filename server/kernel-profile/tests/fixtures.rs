@@ -347,6 +347,17 @@ fn wmma_fragment_loads_are_warp_collective_rows() {
         };
         let acc = p.memory_accesses.iter().find(|a| a.ptx_line == i as u32 + 1).unwrap_or_else(|| panic!("no access at PTX line {}", i + 1));
         assert_eq!((acc.class, acc.transactions_per_request, acc.bytes_per_thread), (AccessClass::Coalesced, want.0, want.1), "line {}: {acc:?}", i + 1);
+        // The C fragment's address, `c + row·N + col` with row = 16·(global thread / warpSize)
+        // (`WARP_SZ`, 32: 4·blockIdx.x + threadIdx.x/32 warps) and col = 16·(blockIdx.y +
+        // threadIdx.y) (blocks of 128×1), is affine: 16·256·4 B per warp row, 4 of them per
+        // block in x, 64 B per block in y; its 16 rows of 16 floats, N = 256 floats apart,
+        // are spans of the request, so its footprint is the fragment's, not one point's.
+        if line.contains("wmma.load.c") || line.contains("wmma.store.d") {
+            let a = acc.address.as_ref().unwrap_or_else(|| panic!("line {}: no address: {acc:?}", i + 1));
+            assert_eq!(a.spans, vec![kernel_profile::Span { bytes: 256 * 4, count: 16 }, kernel_profile::Span { bytes: 4, count: 16 }], "{a:?}");
+            assert_eq!((a.tid, a.ctaid), ([0, 64, 0], [4 * 16 * 256 * 4, 64, 0]), "{a:?}");
+            assert_eq!(a.tid_x_parts, vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 32, bytes: 16 * 256 * 4 }], "{a:?}");
+        }
         checked += 1;
     }
     assert!(checked >= 4, "{checked}");
