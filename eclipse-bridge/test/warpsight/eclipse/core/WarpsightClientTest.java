@@ -56,7 +56,10 @@ class WarpsightClientTest {
             assertTrue(t.power.watts > 0);
             assertFalse(t.power.contributions.isEmpty());
             assertEquals(t.power.watts * t.headline.timeUs, t.energyUj, 1e-6 * t.energyUj, "energy = power × time (docs/power.md)");
-            assertEquals("default", k.launch.source);
+            // examples/vadd.ptx carries the launch of vadd.cu's main as a `// warpsight:` annotation.
+            assertEquals("annotation", k.launch.source);
+            assertEquals(65536, k.launch.grid[0]);
+            assertEquals(256, k.launch.block[0]);
 
             // What if: block 128 on a K20. The launch is the request's, the document's settings stay.
             WhatIfParams p = new WhatIfParams(uri, a.kernel);
@@ -70,7 +73,7 @@ class WarpsightClientTest {
             assertEquals(4096, wk.launch.grid[0]);
             assertEquals(List.of("tesla-k20"), List.copyOf(wk.gpus.keySet()));
             FileReport again = c.await("kernelReport", c.kernelReport(uri, null), Fixtures.TIMEOUT);
-            assertEquals("default", again.kernels.get(0).launch.source, "a what-if leaves the document's settings alone");
+            assertEquals("annotation", again.kernels.get(0).launch.source, "a what-if leaves the document's launch alone");
 
             // An edit: a syntax error on a new line gets a diagnostic for version 2.
             String broken = Files.readString(ptx).replaceFirst("\tld.param.u64", "\tthis is ( not ptx\n\tld.param.u64");
