@@ -133,6 +133,13 @@ pub struct Traffic {
     /// address (a request whose 32 lanes hit one address counts 32).
     pub atomic_requests: f64,
     pub atomic_serialised_lanes: f64,
+    /// Of those, the requests of atomics whose addresses depend on data (counted above as
+    /// one lane each, the least), and the most lanes they could serialise (all active
+    /// lanes on one address): the range their contention can take.
+    #[serde(default)]
+    pub atomic_unknown_requests: f64,
+    #[serde(default)]
+    pub atomic_unknown_lanes: f64,
     /// Warp-level local-memory requests of ptxas's register spills (`LDL`/`STL`, one
     /// register each), which take LSU issue slots and L1 wavefronts.
     #[serde(default)]
@@ -346,6 +353,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         shared_wavefronts: 0.0,
         atomic_requests: 0.0,
         atomic_serialised_lanes: 0.0,
+        atomic_unknown_requests: 0.0,
+        atomic_unknown_lanes: 0.0,
         spill_requests: 0.0,
         notes: Vec::new(),
     };
@@ -389,6 +398,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                     None => {
                         unknown_atomics += 1;
                         t.atomic_serialised_lanes += requests;
+                        t.atomic_unknown_requests += requests;
+                        t.atomic_unknown_lanes += requests * (32.0 * active).max(1.0);
                     }
                 }
             }

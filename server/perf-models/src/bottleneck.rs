@@ -709,10 +709,14 @@ pub fn estimate(
         terms.push(Term {
             bound: Bound::Atomics,
             us: us(t.atomic_serialised_lanes),
-            detail: format!(
-                "{:.0} atomic operations on the same address, serialised at the L2",
-                t.atomic_serialised_lanes
-            ),
+            detail: if t.atomic_unknown_requests > 0.0 {
+                format!(
+                    "{:.0} atomic operations serialised at the L2, those on data-dependent addresses counted one per warp request",
+                    t.atomic_serialised_lanes
+                )
+            } else {
+                format!("{:.0} atomic operations on the same address, serialised at the L2", t.atomic_serialised_lanes)
+            },
         });
     }
 
@@ -815,6 +819,20 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
         }
         (b, None) => format!("{}-bound", b.name()),
     };
+    // Atomics on data-dependent addresses are counted at the least contention (one lane per
+    // request). Where all their lanes colliding (one address, serialised at the L2 one per
+    // cycle) would take much longer than the prediction, the number is a lower bound: say
+    // so, with the other end of the range.
+    let t = &est.traffic;
+    let worst_atomics_us = (t.atomic_serialised_lanes - t.atomic_unknown_requests + t.atomic_unknown_lanes).max(0.0) / p.clock_hz.max(1.0) * 1e6;
+    let contention_unknown = t.atomic_unknown_requests > 0.0 && worst_atomics_us + est.launch_us > 1.5 * est.time_us;
+    let explanation = if contention_unknown {
+        format!(
+            "{explanation}; at least: the atomics' addresses depend on data and their contention is unknown, up to {worst_atomics_us:.3} µs if their lanes hit one address (privatise in shared memory, or aggregate per warp, to remove it)"
+        )
+    } else {
+        explanation
+    };
     let mut assumptions = p.sources.clone();
     assumptions.extend(est.traffic.notes.iter().cloned());
     match p.calibrated_on {
@@ -828,7 +846,13 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
         time_us: est.time_us,
         breakdown,
         bound: est.binding,
-        confidence: if p.calibrated_on.is_some() { Confidence::High } else { Confidence::Medium },
+        confidence: if contention_unknown {
+            Confidence::Low
+        } else if p.calibrated_on.is_some() {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        },
         assumptions,
         explanation,
         mwp: None,

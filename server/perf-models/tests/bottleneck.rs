@@ -249,6 +249,41 @@ fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
     assert!(close(per_instr("h100-sxm", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 64.0 * 128.0 * 16.0 / 4.0 / 2048.0));
 }
 
+/// An atomic whose address depends on data (a histogram's `atomicAdd(&bins[data[i]], 1)`)
+/// is counted at the least contention, one lane per warp request; where all 32 lanes on one
+/// address (one L2 operation each, one per cycle) would take much longer, the prediction
+/// says it is a lower bound, gives the other end, and has low confidence. Atomics with
+/// known, distinct addresses keep the usual confidence.
+#[test]
+fn data_dependent_atomics_are_a_lower_bound_with_their_worst_case() {
+    let g = gpu("a100-sxm4-80gb");
+    let params = Params::from_gpu(&g);
+    let with_atomic = |same_address: Option<u32>| {
+        let mut p = vector_add();
+        let mut a = p.memory_accesses[0].clone();
+        a.kind = kernel_profile::AccessKind::Atomic;
+        a.class = if same_address.is_some() { kernel_profile::AccessClass::Coalesced } else { kernel_profile::AccessClass::Irregular };
+        a.same_address_lanes = same_address;
+        a.address = None;
+        a.executions = 16.0;
+        p.memory_accesses = vec![a];
+        p.counts.dynamic.clear();
+        p.counts.dynamic.insert(InstrClass::Atomic(kernel_profile::Space::Global), 16.0);
+        launch(&mut p, 108 * 8, 256, 0);
+        bottleneck::predict(&p, &g).expect("applies")
+    };
+    let unknown = with_atomic(None);
+    assert_eq!(unknown.bound, Bound::Atomics, "{}", unknown.explanation);
+    assert_eq!(unknown.confidence, perf_models::prediction::Confidence::Low);
+    // 864 blocks × 8 warps × 16 requests × 32 lanes, one per L2 (SM) cycle.
+    let worst_us = 864.0 * 8.0 * 16.0 * 32.0 / params.clock_hz * 1e6;
+    assert!(unknown.explanation.contains(&format!("up to {worst_us:.3} µs if their lanes hit one address")), "{}", unknown.explanation);
+    assert!(unknown.time_us < worst_us / 10.0, "{} µs", unknown.time_us);
+    let distinct = with_atomic(Some(1));
+    assert_eq!(distinct.confidence, perf_models::prediction::Confidence::Medium, "{}", distinct.explanation);
+    assert!(!distinct.explanation.contains("at least"), "{}", distinct.explanation);
+}
+
 /// Conflict-free 4-byte shared-memory loads (one 128-byte wavefront each) from a full SM:
 /// a GA100 SM with 32 load/store lanes takes one warp instruction per cycle, as the shared
 /// banks do; a GA102 SM with 16 lanes (4 per partition, ga102-wp) takes two cycles, half
