@@ -409,9 +409,9 @@ pub struct InstrNode {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fused_from: Option<String>,
     /// Atomics only: nothing reads the result (a PTX `red`, or an `atom` whose destination
-    /// no instruction reads). ptxas issues a `RED`, which, like a store, the warp hands to
-    /// the memory system and does not wait for (PTX ISA, `red`: "performs a reduction ...
-    /// no value is returned").
+    /// no instruction reads). ptxas issues a `RED` (nvdisasm of `examples/reduce.cu`), which,
+    /// like a store, the warp hands to the memory system and does not wait for (PTX ISA,
+    /// `red`: the reduction on memory that, unlike `atom`, returns no value).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub result_unused: bool,
 }
