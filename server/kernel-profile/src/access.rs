@@ -207,18 +207,20 @@ pub struct Collective {
     pub elem_bytes: u64,
 }
 
+/// The `(M, N, K)` of a matrix-multiply shape modifier (`m16n16k16`, `m16n8k16`,
+/// `m64n128k16`: PTX ISA §9.7.14 and §9.7.15); `None` for any other modifier.
+pub fn mma_shape(modifier: &str) -> Option<(u64, u64, u64)> {
+    let (m, rest) = modifier.strip_prefix('m')?.split_once('n')?;
+    let (n, k) = rest.split_once('k')?;
+    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
+}
+
 pub fn classify_wmma(instr: &ptx_ir::Instr) -> Option<Collective> {
     if instr.base() != "wmma" || !(instr.has_modifier("load") || instr.has_modifier("store")) {
         return None;
     }
     let mods: Vec<&str> = instr.modifiers().collect();
-    let shape = mods.iter().find(|m| m.starts_with('m') && m.contains('n') && m.contains('k'))?;
-    let num = |p: char, q: char| -> Option<u64> {
-        let a = shape.find(p)? + 1;
-        let b = shape[a..].find(q).map_or(shape.len(), |e| a + e);
-        shape.get(a..b)?.parse().ok()
-    };
-    let (m, n, k) = (num('m', 'n')?, num('n', 'k')?, num('k', '\0')?);
+    let (m, n, k) = mods.iter().find_map(|t| mma_shape(t))?;
     let elem = mods.iter().rev().map(|t| ptx::type_bytes(t)).find(|b| *b > 0)?;
     let (rows, cols) = if mods.contains(&"a") {
         (m, k)

@@ -422,12 +422,8 @@ fn tensor_op(opcode: &str, p: &Params) -> Option<(f64, f64)> {
     let mut fmas = None;
     let mut types = Vec::new();
     for part in opcode.split('.') {
-        if let Some(rest) = part.strip_prefix('m')
-            && let Some((m, rest)) = rest.split_once('n')
-            && let Some((n, k)) = rest.split_once('k')
-            && let (Ok(m), Ok(n), Ok(k)) = (m.parse::<f64>(), n.parse::<f64>(), k.parse::<f64>())
-        {
-            fmas = Some(m * n * k);
+        if let Some((m, n, k)) = kernel_profile::access::mma_shape(part) {
+            fmas = Some((m * n * k) as f64);
             continue;
         }
         if fmas.is_some() && matches!(part, "f16" | "bf16" | "tf32" | "f32" | "f64" | "s8" | "u8" | "s4" | "u4" | "b1" | "e4m3" | "e5m2" | "s32") {
@@ -496,7 +492,7 @@ fn imad_share(profile: &KernelProfile) -> f64 {
 
 /// Whether the kernel's warps write to global memory without waiting (stores, and REDs:
 /// atomics whose result nothing reads), so that a slot waits for the writes' acknowledgement.
-fn ends_with_writes(profile: &KernelProfile, t: &Traffic) -> bool {
+fn writes_without_waiting(profile: &KernelProfile, t: &Traffic) -> bool {
     t.global_store_requests > 0.0
         || profile.blocks.iter().any(|b| {
             b.executions > 0.0 && b.instructions.iter().any(|i| i.result_unused && matches!(i.class, InstrClass::Atomic(s) if offchip(s)))
@@ -723,7 +719,7 @@ pub fn estimate(
     // Latency: waves × (chain + block overhead [+ store drain]).
     let loads = LoadLatency::new(&t, p);
     let Chain { cycles: chain, offchip_cycles: chain_offchip } = chain_cycles(profile, p, &loads);
-    let has_stores = ends_with_writes(profile, &t);
+    let has_stores = writes_without_waiting(profile, &t);
     let per_wave = chain
         + p.ns_to_cycles(p.block_overhead_ns)
         + if has_stores { p.ns_to_cycles(p.store_drain_ns) } else { 0.0 };
@@ -954,11 +950,11 @@ mod tests {
         let caches = CacheConfig { sm_count: 108, l1_bytes_per_sm: 192 << 10, l2_bytes: 40 << 20, resident_blocks_per_sm: 8 };
         let mut t = traffic::estimate(&red, &caches);
         t.global_store_requests = 0.0;
-        assert!(ends_with_writes(&red, &t));
+        assert!(writes_without_waiting(&red, &t));
         let mut awaited = red.clone();
         awaited.blocks[0].instructions[1].result_unused = false;
-        assert!(!ends_with_writes(&awaited, &t));
+        assert!(!writes_without_waiting(&awaited, &t));
         t.global_store_requests = 1.0;
-        assert!(ends_with_writes(&awaited, &t));
+        assert!(writes_without_waiting(&awaited, &t));
     }
 }
