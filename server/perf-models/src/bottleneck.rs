@@ -50,6 +50,21 @@
 //! ([`Params::latency_exposure`]) is fitted on measurements. The launch overhead is added
 //! once.
 //!
+//! **Barrier phases.** The chain is one warp's, and the overlap above assumes the warps of
+//! an SM drift apart, so that some compute while others wait. A barrier (`bar.sync`,
+//! `__syncthreads()`) undoes that within a block: every thread of the block waits at it
+//! until all have arrived (PTX ISA, `bar.sync`; CUDA C++ Programming Guide,
+//! "Synchronization Functions"), so a block that loads a tile, meets at the barrier and then
+//! computes on it waits for its loads with nothing else of its own to run, and computes
+//! with no load of its own in flight. A wave of blocks therefore takes at least the
+//! off-chip part of the chain plus the block's own work on its busiest SM unit (the
+//! SM-local throughput terms over the blocks an SM runs), plus the per-block overheads.
+//! With several resident blocks, the others fill the gaps and the throughput terms bind
+//! instead; with one (a 1024-thread block, a large tile) the phase sum is the time. This is
+//! why CUDA's asynchronous copies exist (CUDA C++ Programming Guide, "Asynchronous Data
+//! Copies": double buffering loads the next tile while computing on this one). The bound is
+//! a floor under the combination, not a term in it: there is no queueing to add on top.
+//!
 //! The parameters and where they come from are in [`Params`]; `warpsight calibrate` refits
 //! the ones marked calibratable from a user's own measurements.
 
@@ -293,6 +308,8 @@ pub struct Estimate {
     /// The part of [`Estimate::chain_cycles`] spent waiting on off-chip loads and atomics
     /// (global, local, generic, texture) on the critical paths.
     pub chain_offchip_cycles: f64,
+    /// Barrier-synchronised kernels only: the phase bound (module doc, "Barrier phases").
+    pub phases: Option<Phases>,
 }
 
 /// The cache configuration the traffic estimate needs.
@@ -501,6 +518,25 @@ fn writes_without_waiting(profile: &KernelProfile, t: &Traffic) -> bool {
 
 fn offchip(s: Space) -> bool {
     matches!(s, Space::Global | Space::Local | Space::Generic | Space::Texture)
+}
+
+/// Barrier phases of a kernel whose blocks synchronise (`bar.sync`, `__syncthreads()`):
+/// the off-chip part of one warp's chain and the block's own work on its busiest SM unit
+/// (`demand_cycles`, the SM-local throughput terms over the blocks an SM runs), and their
+/// sum, the least time a wave of blocks can take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Phases {
+    pub offchip_cycles: f64,
+    pub demand_cycles: f64,
+    /// The unit whose work `demand_cycles` is.
+    pub unit: Bound,
+    /// waves × (off-chip waits + own work + per-block overheads), in µs.
+    pub us: f64,
+}
+
+/// Whether any executed block of the kernel waits at a barrier.
+fn has_barrier(profile: &KernelProfile) -> bool {
+    profile.blocks.iter().any(|b| b.executions > 0.0 && b.instructions.iter().any(|i| i.class == InstrClass::Barrier))
 }
 
 /// Runs the model on a database GPU. `None` when the launch is empty or no block fits on
@@ -724,6 +760,26 @@ pub fn estimate(
         + p.ns_to_cycles(p.block_overhead_ns)
         + if has_stores { p.ns_to_cycles(p.store_drain_ns) } else { 0.0 };
     let latency_cycles = waves * per_wave;
+    // Barrier phases: a block's warps leave each barrier together, so the block waits for
+    // its global loads with its units idle and then runs its own work with no load in
+    // flight; a wave of blocks takes at least the two one after the other.
+    let phases = if has_barrier(profile) {
+        terms
+            .iter()
+            .filter(|t| matches!(t.bound, Bound::Issue | Bound::Pipe(_) | Bound::L1 | Bound::Shared))
+            .max_by(|a, b| a.us.total_cmp(&b.us))
+            .map(|unit| {
+                let demand_cycles = unit.us * p.clock_hz / 1e6 / blocks_per_sm.max(1.0);
+                Phases {
+                    offchip_cycles: chain_offchip,
+                    demand_cycles,
+                    unit: unit.bound,
+                    us: us(waves * (chain_offchip + demand_cycles + per_wave - chain)),
+                }
+            })
+    } else {
+        None
+    };
     let resident_warps = f64::from(resident_blocks_per_sm).min(blocks_per_sm) * warps_per_block;
     terms.push(Term {
         bound: Bound::Latency,
@@ -745,12 +801,15 @@ pub fn estimate(
         return None;
     }
     let kappa = p.latency_exposure.clamp(0.0, 1.0);
-    let combined = ((t_thr + t_lat) + ((t_thr - t_lat).powi(2) + 4.0 * kappa * t_thr * t_lat).sqrt()) / 2.0;
+    let smooth = ((t_thr + t_lat) + ((t_thr - t_lat).powi(2) + 4.0 * kappa * t_thr * t_lat).sqrt()) / 2.0;
+    let phase_us = phases.map_or(0.0, |ph| ph.us);
+    let phases_bind = phase_us > smooth;
+    let combined = smooth.max(phase_us);
     let launch_us = p.launch_overhead_us.max(0.0);
     let time_us = combined + launch_us;
     let binding = if launch_us > combined {
         Bound::Launch
-    } else if t_lat > t_thr {
+    } else if t_lat > t_thr || phases_bind {
         Bound::Latency
     } else {
         top.map_or(Bound::Latency, |t| t.bound)
@@ -765,6 +824,7 @@ pub fn estimate(
         waves,
         chain_cycles: chain,
         chain_offchip_cycles: chain_offchip,
+        phases,
     })
 }
 
@@ -791,16 +851,30 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     breakdown.insert("chain_cycles".into(), est.chain_cycles);
     breakdown.insert("chain_offchip_cycles".into(), est.chain_offchip_cycles);
     breakdown.insert("dram_bytes".into(), est.traffic.steady_dram_bytes());
+    if let Some(ph) = est.phases {
+        breakdown.insert("phase_us".into(), ph.us);
+        breakdown.insert("phase_demand_cycles".into(), ph.demand_cycles);
+    }
     let top = est
         .terms
         .iter()
         .max_by(|a, b| a.us.total_cmp(&b.us));
     let overhead_binds = est.launch_us > est.time_us - est.launch_us;
+    let phases_bind = est.phases.filter(|ph| est.binding == Bound::Latency && ph.us >= est.time_us - est.launch_us);
     let explanation = match (est.binding, top) {
         (Bound::Launch, _) if overhead_binds => format!(
             "launch-bound: the kernel's work ({:.2} µs) is shorter than one launch ({:.1} µs)",
             est.time_us - est.launch_us,
             est.launch_us
+        ),
+        (Bound::Latency, _) if let Some(ph) = phases_bind => format!(
+            "latency-bound in barrier phases: in each of {:.0} wave(s) a block's warps wait {:.0} cycles on global loads with the SM's units idle, then run {:.0} cycles of the block's own {} work with no load in flight (they leave each barrier together, so within a block the two do not overlap) ({:.3} µs); next: {}",
+            est.waves,
+            ph.offchip_cycles,
+            ph.demand_cycles,
+            ph.unit.name(),
+            ph.us,
+            top.map_or_else(String::new, |t| format!("{} {:.3} µs", t.bound.name(), t.us))
         ),
         (b, Some(t)) => {
             let second = est

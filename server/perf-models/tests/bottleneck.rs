@@ -145,6 +145,57 @@ fn the_breakdown_splits_the_chain_into_off_chip_loads_and_the_rest() {
     assert_eq!(pred.breakdown["chain_cycles"], 256.0 * params.alu_latency_cycles);
 }
 
+/// The vector add with, after its loads, a barrier and `k` independent FP32 instructions per
+/// thread (a block that loads a tile, meets at `__syncthreads()`, then computes on it).
+fn load_barrier_compute(k: usize, with_barrier: bool) -> KernelProfile {
+    use kernel_profile::model::{BlockProfile, InstrNode};
+    let mut p = vector_add();
+    let node = |class, opcode: &str| InstrNode { class, opcode: opcode.into(), deps: vec![], fused_from: None, result_unused: false };
+    let mut instrs = Vec::new();
+    if with_barrier {
+        instrs.push(node(InstrClass::Barrier, "bar.sync"));
+        p.counts.dynamic.insert(InstrClass::Barrier, 1.0);
+    }
+    instrs.extend((0..k).map(|_| node(InstrClass::Fp32, "fma.rn.f32")));
+    *p.counts.dynamic.entry(InstrClass::Fp32).or_default() += k as f64;
+    p.blocks[1].successors = vec![3];
+    p.blocks.push(BlockProfile { id: 3, executions: 1.0, instructions: instrs, successors: vec![2], active_lane_fraction: None });
+    p
+}
+
+/// Barrier phases: with one resident block per SM, a block that waits for its loads and
+/// then computes after a barrier cannot overlap the two, so a wave takes at least the loads'
+/// latency plus the block's own FP32 work (32 warps × k instructions × 32 lanes at 64 results
+/// per cycle), and the bound is `latency`. Without the barrier the same instructions overlap
+/// with the loads of the block's other warps and the time is below that sum.
+#[test]
+fn a_block_that_loads_then_computes_after_a_barrier_pays_both_one_after_the_other() {
+    let g = gpu("a100-sxm4-80gb");
+    let params = Params::from_gpu(&g);
+    let k = 256;
+    // 1024 threads and 100,000 B of shared memory per block: one resident block per SM;
+    // 64 blocks per SM.
+    let configure = |with_barrier| {
+        let mut p = load_barrier_compute(k, with_barrier);
+        launch(&mut p, 108 * 64, 1024, 100_000);
+        bottleneck::predict(&p, &g).expect("applies")
+    };
+    let phased = configure(true);
+    assert_eq!(phased.bound, Bound::Latency, "{}", phased.explanation);
+    assert!(phased.explanation.contains("barrier phases"), "{}", phased.explanation);
+    let own_cycles = 32.0 * k as f64 * 32.0 / 64.0;
+    assert!((phased.breakdown["phase_demand_cycles"] - own_cycles).abs() < 0.05 * own_cycles, "{:?}", phased.breakdown);
+    let offchip = phased.breakdown["chain_offchip_cycles"];
+    assert!(offchip >= params.l1_latency_cycles, "{offchip}");
+    let lower = 64.0 * (offchip + own_cycles) / params.clock_hz * 1e6;
+    assert!(phased.time_us >= lower, "{} < {lower}", phased.time_us);
+    assert!(phased.time_us < 1.3 * lower + params.launch_overhead_us, "{} vs {lower}", phased.time_us);
+
+    let free = configure(false);
+    assert!(!free.breakdown.contains_key("phase_us"), "{:?}", free.breakdown);
+    assert!(free.time_us < lower, "{} vs {lower}: {}", free.time_us, free.explanation);
+}
+
 /// FP64 on a GeForce card runs at 1/64 of FP32: an FP64-heavy kernel binds on that pipe.
 #[test]
 fn fp64_work_on_a_geforce_card_binds_on_the_fp64_pipe() {

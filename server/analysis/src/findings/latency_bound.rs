@@ -10,7 +10,9 @@
 //! (`dram_us` over the headline time). When the off-chip loads are more than half of the
 //! chain, the kernel is *memory-latency-bound* (Nsight Compute shows its warps stalled on
 //! the "long scoreboard"); otherwise its chain is dependent arithmetic, shared-memory
-//! accesses and barriers.
+//! accesses and barriers. When the model's barrier-phase floor is the time (`phase_us`:
+//! blocks that meet at `__syncthreads()` wait for their loads and then compute, one after
+//! the other), it is *latency-bound in barrier phases*, and the advice is double buffering.
 //!
 //! ## Why is this bad?
 //! A latency-bound kernel leaves the GPU's units idle: by Little's law (V. Volkov,
@@ -84,8 +86,16 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
         None => (" or more resident warps".to_string(), String::new()),
     };
     let chain = get("chain_cycles").filter(|c| *c > 0.0).zip(get("chain_offchip_cycles"));
-    let (kind, waits, advice) = match chain {
-        Some((chain, offchip)) => {
+    // Barrier phases bind when their floor is the time (without the launch).
+    let work_us = h.time_us - get("launch_overhead_us").unwrap_or(0.0);
+    let phases = get("phase_us").filter(|us| *us > 0.0 && *us >= work_us * (1.0 - 1e-9)).and(get("phase_demand_cycles")).zip(chain);
+    let (kind, waits, advice) = match (phases, chain) {
+        (Some((demand, (_, offchip))), _) => (
+            "latency-bound in barrier phases",
+            format!("; each block waits {offchip:.0} cycles on global loads, then runs {demand:.0} cycles of its own work with no load in flight (its warps leave each barrier together)"),
+            "loads of the next tile issued before computing on this one (double buffering, `cuda::memcpy_async`)",
+        ),
+        (None, Some((chain, offchip))) => {
             let share = (offchip / chain).min(1.0);
             let waits = format!("; each warp's chain of {chain:.0} cycles spends {offchip:.0} ({}) waiting on global loads", pct(share));
             if share > MEMORY_LATENCY_SHARE {
@@ -97,7 +107,7 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
             }
         }
         // A headline model that does not split its chain.
-        None => ("latency-bound", String::new(), "more independent work in flight per warp (several elements per thread, loads issued before their uses)"),
+        (None, None) => ("latency-bound", String::new(), "more independent work in flight per warp (several elements per thread, loads issued before their uses)"),
     };
     let message = format!(
         "{kind} on {}: the headline model `{}` predicts {} limited by latency{dram}{waits}; {advice}{more_warps} are what will speed it up{full}",
@@ -179,6 +189,99 @@ mod tests {
         let report = a.kernels[0].targets[0].models.as_ref().expect("report");
         let b = &report.predictions.iter().find(|p| p.model == report.headline.model).expect("headline").breakdown;
         assert!(b["chain_offchip_cycles"] <= MEMORY_LATENCY_SHARE * b["chain_cycles"], "{b:?}");
+    }
+
+    /// nvcc -ptx -arch=sm_80 of a kernel that loads a 1024-float tile, meets at
+    /// `__syncthreads()` and then runs 16 iterations of two dependent FMAs on it:
+    /// `tile[threadIdx.x] = in[i]; __syncthreads(); for (k < 16) { a = a*c + b; b = b*d + a; }`.
+    const TILE_THEN_COMPUTE: &str = r#".version 9.5
+.target sm_80
+.address_size 64
+
+	// .globl	_Z17tile_then_computePKfPf
+// _ZZ17tile_then_computePKfPfE4tile has been demoted
+
+.visible .entry _Z17tile_then_computePKfPf(
+	.param .u64 _Z17tile_then_computePKfPf_param_0,
+	.param .u64 _Z17tile_then_computePKfPf_param_1
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<11>;
+	.reg .b32 	%r<16>;
+	.reg .b64 	%rd<10>;
+	// demoted variable
+	.shared .align 4 .b8 _ZZ17tile_then_computePKfPfE4tile[4096];
+
+	ld.param.u64 	%rd3, [_Z17tile_then_computePKfPf_param_0];
+	ld.param.u64 	%rd2, [_Z17tile_then_computePKfPf_param_1];
+	cvta.to.global.u64 	%rd4, %rd3;
+	mov.u32 	%r4, %ctaid.x;
+	shl.b32 	%r5, %r4, 10;
+	mov.u32 	%r6, %tid.x;
+	add.s32 	%r7, %r5, %r6;
+	cvt.s64.s32 	%rd1, %r7;
+	mul.wide.s32 	%rd5, %r7, 4;
+	add.s64 	%rd6, %rd4, %rd5;
+	ld.global.f32 	%f7, [%rd6];
+	shl.b32 	%r8, %r6, 2;
+	mov.u32 	%r9, _ZZ17tile_then_computePKfPfE4tile;
+	add.s32 	%r10, %r9, %r8;
+	mov.u32 	%r15, 0;
+	st.shared.f32 	[%r10], %f7;
+	bar.sync 	0;
+	xor.b32  	%r11, %r8, 8;
+	add.s32 	%r12, %r9, %r11;
+	ld.shared.f32 	%f9, [%r12];
+	xor.b32  	%r13, %r8, 4;
+	add.s32 	%r14, %r9, %r13;
+	ld.shared.f32 	%f10, [%r14];
+
+$L__BB0_1:
+	.pragma "nounroll";
+	fma.rn.f32 	%f10, %f10, 0f3F800347, %f9;
+	fma.rn.f32 	%f9, %f9, 0f3F7FF972, %f10;
+	add.s32 	%r15, %r15, 1;
+	setp.ne.s32 	%p1, %r15, 16;
+	@%p1 bra 	$L__BB0_1;
+
+	cvta.to.global.u64 	%rd7, %rd2;
+	shl.b64 	%rd8, %rd1, 2;
+	add.s64 	%rd9, %rd7, %rd8;
+	add.f32 	%f8, %f10, %f9;
+	st.global.f32 	[%rd9], %f8;
+	ret;
+
+}
+
+"#;
+
+    #[test]
+    fn a_block_that_loads_then_computes_after_a_barrier_gets_the_double_buffering_advice() {
+        let run = |dynamic_smem: u32| {
+            let settings = crate::Settings {
+                gpus: vec![A100.into()],
+                launch: crate::PartialLaunch { grid: Some([6912, 1, 1]), block: Some([1024, 1, 1]), dynamic_smem: Some(dynamic_smem), footprint: None, args: Default::default() },
+                ..crate::Settings::default()
+            };
+            crate::analyze(TILE_THEN_COMPUTE, &settings, &crate::Context::default())
+        };
+        // 90,000 B of dynamic shared memory leave room for one 1024-thread block per SM: it
+        // waits for its loads, then computes, with nothing of its own to overlap.
+        let a = run(90_000);
+        let f = findings(&a, "tile_then_compute", CODE);
+        assert_eq!(f.len(), 1, "{:?}", a.kernels[0].findings);
+        let m = &f[0].message;
+        assert!(m.starts_with("latency-bound in barrier phases on NVIDIA A100"), "{m}");
+        let report = a.kernels[0].targets[0].models.as_ref().expect("report");
+        let b = &report.predictions.iter().find(|p| p.model == report.headline.model).expect("headline").breakdown;
+        assert!(m.contains(&format!("each block waits {:.0} cycles on global loads, then runs {:.0} cycles of its own work", b["chain_offchip_cycles"], b["phase_demand_cycles"])), "{m}");
+        assert!(m.contains("double buffering"), "{m}");
+        assert!(m.contains("or more resident warps (now 32 of 64 per SM)"), "{m}");
+        // Two resident blocks fill each other's gaps: no longer latency-bound.
+        let a = run(0);
+        assert_ne!(a.kernels[0].targets[0].models.as_ref().expect("report").headline.bound, Bound::Latency);
+        assert!(findings(&a, "tile_then_compute", CODE).is_empty(), "{:?}", a.kernels[0].findings);
     }
 
     #[test]
