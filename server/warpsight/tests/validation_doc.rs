@@ -712,4 +712,10 @@ const HELDOUT_NOTES: &str = "## Notes
   not wait for, like a store (docs/models/bottleneck.md, Latency). Before it: the
   shared-atomic histogram 1.13 (its per-block merge into the global counters was waited
   for), the global one 17.5 ms; nothing else moved by more than 0.01.
+- A third: the barrier-phase floor (docs/models/bottleneck.md, Barrier phases: a block that
+  meets at `__syncthreads()` waits for its loads, then computes, one after the other),
+  looked for while studying the unpadded tiled transpose above and the under-predicted
+  convolutions of the fitted corpus. It does not move the transposes (two resident blocks
+  per SM fill each other's gaps). Before it: SGEMM kernel 3, one 1024-thread block per SM,
+  0.88 (`lsu`); after it 1.00 (`latency`); nothing else moved by more than 0.01.
 ";
