@@ -95,8 +95,16 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let (static_infos, static_trips) = loops(module, func, &env, input.options, input.source_param_names, &mut static_notes, None);
     let frequencies =
         frequency::block_frequencies(func, &static_trips, &env, input.options.unknown_branch_probability, input.source_param_names, &mut static_notes);
-    let sim = if thread_dependent_loops || frequencies.undecided { Some(simt::simulate(func, &env, simt::DEFAULT_BUDGET)) } else { None };
-    let (loops_info, freq, active_lanes) = match sim {
+    // Shared-memory accesses whose bank conflicts the simulation evaluates (`shared_probes`);
+    // a stride that changes with a loop is reason enough to simulate.
+    let mut affine = AffineAnalysis::new(func, &env);
+    let (probes, loop_dependent_stride) = shared_probes(func, &mut affine, launch.block);
+    let sim = if thread_dependent_loops || frequencies.undecided || loop_dependent_stride {
+        Some(simt::simulate(func, &env, simt::DEFAULT_BUDGET, &probes))
+    } else {
+        None
+    };
+    let (loops_info, freq, active_lanes, shared_ways) = match sim {
         Some(Ok(s)) => {
             let (infos, _) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, Some(&s));
             assumptions.push(format!(
@@ -105,14 +113,14 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             ));
             // Idle lanes only where some are idle (as `frequency.rs` reports them).
             let lanes = s.active_lane_fraction.iter().map(|f| f.filter(|f| *f < 1.0 - 1e-9)).collect();
-            (infos, s.warp_executions, lanes)
+            (infos, s.warp_executions, lanes, s.shared_ways)
         }
         not_simulated => {
             assumptions.append(&mut static_notes);
             if let (true, Some(Err(why))) = (thread_dependent_loops, &not_simulated) {
                 assumptions.push(format!("control flow not simulated ({why}): trip counts and branches follow the static rules"));
             }
-            (static_infos, frequencies.executions, frequencies.active_lanes)
+            (static_infos, frequencies.executions, frequencies.active_lanes, Default::default())
         }
     };
     let freq: Vec<f64> = freq.into_iter().map(saturate).collect();
@@ -166,7 +174,6 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     }
 
     // 4. Memory accesses.
-    let mut affine = AffineAnalysis::new(func, &env);
     let banks = if input.compute_capability.0 <= 1 { 16 } else { 32 };
     let mut memory_accesses = Vec::new();
     let mut n_irregular = 0;
@@ -210,6 +217,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 vector_width: 1,
                 transactions_per_request: c.sectors,
                 bank_conflict_ways: (space == Space::Shared).then_some(1),
+                mean_bank_conflict_ways: None,
                 executions,
                 spill: None,
                 ptx_line: instr.ptx_line,
@@ -223,6 +231,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             continue;
         }
         let addr = address_of(func, id as InstrId, &mut affine);
+        let simulated_ways = shared_ways.get(&(id as InstrId)).copied();
         let bytes = copy_bytes(func, instr).unwrap_or_else(|| instr.access_bytes()).max(1);
         // The affine form when there is one, else the addresses evaluated lane by lane.
         let lanes = access::lanes_from_affine(&addr, launch.block).or_else(|| concrete::lanes_with(func, id as InstrId, &env, &mut choices));
@@ -253,7 +262,10 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             bytes_per_thread: bytes,
             vector_width: instr.vector_width(),
             transactions_per_request: c.sectors,
-            bank_conflict_ways: (space == Space::Shared).then_some(c.bank_conflict_ways),
+            // The simulated warps' conflicts, on the lanes active at each execution, where
+            // the simulation evaluated every address; else the static ones.
+            bank_conflict_ways: (space == Space::Shared).then(|| simulated_ways.map_or(c.bank_conflict_ways, |w| w.max)),
+            mean_bank_conflict_ways: simulated_ways.filter(|_| space == Space::Shared).map(|w| w.mean),
             executions,
             spill: (space == Space::Local).then_some(false),
             ptx_line: instr.ptx_line,
@@ -737,6 +749,34 @@ fn copy_bytes(func: &Function, instr: &ptx_ir::Instr) -> Option<u32> {
 
 /// The affine address of a memory instruction (for `cp.async` from global memory, its
 /// source address: the global side of the copy).
+/// The shared-memory accesses (not `wmma`) whose bank conflicts the static lanes cannot
+/// settle: a stride across the warp that depends on a loop's value (`s[2 * stride * tid]`,
+/// assumed large), an address that is not affine, or a conflict (which fewer active lanes may
+/// lessen). The simulation evaluates their addresses lane by lane at every warp execution.
+/// Also whether any has a loop-dependent stride.
+fn shared_probes(func: &Function, affine: &mut AffineAnalysis<'_, '_>, block: [u32; 3]) -> (HashSet<InstrId>, bool) {
+    let mut probes = HashSet::new();
+    let mut loop_dependent = false;
+    for (id, instr) in func.instrs.iter().enumerate() {
+        let shared = matches!(instr.class, InstrClass::Load(Space::Shared) | InstrClass::Store(Space::Shared) | InstrClass::Atomic(Space::Shared));
+        if !shared || instr.base() == "wmma" {
+            continue;
+        }
+        let addr = address_of(func, id as InstrId, affine);
+        let probe = match access::lanes_from_affine(&addr, block) {
+            Some(l) => {
+                loop_dependent |= l.unknown_stride;
+                l.unknown_stride || access::bank_conflict_ways(&l.addrs, i64::from(instr.access_bytes().max(1)), 32, 0) > 1
+            }
+            None => true,
+        };
+        if probe {
+            probes.insert(id as InstrId);
+        }
+    }
+    (probes, loop_dependent)
+}
+
 fn address_of(func: &Function, id: InstrId, affine: &mut AffineAnalysis<'_, '_>) -> Affine {
     let Some(instr) = func.instr(id) else { return Affine::irregular() };
     let ops = func.operands_of(instr);

@@ -225,6 +225,12 @@ pub struct MemoryAccess {
     /// Shared memory only: how many ways the warp's request is serialised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bank_conflict_ways: Option<u32>,
+    /// Shared memory only, where the control flow was simulated and every active lane's
+    /// address evaluated: the ways averaged over the warps' executions, on the lanes active
+    /// at each (a tree whose stride doubles each step, `s[2 * stride * tid]`, has 2, 4, 8
+    /// ways at its steps; `bank_conflict_ways` is then the most seen). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_bank_conflict_ways: Option<f64>,
     /// Expected executions per thread.
     pub executions: f64,
     /// Local memory only: `true` when it comes from a register spill rather than a stack

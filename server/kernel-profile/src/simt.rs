@@ -30,7 +30,10 @@
 //! indirect branch in a branch condition ends the simulation with the reason, and the
 //! caller falls back to the static rules; so does a run longer than the budget.
 
-use ptx_ir::ir::{BlockId, Dim, Function, LoopId, Operand, RegId, SpecialReg};
+use std::collections::{HashMap, HashSet};
+
+use ptx_ir::{InstrClass, Space};
+use ptx_ir::ir::{AddrBase, BlockId, Dim, Function, InstrId, LoopId, Operand, RegId, SpecialReg, VarSpace};
 
 use crate::affine::Env;
 use crate::concrete::IntOp;
@@ -66,6 +69,21 @@ pub struct Simulated {
     /// Blocks simulated, and blocks in the grid.
     pub blocks_simulated: u64,
     pub grid_blocks: u64,
+    /// Per shared-memory access (by instruction id) whose address every active lane's
+    /// evaluation gave: its bank conflicts over the warps' executions, counted on the lanes
+    /// active at each one.
+    pub shared_ways: HashMap<InstrId, SharedWays>,
+}
+
+/// The bank conflicts a shared-memory access had in the simulation: the ways of each warp
+/// execution (1 = conflict-free, for the access's word size), computed from the addresses of
+/// the lanes active at it (`access::bank_conflict_ways`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SharedWays {
+    /// Mean over the warp executions, each sampled block weighted by the blocks it stands for.
+    pub mean: f64,
+    /// The most seen at one execution.
+    pub max: u32,
 }
 
 /// How often threads ran one loop.
@@ -84,12 +102,12 @@ pub struct LoopTrips {
     pub max: u64,
 }
 
-/// The instructions whose results branch conditions depend on (their backward slice over
-/// the def-use chains), by instruction id.
-fn control_slice(func: &Function) -> Vec<bool> {
+/// The instructions whose results branch conditions (and the registers in `seeds`) depend
+/// on (their backward slice over the def-use chains), by instruction id.
+fn control_slice(func: &Function, seeds: &[RegId]) -> Vec<bool> {
     let mut in_slice = vec![false; func.instrs.len()];
     let mut seen = vec![false; func.registers.len()];
-    let mut work: Vec<RegId> = Vec::new();
+    let mut work: Vec<RegId> = seeds.to_vec();
     for instr in &func.instrs {
         if matches!(instr.base(), "bra" | "ret" | "exit")
             && let Some(g) = instr.guard
@@ -283,7 +301,7 @@ enum Src {
 }
 
 impl Src {
-    fn of(func: &Function, op: &Operand, slot_of: &[u32], env: &Env<'_>) -> (Src, bool) {
+    fn of(func: &Function, op: &Operand, slot_of: &[u32], env: &Env<'_>, shared: &[&str]) -> (Src, bool) {
         let idx = |d: Dim| match d {
             Dim::X => 0,
             Dim::Y => 1,
@@ -308,6 +326,9 @@ impl Src {
             }
             Operand::Imm(v) => (Src::Imm(*v), false),
             Operand::Symbol(s) if &**s == "WARP_SZ" => (Src::Imm(32), false),
+            // A shared variable's address: its own base is aligned, and only the offsets
+            // from it decide the banks (as `build::address_of` takes it).
+            Operand::Symbol(s) if shared.contains(&&**s) => (Src::Imm(0), false),
             _ => (Src::Unknown, false),
         }
     }
@@ -329,6 +350,21 @@ struct Prog {
     /// Other registers written (vector destinations): unknown afterwards.
     clobber: Vec<u32>,
     guard: Option<(Src, bool)>,
+}
+
+/// A shared-memory access whose lanes' addresses are recorded (`base + offset`, `bytes`
+/// per lane), decoded.
+struct Probe {
+    instr: InstrId,
+    base: Src,
+    offset: i64,
+    bytes: i64,
+}
+
+/// One step of a block: an instruction of the slice, or a shared-memory access to record.
+enum Step {
+    Exec(Prog),
+    Probe(Probe),
 }
 
 /// How a block ends, decoded.
@@ -366,7 +402,7 @@ struct Counts {
 }
 
 struct Sim {
-    progs: Vec<Vec<Prog>>,
+    progs: Vec<Vec<Step>>,
     terms: Vec<Term>,
     ipdom: Vec<Option<BlockId>>,
     /// Per block and successor (`None`: the exit), the loops entered and left.
@@ -378,6 +414,9 @@ struct Sim {
     args: Vec<Option<i64>>,
     budget: u64,
     steps: u64,
+    /// Per probe (by instruction id) of the block being simulated: Σ ways and executions
+    /// with every active lane's address known, and the most ways.
+    probes: HashMap<InstrId, (u64, u64, u32)>,
 }
 
 /// The lanes of a mask, lowest first.
@@ -534,8 +573,11 @@ impl Sim {
                         trips[l as usize][lane] += 1;
                     }
                 }
-                for p in &progs[b as usize] {
-                    self.exec(p, mask, full, tids, ctaid, slots)?;
+                for step in &progs[b as usize] {
+                    match step {
+                        Step::Exec(p) => self.exec(p, mask, full, tids, ctaid, slots)?,
+                        Step::Probe(p) => self.probe(p, mask, tids, ctaid, slots),
+                    }
                 }
                 // Where each lane goes next.
                 let (taken, target, fall, leave) = match &self.terms[b as usize] {
@@ -586,6 +628,32 @@ impl Sim {
         res
     }
 
+    /// Records the bank conflicts of one warp execution of a shared-memory access, on the
+    /// lanes active at it; nothing when a lane's address is unknown. A request of 8 or 16
+    /// bytes per lane is served a half or a quarter warp at a time (Programming Guide, CC 5.x
+    /// shared memory): each phase's active lanes are counted apart, and the worst phase is
+    /// the request's ways.
+    fn probe(&mut self, p: &Probe, mask: u32, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &[Slot]) {
+        let lanes_per_phase = (32 / (p.bytes / 4).clamp(1, 4)) as usize;
+        let mut ways = 1u32;
+        for phase in (0..32).step_by(lanes_per_phase) {
+            let mut addrs = Vec::with_capacity(lanes_per_phase);
+            for lane in lanes_of(mask).filter(|l| (phase..phase + lanes_per_phase).contains(l)) {
+                match Self::read(p.base, false, lane, tids, ctaid, slots) {
+                    Some(a) => addrs.push(a.wrapping_add(p.offset)),
+                    None => return,
+                }
+            }
+            if !addrs.is_empty() {
+                ways = ways.max(crate::access::bank_conflict_ways(&addrs, p.bytes, 32, 0));
+            }
+        }
+        let e = self.probes.entry(p.instr).or_insert((0, 0, 1));
+        e.0 += u64::from(ways);
+        e.1 += 1;
+        e.2 = e.2.max(ways);
+    }
+
     /// The lanes of `mask` whose guard holds (all of them without a guard).
     fn holds(&self, guard: Option<(Src, bool, u32)>, mask: u32, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &[Slot]) -> Result<u32, String> {
         let Some((g, neg, line)) = guard else { return Ok(mask) };
@@ -602,7 +670,7 @@ impl Sim {
 }
 
 /// Runs the warps of the sampled blocks; see the module documentation.
-pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated, String> {
+pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashSet<InstrId>) -> Result<Simulated, String> {
     if func.blocks.is_empty() {
         return Err("the function has no body".into());
     }
@@ -610,7 +678,27 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
     if threads > MAX_THREADS_PER_BLOCK {
         return Err(format!("a block of {threads} threads cannot launch"));
     }
-    let in_slice = control_slice(func);
+    // The shared-memory accesses to record (not the warp-collective `wmma` ones: `probes`
+    // names those whose conflicts the static lanes leave open) and their addresses.
+    let shared_names: Vec<&str> = func
+        .variables
+        .iter()
+        .filter(|v| v.space == VarSpace::Shared)
+        .map(|v| v.name.as_str())
+        .chain(func.shared_vars.iter().map(String::as_str))
+        .collect();
+    let mut shared_accesses: HashMap<InstrId, (AddrBase, i64, i64)> = HashMap::new();
+    for (id, instr) in func.instrs.iter().enumerate() {
+        let shared = matches!(instr.class, InstrClass::Load(Space::Shared) | InstrClass::Store(Space::Shared) | InstrClass::Atomic(Space::Shared));
+        if !shared || instr.base() == "wmma" || !probes.contains(&(id as InstrId)) {
+            continue;
+        }
+        if let Some(Operand::Addr { base, offset }) = func.operands_of(instr).iter().find(|op| matches!(op, Operand::Addr { .. })) {
+            shared_accesses.insert(id as InstrId, (base.clone(), *offset, i64::from(instr.access_bytes().max(1))));
+        }
+    }
+    let seeds: Vec<RegId> = shared_accesses.values().filter_map(|(b, _, _)| if let AddrBase::Reg(r) = b { Some(*r) } else { None }).collect();
+    let in_slice = control_slice(func, &seeds);
     let mut slot_of = vec![u32::MAX; func.registers.len()];
     let mut n_slots = 0u32;
     for (id, instr) in func.instrs.iter().enumerate() {
@@ -627,12 +715,20 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
     }
     let n = func.blocks.len();
     let slot = |r: RegId| Some(slot_of[r as usize]).filter(|s| *s != u32::MAX);
-    let guard_src = |instr: &ptx_ir::Instr| instr.guard.map(|g| (Src::of(func, &Operand::Reg(g.reg), &slot_of, env).0, g.negated));
-    let mut progs: Vec<Vec<Prog>> = Vec::with_capacity(n);
+    let guard_src = |instr: &ptx_ir::Instr| instr.guard.map(|g| (Src::of(func, &Operand::Reg(g.reg), &slot_of, env, &shared_names).0, g.negated));
+    let mut progs: Vec<Vec<Step>> = Vec::with_capacity(n);
     let mut terms: Vec<Term> = Vec::with_capacity(n);
     for blk in &func.blocks {
         let mut list = Vec::new();
         for id in blk.instrs.clone() {
+            // The address is read before the access writes its destination.
+            if let Some((base, offset, bytes)) = shared_accesses.get(&id) {
+                let base = match base {
+                    AddrBase::Reg(r) => Src::of(func, &Operand::Reg(*r), &slot_of, env, &shared_names).0,
+                    AddrBase::Symbol(_) | AddrBase::Absolute => Src::Imm(0),
+                };
+                list.push(Step::Probe(Probe { instr: id, base, offset: *offset, bytes: *bytes }));
+            }
             if !in_slice[id as usize] {
                 continue;
             }
@@ -644,14 +740,14 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
                 _ => (None, None),
             };
             let clobber = func.dsts(instr).iter().filter_map(|&r| slot(r)).filter(|s| Some(*s) != dst && Some(*s) != dst2).collect();
-            list.push(Prog {
+            list.push(Step::Exec(Prog {
                 op: IntOp::of(func, instr),
-                srcs: ops.iter().skip(1).map(|o| Src::of(func, o, &slot_of, env)).collect(),
+                srcs: ops.iter().skip(1).map(|o| Src::of(func, o, &slot_of, env, &shared_names)).collect(),
                 dst,
                 dst2,
                 clobber,
                 guard: guard_src(instr),
-            });
+            }));
         }
         progs.push(list);
         let term = blk.terminator().and_then(|t| func.instr(t));
@@ -697,6 +793,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
         args: (0..func.params.len() as u32).map(|i| env.args.get(&i).copied()).collect(),
         budget,
         steps: 0,
+        probes: HashMap::new(),
     };
     let grid = env.grid.map(|g| u64::from(g.max(1)));
     let block = env.block.map(|b| i64::from(b.max(1)));
@@ -722,6 +819,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
     let mut header_tot = vec![0u128; n_loops];
     let mut weight_tot = 0u128;
     let mut simulated = 0u64;
+    let mut ways_tot: HashMap<InstrId, (u128, u128, u32)> = HashMap::new();
     // A block in the middle of the grid first, to see what one costs; then as many
     // samples per dimension as the budget allows (at least the first, a middle and the
     // last block of each).
@@ -742,6 +840,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
                 for v in [&mut c.warp_execs, &mut c.lane_execs, &mut c.loop_entries, &mut c.loop_warp_entries, &mut c.loop_header_lanes] {
                     v.iter_mut().for_each(|x| *x = 0);
                 }
+                sim.probes.clear();
                 for warp in tids.chunks(32) {
                     sim.run_warp(warp, ctaid, &mut slots, &mut trips, &mut c)?;
                 }
@@ -754,6 +853,12 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
                     entries_tot[l] += w * u128::from(c.loop_entries[l]);
                     warp_entries_tot[l] += w * u128::from(c.loop_warp_entries[l]);
                     header_tot[l] += w * u128::from(c.loop_header_lanes[l]);
+                }
+                for (&id, &(sum, execs, max)) in &sim.probes {
+                    let t = ways_tot.entry(id).or_insert((0, 0, 1));
+                    t.0 += w * u128::from(sum);
+                    t.1 += w * u128::from(execs);
+                    t.2 = t.2.max(max);
                 }
                 weight_tot += w;
                 simulated += 1;
@@ -777,6 +882,11 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64) -> Result<Simulated
             .collect(),
         blocks_simulated: simulated,
         grid_blocks: grid.iter().product(),
+        shared_ways: ways_tot
+            .into_iter()
+            .filter(|(_, (_, execs, _))| *execs > 0)
+            .map(|(id, (sum, execs, max))| (id, SharedWays { mean: ratio(sum, execs), max }))
+            .collect(),
     })
 }
 
@@ -830,18 +940,18 @@ $L__BB0_4:
         // n = 40 puts lanes 0-31 and 32-39 in the second.
         let args = HashMap::from([(1u32, 40i64)]);
         let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &args };
-        let s = simulate(f, &env, DEFAULT_BUDGET).expect("simulated");
+        let s = simulate(f, &env, DEFAULT_BUDGET, &Default::default()).expect("simulated");
         assert_eq!(s.warp_executions, vec![1.0, 0.5, 1.0, 1.0, 1.0]);
         assert_eq!(s.thread_executions, vec![1.0, 0.25, 1.0, 40.0 / 64.0, 1.0]);
         assert_eq!(s.active_lane_fraction, vec![Some(1.0), Some(0.5), Some(1.0), Some(40.0 / 64.0), Some(1.0)]);
         // Without n the second branch cannot be decided: no simulation.
         let none = HashMap::new();
         let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &none };
-        let err = simulate(f, &env, DEFAULT_BUDGET).expect_err("n unknown");
+        let err = simulate(f, &env, DEFAULT_BUDGET, &Default::default()).expect_err("n unknown");
         assert!(err.contains("argument not supplied"), "{err}");
         // Nor can a block too large to launch.
         let env = Env { block: [2048, 1, 1], grid: [1, 1, 1], args: &args };
-        assert!(simulate(f, &env, DEFAULT_BUDGET).is_err());
+        assert!(simulate(f, &env, DEFAULT_BUDGET, &Default::default()).is_err());
     }
 
     #[test]

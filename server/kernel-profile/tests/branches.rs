@@ -15,8 +15,12 @@ fn fixture(name: &str) -> String {
 }
 
 fn profile_with(file: &str, kernel: &str, grid: u32, block: u32, args: &[(&str, i64)], options: &ProfileOptions) -> KernelProfile {
-    let text = fixture(file);
-    let (module, errors) = ptx_ir::parse_and_lower(&text);
+    profile_text(&fixture(file), kernel, grid, block, args, options)
+}
+
+fn profile_text(text: &str, kernel: &str, grid: u32, block: u32, args: &[(&str, i64)], options: &ProfileOptions) -> KernelProfile {
+    let file = "the PTX text";
+    let (module, errors) = ptx_ir::parse_and_lower(text);
     assert!(errors.is_empty(), "{file}: {errors:?}");
     let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
     let input = ProfileInput {
@@ -217,4 +221,110 @@ fn an_impossible_block_size_is_not_simulated() {
     assert_eq!(executions(&p, Space::Global, AccessKind::Load), vec![1.0]);
     assumption(&p, "exceeds CUDA's 1024");
     assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+}
+
+/// nvcc -ptx -arch=sm_80 of the non-divergent tree with strided indexing (M. Harris,
+/// "Optimizing Parallel Reduction in CUDA", NVIDIA 2007, kernel 2): `part[t] = in[i];
+/// for (s = 1; s < blockDim.x; s <<= 1) { k = 2 * s * t; if (k < blockDim.x) part[k] +=
+/// part[k + s]; __syncthreads(); }`, then thread 0 writes `part[0]`.
+const TREE_STRIDED: &str = r#".version 9.5
+.target sm_80
+.address_size 64
+
+	// .globl	_Z12tree_stridedPKfPf
+// _ZZ12tree_stridedPKfPfE4part has been demoted
+
+.visible .entry _Z12tree_stridedPKfPf(
+	.param .u64 _Z12tree_stridedPKfPf_param_0,
+	.param .u64 _Z12tree_stridedPKfPf_param_1
+)
+{
+	.reg .pred 	%p<5>;
+	.reg .f32 	%f<6>;
+	.reg .b32 	%r<19>;
+	.reg .b64 	%rd<9>;
+	// demoted variable
+	.shared .align 4 .b8 _ZZ12tree_stridedPKfPfE4part[1024];
+
+	ld.param.u64 	%rd2, [_Z12tree_stridedPKfPf_param_0];
+	ld.param.u64 	%rd1, [_Z12tree_stridedPKfPf_param_1];
+	mov.u32 	%r1, %ntid.x;
+	mov.u32 	%r2, %ctaid.x;
+	mov.u32 	%r3, %tid.x;
+	mad.lo.s32 	%r7, %r2, %r1, %r3;
+	cvta.to.global.u64 	%rd3, %rd2;
+	mul.wide.u32 	%rd4, %r7, 4;
+	add.s64 	%rd5, %rd3, %rd4;
+	ld.global.f32 	%f1, [%rd5];
+	shl.b32 	%r8, %r3, 2;
+	mov.u32 	%r9, _ZZ12tree_stridedPKfPfE4part;
+	add.s32 	%r10, %r9, %r8;
+	st.shared.f32 	[%r10], %f1;
+	bar.sync 	0;
+	setp.lt.u32 	%p1, %r1, 2;
+	@%p1 bra 	$L__BB0_5;
+
+	mov.u32 	%r18, 1;
+
+$L__BB0_2:
+	shl.b32 	%r5, %r18, 1;
+	mul.lo.s32 	%r6, %r5, %r3;
+	setp.ge.u32 	%p2, %r6, %r1;
+	@%p2 bra 	$L__BB0_4;
+
+	add.s32 	%r12, %r6, %r18;
+	shl.b32 	%r13, %r12, 2;
+	add.s32 	%r15, %r9, %r13;
+	shl.b32 	%r16, %r6, 2;
+	add.s32 	%r17, %r9, %r16;
+	ld.shared.f32 	%f2, [%r17];
+	ld.shared.f32 	%f3, [%r15];
+	add.f32 	%f4, %f3, %f2;
+	st.shared.f32 	[%r17], %f4;
+
+$L__BB0_4:
+	bar.sync 	0;
+	setp.lt.u32 	%p3, %r5, %r1;
+	mov.u32 	%r18, %r5;
+	@%p3 bra 	$L__BB0_2;
+
+$L__BB0_5:
+	setp.ne.s32 	%p4, %r3, 0;
+	@%p4 bra 	$L__BB0_7;
+
+	ld.shared.f32 	%f5, [_ZZ12tree_stridedPKfPfE4part];
+	cvta.to.global.u64 	%rd6, %rd1;
+	mul.wide.u32 	%rd7, %r2, 4;
+	add.s64 	%rd8, %rd6, %rd7;
+	st.global.f32 	[%rd8], %f5;
+
+$L__BB0_7:
+	ret;
+
+}
+
+"#;
+
+#[test]
+fn a_tree_whose_stride_doubles_has_the_bank_conflicts_of_each_step_on_its_active_lanes() {
+    // 256 threads. Step s runs the body on threads t < 128 / s, at word 2·s·t: s = 1 on warps
+    // 0-3 (stride 2 words: 2-way), s = 2 on warps 0-1 (4-way), s = 4 on warp 0 (stride 8:
+    // 4 banks, 8-way), s = 8 on 16 lanes (stride 16: 2 banks, 8-way), s = 16 on 8 lanes (one
+    // bank, 8-way), s = 32, 64, 128 on 4, 2, 1 lanes (4-, 2-, 1-way). 12 warp executions of
+    // 47 ways in all; the most, 8. Statically the stride (a loop value) is unknown and taken
+    // as large: 32-way at every step.
+    let p = profile_text(TREE_STRIDED, "tree_strided", 64, 256, &[], &ProfileOptions::default());
+    let shared: Vec<_> = p.memory_accesses.iter().filter(|a| a.space == Space::Shared).collect();
+    assert_eq!(shared.len(), 5, "{shared:#?}");
+    // The first store (stride one word) and the last load (one address) are conflict-free
+    // and not simulated; the loop's two loads and its store are.
+    for a in [shared[0], shared[4]] {
+        assert_eq!((a.bank_conflict_ways, a.mean_bank_conflict_ways), (Some(1), None), "{a:#?}");
+    }
+    for a in &shared[1..4] {
+        assert_eq!(a.bank_conflict_ways, Some(8), "{a:#?}");
+        let mean = a.mean_bank_conflict_ways.expect("simulated");
+        assert!((mean - 47.0 / 12.0).abs() < 1e-9, "{mean}");
+    }
+    assumption(&p, "block executions from simulating the control flow");
 }

@@ -726,9 +726,11 @@ const HELDOUT_NOTES: &str = "## Notes
   model's verdict, latency, is the measured one in kind, if not yet in size. Kernel 1 makes
   2^23 atomicAdds on one float: 13.6 ms, 0.62 per nanosecond, where the model serialises them
   at one per L2 cycle (1.7 per nanosecond at 1695 MHz). Kernel 3's tree indexes
-  `part[2 * s * tid]` with `s` doubling each step: the stride across the warp depends on the
-  loop, the profile assumes it large, and every step is charged 32-way bank conflicts where
-  the steps have 2 to 8 (2.69 on the first run). The block size behind the README's
+  `part[2 * s * tid]` with `s` doubling each step: on the first run the profile took the
+  loop-dependent stride as large and charged every step 32-way bank conflicts (2.69); the
+  control-flow simulation now evaluates those addresses on the lanes active at each step
+  (2 to 8 ways, 3.9 on average: docs/profile.md), the change this set prompted; nothing else
+  in either corpus moved by more than 0.01. The block size behind the README's
   figures is not given: predictions at 64 to 1024 threads span 4.96 ms for kernel 1, 0.39 to
   0.54 ms for kernel 2, 0.96 to 2.25 for kernel 3, 0.27 to 0.40 for kernel 4, 0.24 to 0.34 for
   kernel 5 and 0.19 to 0.22 for kernel 6.

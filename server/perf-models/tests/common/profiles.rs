@@ -20,6 +20,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         vector_width: vector,
         transactions_per_request: transactions,
         bank_conflict_ways: None,
+        mean_bank_conflict_ways: None,
         executions,
         spill: None,
         ptx_line: 1,
