@@ -267,9 +267,69 @@ pub fn bank_conflict_ways(addrs: &[i64], bytes: i64, banks: u32, base: i64) -> u
     worst
 }
 
+/// L1 wavefronts of one warp request to global (or generic) memory: the larger of what its
+/// two stages take. The data stage reads 32 four-byte banks per pass like shared memory
+/// (lanes on different words of one bank take one pass each; 8- and 16-byte accesses are
+/// served a half or a quarter warp at a time), and the tag stage looks the request's
+/// distinct 128-byte lines up about four per cycle after the first. Both are read off the
+/// CUPTI counters that gpu-benches' gpu-strides benchmark (D. Ernst et al.,
+/// github.com/te42kyfo/gpu-benches) prints per warp load for an A100,
+/// `l1tex__data_pipe_lsu_wavefronts` and `l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld`
+/// (L1-resident data, one SM): a stride of 32 floats puts every lane
+/// on bank 0 (32 data wavefronts, and 32 cycles per load); a stride of 33 spreads them over
+/// the banks but touches 32 lines (about 8.8 tag wavefronts, 8.8 cycles); a stride of 9, 9
+/// lines (3.0). The A40's table, measured the same way, is held out (docs/validation.md).
+pub fn l1_wavefronts(addrs: &[i64], bytes: i64) -> f64 {
+    if addrs.is_empty() {
+        return 1.0;
+    }
+    let phases = (bytes / 4).clamp(1, 4) as f64;
+    let data = phases * f64::from(bank_conflict_ways(addrs, bytes.max(1), 32, 0));
+    let mut lines: Vec<i128> = Vec::with_capacity(addrs.len() * 2);
+    for a in addrs {
+        let start = i128::from(*a);
+        let end = start + i128::from(bytes.max(1)) - 1;
+        let mut l = start.div_euclid(L1_LINE_BYTES);
+        while l <= end.div_euclid(L1_LINE_BYTES) {
+            lines.push(l);
+            l += 1;
+        }
+    }
+    lines.sort_unstable();
+    lines.dedup();
+    let tag = 1.0 + (lines.len().max(1) - 1) as f64 / TAG_LOOKUPS_PER_CYCLE;
+    data.max(tag)
+}
+
+/// Bytes of an L1 cache line (CUDA C++ Best Practices Guide, "Coalesced Access to Global
+/// Memory": 128-byte lines of four 32-byte sectors).
+const L1_LINE_BYTES: i128 = 128;
+
+/// Distinct lines the L1's tag stage resolves per cycle after the first: estimated from
+/// gpu-strides' A100 `l1tex__t_output_wavefronts` per load, 1.0 for 1 line, 3.0 for 9,
+/// 4.7 for 16 and 8.3 to 8.8 for 32 (see [`l1_wavefronts`]).
+const TAG_LOOKUPS_PER_CYCLE: f64 = 4.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The gpu-strides cases of [`l1_wavefronts`]: float strides 1, 2, 4, 9, 32 and 33,
+    /// doubles at stride 1, and a 16-byte load per lane.
+    #[test]
+    fn l1_wavefronts_are_the_data_banks_or_the_tag_lookups() {
+        let lanes = |stride: i64, bytes: i64| (0..32).map(|l| l * stride * bytes).collect::<Vec<_>>();
+        assert_eq!(l1_wavefronts(&lanes(1, 4), 4), 1.0);
+        assert_eq!(l1_wavefronts(&lanes(2, 4), 4), 2.0);
+        assert_eq!(l1_wavefronts(&lanes(4, 4), 4), 4.0);
+        assert_eq!(l1_wavefronts(&lanes(9, 4), 4), 3.0);
+        assert_eq!(l1_wavefronts(&lanes(32, 4), 4), 32.0);
+        assert_eq!(l1_wavefronts(&lanes(33, 4), 4), 1.0 + 31.0 / 4.0);
+        assert_eq!(l1_wavefronts(&lanes(1, 8), 8), 2.0);
+        assert_eq!(l1_wavefronts(&lanes(1, 16), 16), 4.0);
+        // One address for the whole warp: one pass, one line.
+        assert_eq!(l1_wavefronts(&[64; 32], 4), 1.0);
+    }
 
     fn tid_x(coeff: i64) -> Affine {
         let mut a = Affine::var(Var::Tid(Dim::X));

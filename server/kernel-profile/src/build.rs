@@ -218,6 +218,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 transactions_per_request: c.sectors,
                 bank_conflict_ways: (space == Space::Shared).then_some(1),
                 mean_bank_conflict_ways: None,
+                l1_wavefronts_per_request: None,
                 executions,
                 spill: None,
                 ptx_line: instr.ptx_line,
@@ -252,12 +253,21 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             }
             _ => None,
         };
+        // L1 wavefronts of a global (generic) load or store from its lanes' addresses; not
+        // for a data-dependent one, nor one whose stride across the warp is a stand-in.
+        let l1_wavefronts_per_request = match (space, lanes.as_ref()) {
+            (Space::Global | Space::Generic, Some(l)) if !l.unknown_stride && kind != AccessKind::Atomic && c.class != AccessClass::Irregular => {
+                Some(access::l1_wavefronts(&l.addrs, i64::from(bytes)))
+            }
+            _ => None,
+        };
         let pattern = address_pattern(func, instr, &addr, &affine);
         let (source_file, source_line) = source_of(module, func, id as InstrId);
         memory_accesses.push(MemoryAccess {
             space,
             kind,
             class: c.class,
+            l1_wavefronts_per_request,
             stride_bytes: c.stride_bytes,
             bytes_per_thread: bytes,
             vector_width: instr.vector_width(),

@@ -231,6 +231,12 @@ pub struct MemoryAccess {
     /// ways at its steps; `bank_conflict_ways` is then the most seen). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_bank_conflict_ways: Option<f64>,
+    /// Global and generic loads and stores with known lanes: the L1 wavefronts of one warp
+    /// request, the larger of its data-bank passes and its tag lookups
+    /// (`access::l1_wavefronts`: a column walk whose lanes all land on one bank takes 32).
+    /// Absent for data-dependent addresses, atomics and other spaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1_wavefronts_per_request: Option<f64>,
     /// Expected executions per thread.
     pub executions: f64,
     /// Local memory only: `true` when it comes from a register spill rather than a stack

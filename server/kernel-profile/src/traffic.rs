@@ -144,6 +144,14 @@ pub struct Traffic {
     /// register each), which take LSU issue slots and L1 wavefronts.
     #[serde(default)]
     pub spill_requests: f64,
+    /// L1 wavefronts of the global (generic) load and store requests: each request's
+    /// `l1_wavefronts_per_request`, or one where its lanes are unknown.
+    #[serde(default)]
+    pub l1_wavefronts: f64,
+    /// Bytes the L1's data path delivers to the global (generic) loads: the active lanes'
+    /// bytes where the lanes are known, whole sectors where they are not.
+    #[serde(default)]
+    pub l1_data_bytes: f64,
     /// How each estimate was made, in words a user reads.
     pub notes: Vec<String>,
 }
@@ -356,6 +364,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         atomic_unknown_requests: 0.0,
         atomic_unknown_lanes: 0.0,
         spill_requests: 0.0,
+        l1_wavefronts: 0.0,
+        l1_data_bytes: 0.0,
         notes: Vec::new(),
     };
     // Requests, sectors, shared memory and atomics: exact counts.
@@ -379,6 +389,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 // Per-thread memory is interleaved so that a warp's request is coalesced.
                 let s = (f64::from(a.bytes_per_thread.max(1)) * 32.0 / SECTOR_BYTES).ceil();
                 t.l1_load_sectors += requests * s;
+                t.l1_data_bytes += requests * s * SECTOR_BYTES;
                 local_sectors += requests * s;
             }
             (Space::Local, _) => local_sectors += requests,
@@ -386,10 +397,14 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             (_, AccessKind::Load) => {
                 t.global_load_requests += requests;
                 t.l1_load_sectors += requests * sectors;
+                let known = a.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0);
+                t.l1_wavefronts += requests * known.unwrap_or(1.0);
+                t.l1_data_bytes += requests * if known.is_some() { 32.0 * active * f64::from(a.bytes_per_thread.max(1)) } else { sectors * SECTOR_BYTES };
             }
             (_, AccessKind::Store) => {
                 t.global_store_requests += requests;
                 t.l2_store_sectors += requests * sectors;
+                t.l1_wavefronts += requests * a.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0).unwrap_or(1.0);
             }
             (_, AccessKind::Atomic) => {
                 t.atomic_requests += requests;
@@ -609,6 +624,7 @@ fn spills(profile: &KernelProfile, caches: &CacheConfig, t: &mut Traffic) {
     let per_request = 32.0 * SPILL_BYTES_PER_INSTRUCTION / SECTOR_BYTES;
     t.spill_requests += (loads + stores) * warps;
     t.l1_load_sectors += loads * warps * per_request;
+    t.l1_data_bytes += loads * warps * per_request * SECTOR_BYTES;
     let r = &profile.resources;
     let frame = f64::from(r.stack_frame_bytes.max(r.spill_store_bytes));
     let resident_threads = f64::from(caches.resident_blocks_per_sm.max(1)) * launch.threads_per_block() as f64;

@@ -19,8 +19,10 @@
 //!   FMA pipe with FP32 since Volta, and every integer instruction shares the CUDA cores
 //!   with FP32 before it (Nsight Compute Kernel Profiling Guide, "Pipelines"; Tesla V100
 //!   whitepaper, "Volta SM Architecture");
-//! - L1: one wavefront per cycle per request, or the sectors at the L1's bytes per clock,
-//!   whichever is more; shared: one wavefront (128 B) per cycle, bank conflicts as extra
+//! - L1: one wavefront per cycle, a request's wavefronts being the larger of its data-bank
+//!   passes and its tag lookups (`kernel_profile::access::l1_wavefronts`), or the bytes its
+//!   lanes read at the L1's bytes per clock, whichever is more; shared: one wavefront
+//!   (128 B) per cycle, bank conflicts as extra
 //!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks");
 //! - lsu: every warp memory instruction (global, local, shared, generic, and ptxas's
 //!   register spills) passes the SM's load/store units, 32 lanes per warp over the LD/ST
@@ -673,19 +675,23 @@ pub fn estimate(
         terms.push(Term { bound: Bound::Pipe(*pipe), us: us(cycles), detail });
     }
 
-    // L1: a request takes at least one wavefront; wide requests take their sectors at the
-    // L1's bandwidth.
+    // L1: a request takes its wavefronts, one per cycle (the data stage's bank passes or the
+    // tag stage's line lookups, `kernel_profile::access::l1_wavefronts`: at least one), and
+    // the bytes its lanes read at the data path's bytes per clock (whole sectors where the
+    // lanes are unknown).
     let requests_per_sm = (t.global_load_requests + t.global_store_requests + t.spill_requests) / active_sms;
-    let l1_sector_cycles = t.l1_load_sectors * SECTOR_BYTES / active_sms / p.l1_bytes_per_clk_per_sm.max(1.0);
-    let l1_cycles = requests_per_sm.max(l1_sector_cycles);
+    let wavefronts_per_sm = ((t.l1_wavefronts.max(t.global_load_requests + t.global_store_requests)) + t.spill_requests) / active_sms;
+    let l1_byte_cycles = t.l1_data_bytes / active_sms / p.l1_bytes_per_clk_per_sm.max(1.0);
+    let l1_cycles = wavefronts_per_sm.max(l1_byte_cycles);
     if l1_cycles > 0.0 {
         terms.push(Term {
             bound: Bound::L1,
             us: us(l1_cycles),
             detail: format!(
-                "{:.0} requests and {:.0} sectors per SM through L1 at {} B per cycle",
+                "{:.0} requests ({:.0} wavefronts) and {} read per SM through L1 at {} B per cycle",
                 requests_per_sm,
-                t.l1_load_sectors / active_sms,
+                wavefronts_per_sm,
+                bytes(t.l1_data_bytes / active_sms),
                 p.l1_bytes_per_clk_per_sm
             ),
         });

@@ -389,8 +389,11 @@ const HEADER: &str = "# Validation against measured kernel times
 How close warpsight's time predictions are to kernel times measured by others on real GPUs.
 The measurements stay in `../shared/data/measured` (gpu-benches result tables, Kernel Tuner
 caches; sources, licences and row-to-time conversions in
-`tests/fixtures/measured/README.md`); nothing here is fitted to them. The same numbers, per
-model and GPU, come from:
+`tests/fixtures/measured/README.md`). What the headline model took from them is named
+where it is used (docs/models/bottleneck.md): the block overhead, store drain and latency
+exposure fitted on the V100 and A100 80 GB gpu-stream tables (the A100 40 GB and the A40
+held out), and the L1 wavefront rule read off the A100 gpu-strides CUPTI counter columns,
+not its times (the A40's held out). The same numbers, per model and GPU, come from:
 
     warpsight validate tests/fixtures/measured/corpus-gpu-benches.toml tests/fixtures/measured/corpus-kernel-tuner.toml
 
@@ -682,11 +685,13 @@ const HELDOUT_NOTES: &str = "## Notes
   entry value furthest along the step (docs/profile.md, trip counts).
 - Transposes on the H100: the 18 variants with padded tiles are within
   0.79-1.02 of their times, and the ranking follows the measurement; two are missed by far.
-  The naive transpose is predicted DRAM-bound at the time of a copy, 0.22 of its 18.1 ms:
-  each warp's store writes 4 bytes to each of 32 rows 128 KiB apart, and every concurrently
+  The naive transpose is predicted L1-bound at 0.28 of its 18.1 ms: each warp's store
+  writes 4 bytes to each of 32 rows 128 KiB apart, all on one L1 bank, 32 wavefronts (the L1
+  wavefront rule; before it, 0.22, DRAM-bound at the time of a copy), and every concurrently
   resident block writes at the same offset within those rows; the model charges the sectors
-  once merged in L2 and has no term for what such scattered partial writes cost (L1 store
-  wavefronts, L2 write requests, the address-to-slice hash under a power-of-two stride). The
+  once merged in L2 and has no term for what else such scattered partial writes cost (L2
+  write requests, DRAM pages opened for 128 bytes, the address-to-slice hash under a
+  power-of-two stride). The
   unpadded tile (32-way bank conflicts on the column read) is predicted shared-bound at 0.59:
   its 1,056 wavefronts per block at one per clock give half the measured time, as if each
   conflicted wavefront cost about two cycles on this SM. Neither is fitted here: one

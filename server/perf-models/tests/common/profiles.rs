@@ -21,6 +21,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         transactions_per_request: transactions,
         bank_conflict_ways: None,
         mean_bank_conflict_ways: None,
+        l1_wavefronts_per_request: None,
         executions,
         spill: None,
         ptx_line: 1,
