@@ -85,17 +85,22 @@ fn lane_addresses(addr: &Affine, block: [u32; 3]) -> Option<(Vec<i64>, bool)> {
 /// aligned base: the base pointer of an allocation is at least 256-byte aligned, CUDA
 /// Programming Guide §"Device Memory Accesses").
 fn sectors(addrs: &[i64], bytes: i64, base_offset: i64) -> usize {
+    distinct_units(addrs, bytes, base_offset, i128::from(SECTOR_BYTES))
+}
+
+/// The distinct aligned `unit`-byte pieces (sectors, lines) that the lanes' `bytes` each
+/// touch.
+fn distinct_units(addrs: &[i64], bytes: i64, base_offset: i64, unit: i128) -> usize {
     // In 128 bits: an address near the end of the 64-bit range plus the access size must
-    // not wrap around to a smaller sector.
+    // not wrap around to a smaller unit.
     let mut s: Vec<i128> = Vec::with_capacity(addrs.len() * 2);
-    let sector = i128::from(SECTOR_BYTES);
     for a in addrs {
         let start = i128::from(*a) + i128::from(base_offset);
         let end = start + i128::from(bytes.max(1)) - 1;
-        let mut sec = start.div_euclid(sector);
-        while sec <= end.div_euclid(sector) {
-            s.push(sec);
-            sec += 1;
+        let mut u = start.div_euclid(unit);
+        while u <= end.div_euclid(unit) {
+            s.push(u);
+            u += 1;
         }
     }
     s.sort_unstable();
@@ -285,19 +290,8 @@ pub fn l1_wavefronts(addrs: &[i64], bytes: i64) -> f64 {
     }
     let phases = (bytes / 4).clamp(1, 4) as f64;
     let data = phases * f64::from(bank_conflict_ways(addrs, bytes.max(1), 32, 0));
-    let mut lines: Vec<i128> = Vec::with_capacity(addrs.len() * 2);
-    for a in addrs {
-        let start = i128::from(*a);
-        let end = start + i128::from(bytes.max(1)) - 1;
-        let mut l = start.div_euclid(L1_LINE_BYTES);
-        while l <= end.div_euclid(L1_LINE_BYTES) {
-            lines.push(l);
-            l += 1;
-        }
-    }
-    lines.sort_unstable();
-    lines.dedup();
-    let tag = 1.0 + (lines.len().max(1) - 1) as f64 / TAG_LOOKUPS_PER_CYCLE;
+    let lines = distinct_units(addrs, bytes, 0, L1_LINE_BYTES);
+    let tag = 1.0 + (lines.max(1) - 1) as f64 / TAG_LOOKUPS_PER_CYCLE;
     data.max(tag)
 }
 
