@@ -98,7 +98,8 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     // Shared-memory accesses whose bank conflicts the simulation evaluates (`shared_probes`);
     // a stride that changes with a loop is reason enough to simulate.
     let mut affine = AffineAnalysis::new(func, &env);
-    let (probes, loop_dependent_stride) = shared_probes(func, &mut affine, launch.block);
+    let banks = if input.compute_capability.0 <= 1 { 16 } else { 32 };
+    let (probes, loop_dependent_stride) = shared_probes(func, &mut affine, launch.block, banks);
     let sim = if thread_dependent_loops || frequencies.undecided || loop_dependent_stride {
         Some(simt::simulate(func, &env, simt::DEFAULT_BUDGET, &probes))
     } else {
@@ -174,7 +175,6 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     }
 
     // 4. Memory accesses.
-    let banks = if input.compute_capability.0 <= 1 { 16 } else { 32 };
     let mut memory_accesses = Vec::new();
     let mut n_irregular = 0;
     let mut choices = concrete::DefChoices::for_function(func);
@@ -757,16 +757,18 @@ fn copy_bytes(func: &Function, instr: &ptx_ir::Instr) -> Option<u32> {
     func.operands_of(instr).iter().skip(2).find_map(Operand::imm).and_then(|v| u32::try_from(v).ok())
 }
 
-/// The affine address of a memory instruction (for `cp.async` from global memory, its
-/// source address: the global side of the copy).
 /// The shared-memory accesses (not `wmma`) whose bank conflicts the static lanes cannot
 /// settle: a stride across the warp that depends on a loop's value (`s[2 * stride * tid]`,
 /// assumed large), an address that is not affine, or a conflict (which fewer active lanes may
-/// lessen). The simulation evaluates their addresses lane by lane at every warp execution.
+/// lessen). The simulation evaluates their addresses lane by lane at every warp execution,
+/// with the 32 banks of CC 2.0 and later (none on CC 1.x, whose 16 it does not model).
 /// Also whether any has a loop-dependent stride.
-fn shared_probes(func: &Function, affine: &mut AffineAnalysis<'_, '_>, block: [u32; 3]) -> (HashSet<InstrId>, bool) {
+fn shared_probes(func: &Function, affine: &mut AffineAnalysis<'_, '_>, block: [u32; 3], banks: u32) -> (HashSet<InstrId>, bool) {
     let mut probes = HashSet::new();
     let mut loop_dependent = false;
+    if banks != 32 {
+        return (probes, loop_dependent);
+    }
     for (id, instr) in func.instrs.iter().enumerate() {
         let shared = matches!(instr.class, InstrClass::Load(Space::Shared) | InstrClass::Store(Space::Shared) | InstrClass::Atomic(Space::Shared));
         if !shared || instr.base() == "wmma" {
@@ -787,6 +789,8 @@ fn shared_probes(func: &Function, affine: &mut AffineAnalysis<'_, '_>, block: [u
     (probes, loop_dependent)
 }
 
+/// The affine address of a memory instruction (for `cp.async` from global memory, its
+/// source address: the global side of the copy).
 fn address_of(func: &Function, id: InstrId, affine: &mut AffineAnalysis<'_, '_>) -> Affine {
     let Some(instr) = func.instr(id) else { return Affine::irregular() };
     let ops = func.operands_of(instr);

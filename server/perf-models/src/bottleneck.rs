@@ -767,7 +767,7 @@ pub fn estimate(
         + if has_stores { p.ns_to_cycles(p.store_drain_ns) } else { 0.0 };
     let latency_cycles = waves * per_wave;
     // Barrier phases: a block's warps leave each barrier together, so the block waits for
-    // its global loads with its units idle and then runs its own work with no load in
+    // its global loads with nothing of its own to run and then runs its own work with no load in
     // flight; a wave of blocks takes at least the two one after the other.
     let phases = if has_barrier(profile) {
         terms
@@ -874,7 +874,7 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
             est.launch_us
         ),
         (Bound::Latency, _) if let Some(ph) = phases_bind => format!(
-            "latency-bound in barrier phases: in each of {:.0} wave(s) a block's warps wait {:.0} cycles on global loads with the SM's units idle, then run {:.0} cycles of the block's own {} work with no load in flight (they leave each barrier together, so within a block the two do not overlap) ({:.3} µs); next: {}",
+            "latency-bound in barrier phases: in each of {:.0} wave(s) a block's warps wait {:.0} cycles on global loads with nothing of their own to run, then run {:.0} cycles of the block's own {} work with no load in flight (they leave each barrier together, so within a block the two do not overlap) ({:.3} µs); next: {}",
             est.waves,
             ph.offchip_cycles,
             ph.demand_cycles,
