@@ -737,7 +737,7 @@ const HELDOUT_NOTES: &str = "## Notes
   (2 to 8 ways, 3.9 on average: docs/profile.md), the change this set prompted; nothing else
   in either corpus moved by more than 0.01. The block size behind the README's
   figures is not given: predictions at 64 to 1024 threads span 4.96 ms for kernel 1, 0.39 to
-  0.54 ms for kernel 2, 0.96 to 2.25 for kernel 3, 0.27 to 0.40 for kernel 4, 0.24 to 0.34 for
+  0.54 ms for kernel 2, 0.29 to 0.46 for kernel 3, 0.27 to 0.45 for kernel 4, 0.24 to 0.40 for
   kernel 5 and 0.19 to 0.22 for kernel 6.
 - A third: the barrier-phase floor (docs/models/bottleneck.md, Barrier phases: a block that
   meets at `__syncthreads()` waits for its loads, then computes, one after the other),
