@@ -325,7 +325,7 @@ fn the_targets_restate_the_generated_lsp_block() {
     c.check("hover right after a keystroke, p99", &number_after(targets, "Hover right after a keystroke: "), &[&pending[4]], same);
     // Memory per document and its ratio to the text.
     let kib = number_after(&block[block.find("Memory per open document").expect("memory")..], "PTX, ");
-    let slope = number_after(block, "301 KiB of text): **");
+    let slope = number_after(block, "KiB of text): **");
     let mem = &targets[targets.find("**Memory per open document:**").expect("memory")..];
     let mem_numbers = numbers(mem);
     c.check("memory per document", &mem_numbers[0], &[&slope], same);
