@@ -32,7 +32,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ptx_ir::{InstrClass, Space};
 use ptx_ir::ir::{AddrBase, BlockId, Dim, Function, InstrId, LoopId, Operand, RegId, SpecialReg, VarSpace};
 
 use crate::affine::Env;
@@ -669,7 +668,8 @@ impl Sim {
     }
 }
 
-/// Runs the warps of the sampled blocks; see the module documentation.
+/// Runs the warps of the sampled blocks; see the module documentation. `probes` names the
+/// shared-memory accesses whose bank conflicts to record (`Simulated::shared_ways`).
 pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashSet<InstrId>) -> Result<Simulated, String> {
     if func.blocks.is_empty() {
         return Err("the function has no body".into());
@@ -678,8 +678,8 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashSet<In
     if threads > MAX_THREADS_PER_BLOCK {
         return Err(format!("a block of {threads} threads cannot launch"));
     }
-    // The shared-memory accesses to record (not the warp-collective `wmma` ones: `probes`
-    // names those whose conflicts the static lanes leave open) and their addresses.
+    // The shared-memory accesses to record (`probes`, chosen by the caller: those whose
+    // conflicts the static lanes leave open) and their addresses.
     let shared_names: Vec<&str> = func
         .variables
         .iter()
@@ -688,13 +688,10 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashSet<In
         .chain(func.shared_vars.iter().map(String::as_str))
         .collect();
     let mut shared_accesses: HashMap<InstrId, (AddrBase, i64, i64)> = HashMap::new();
-    for (id, instr) in func.instrs.iter().enumerate() {
-        let shared = matches!(instr.class, InstrClass::Load(Space::Shared) | InstrClass::Store(Space::Shared) | InstrClass::Atomic(Space::Shared));
-        if !shared || instr.base() == "wmma" || !probes.contains(&(id as InstrId)) {
-            continue;
-        }
+    for &id in probes {
+        let Some(instr) = func.instr(id) else { continue };
         if let Some(Operand::Addr { base, offset }) = func.operands_of(instr).iter().find(|op| matches!(op, Operand::Addr { .. })) {
-            shared_accesses.insert(id as InstrId, (base.clone(), *offset, i64::from(instr.access_bytes().max(1))));
+            shared_accesses.insert(id, (base.clone(), *offset, i64::from(instr.access_bytes().max(1))));
         }
     }
     let seeds: Vec<RegId> = shared_accesses.values().filter_map(|(b, _, _)| if let AddrBase::Reg(r) = b { Some(*r) } else { None }).collect();

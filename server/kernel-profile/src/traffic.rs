@@ -377,6 +377,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         let active = a.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
         let sectors = if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) };
         let same_address = |n: Option<u32>| n.map(|n| (f64::from(n.max(1)) * active).max(1.0));
+        let l1_wavefronts = a.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0);
         match (a.space, a.kind) {
             (Space::Shared, kind) => {
                 t.shared_requests += requests;
@@ -397,14 +398,13 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             (_, AccessKind::Load) => {
                 t.global_load_requests += requests;
                 t.l1_load_sectors += requests * sectors;
-                let known = a.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0);
-                t.l1_wavefronts += requests * known.unwrap_or(1.0);
-                t.l1_data_bytes += requests * if known.is_some() { 32.0 * active * f64::from(a.bytes_per_thread.max(1)) } else { sectors * SECTOR_BYTES };
+                t.l1_wavefronts += requests * l1_wavefronts.unwrap_or(1.0);
+                t.l1_data_bytes += requests * if l1_wavefronts.is_some() { 32.0 * active * f64::from(a.bytes_per_thread.max(1)) } else { sectors * SECTOR_BYTES };
             }
             (_, AccessKind::Store) => {
                 t.global_store_requests += requests;
                 t.l2_store_sectors += requests * sectors;
-                t.l1_wavefronts += requests * a.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0).unwrap_or(1.0);
+                t.l1_wavefronts += requests * l1_wavefronts.unwrap_or(1.0);
             }
             (_, AccessKind::Atomic) => {
                 t.atomic_requests += requests;

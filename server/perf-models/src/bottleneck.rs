@@ -680,7 +680,7 @@ pub fn estimate(
     // the bytes its lanes read at the data path's bytes per clock (whole sectors where the
     // lanes are unknown).
     let requests_per_sm = (t.global_load_requests + t.global_store_requests + t.spill_requests) / active_sms;
-    let wavefronts_per_sm = ((t.l1_wavefronts.max(t.global_load_requests + t.global_store_requests)) + t.spill_requests) / active_sms;
+    let wavefronts_per_sm = (t.l1_wavefronts + t.spill_requests) / active_sms;
     let l1_byte_cycles = t.l1_data_bytes / active_sms / p.l1_bytes_per_clk_per_sm.max(1.0);
     let l1_cycles = wavefronts_per_sm.max(l1_byte_cycles);
     if l1_cycles > 0.0 {
