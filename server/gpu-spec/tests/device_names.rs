@@ -44,6 +44,13 @@ fn driver_device_names_find_their_database_entry() {
     assert_eq!(id("NVIDIA RTX 4000 Ada Generation"), Some("rtx-4000-ada"));
     assert_eq!(id("NVIDIA GeForce RTX 5070 Ti"), Some("rtx-5070-ti"));
     assert_eq!(id("NVIDIA H200 NVL"), Some("h200-nvl"));
+    // Board names that are not the product name: the H100 SXM5 reports its memory, the
+    // GH200 its Grace memory, the Kepler boards their cooling (c: active, m: passive).
+    assert_eq!(id("NVIDIA H100 80GB HBM3"), Some("h100-sxm"));
+    assert_eq!(id("NVIDIA GH200 480GB"), Some("gh200"));
+    assert_eq!(id("Tesla K40c"), Some("tesla-k40"));
+    assert_eq!(id("Tesla K40m"), Some("tesla-k40"));
+    assert_eq!(id("Tesla K20m"), Some("tesla-k20"));
     // Exact keys only: a near miss is not a match.
     assert_eq!(id("NVIDIA GeForce RTX 3091"), None);
     assert_eq!(id("NVIDIA"), None);
@@ -138,7 +145,8 @@ fn detected_devices_map_to_their_entries_by_name_and_compute_capability() {
         _ => None,
     };
     // NVML's nvmlDeviceGetName spellings.
-    assert_eq!(found("NVIDIA H100 80GB HBM3", "9.0"), None, "not a database name: not guessed");
+    assert_eq!(found("NVIDIA H100 80GB HBM3", "9.0").as_deref(), Some("h100-sxm"), "the SXM5 board's device name (an alias)");
+    assert_eq!(found("NVIDIA H800", "9.0"), None, "not a database name: not guessed");
     assert_eq!(found("NVIDIA A100-SXM4-80GB", "8.0").as_deref(), Some("a100-sxm4-80gb"));
     assert_eq!(found("NVIDIA GeForce RTX 3060 Laptop GPU", "8.6").as_deref(), Some("rtx-3060-laptop"));
     assert_eq!(found("Tesla T4", "7.5").as_deref(), Some("tesla-t4"));
