@@ -225,6 +225,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 source_file,
                 source_line,
                 same_address_lanes: None,
+                data_span_bytes: None,
                 active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
                 address: pattern,
                 constant_operand: None,
@@ -282,6 +283,9 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             source_file,
             source_line,
             same_address_lanes,
+            data_span_bytes: (kind == AccessKind::Atomic && same_address_lanes.is_none())
+                .then(|| crate::index_range::data_span_bytes(func, id as InstrId))
+                .flatten(),
             active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
             address: pattern,
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),

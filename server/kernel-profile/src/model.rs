@@ -255,6 +255,12 @@ pub struct MemoryAccess {
     /// atomic whose address depends on data (class `irregular`): unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_address_lanes: Option<u32>,
+    /// Data-dependent atomics only: the bytes the address ranges over when it indexes one
+    /// table of the launch by a bounded value (a histogram's `hist[byte]`: 1 KiB of
+    /// counters; `kernel_profile::index_range`). Their lanes then contend for that many
+    /// cache lines. Absent when the index's range is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_span_bytes: Option<u64>,
     /// Mean fraction of a warp's lanes active when it executes the access (its block's
     /// `active_lane_fraction`): a guard such as `if (threadIdx.x == 0)` leaves one lane of
     /// 32, so an atomic there contends with 1/32 of what the warp's addresses suggest and

@@ -67,7 +67,11 @@
 //! keeps the line meanwhile; a convolution on an RTX 3090 that spills 11.8 kB per thread
 //! runs at 2.8 TB/s of spill traffic, three times the 936 GB/s DRAM peak, so it is not
 //! DRAM that serves it). Global atomics are performed in L2 (their own counters, not L1 or DRAM traffic);
-//! atomics on one address serialise, which `atomic_serialised_lanes` counts. A guard that
+//! atomics on one address serialise, which `atomic_serialised_lanes` counts. A data-dependent
+//! atomic whose table is known (`MemoryAccess::data_span_bytes`, or the launch's
+//! `footprint`) has each active lane performed in the slice of its 128-byte line, the
+//! table's lines in parallel: its lanes over the lines are counted (a byte histogram's
+//! 256 counters are 8 lines). A guard that
 //! leaves lanes idle (`MemoryAccess::active_lane_fraction`: `if (threadIdx.x == 0)`, a
 //! partial last warp) scales a request's sectors and its same-address lanes by the share
 //! of active lanes, at least one of each.
@@ -88,6 +92,9 @@ pub const SECTOR_BYTES: f64 = 32.0;
 /// Bytes a shared-memory wavefront serves: 32 banks of 4 bytes (Programming Guide,
 /// "Shared Memory" for compute capability 5.x and later).
 pub const SHARED_WAVEFRONT_BYTES: f64 = 128.0;
+/// The L2 line whose slice performs an atomic (128 bytes, four 32-byte sectors: CUDA C++
+/// Best Practices Guide, "Coalesced Access to Global Memory").
+pub const ATOMIC_LINE_BYTES: f64 = 128.0;
 
 /// The cache sizes and residency the estimate needs (from the GPU database and the
 /// occupancy calculator).
@@ -130,7 +137,8 @@ pub struct Traffic {
     pub shared_requests: f64,
     pub shared_wavefronts: f64,
     /// Warp-level global atomic instructions, and the lane operations serialised on one
-    /// address (a request whose 32 lanes hit one address counts 32).
+    /// address or line (a request whose 32 lanes hit one address counts 32; lanes spread
+    /// over a known table of L lines count 1/L each).
     pub atomic_requests: f64,
     pub atomic_serialised_lanes: f64,
     /// Of those, the requests of atomics whose addresses depend on data (counted above as
@@ -370,6 +378,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     };
     // Requests, sectors, shared memory and atomics: exact counts.
     let (mut unknown_atomics, mut local_sectors, mut folded_const) = (0usize, 0.0, 0usize);
+    let mut spanned_atomics: Vec<(f64, f64)> = Vec::new();
     for a in &profile.memory_accesses {
         let requests = a.executions.max(0.0) * warps;
         // Lanes a guard leaves idle request nothing: a warp's request touches the sectors
@@ -408,9 +417,19 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             }
             (_, AccessKind::Atomic) => {
                 t.atomic_requests += requests;
-                match same_address(a.same_address_lanes) {
-                    Some(n) => t.atomic_serialised_lanes += requests * n,
-                    None => {
+                // The bytes a data-dependent address ranges over: its bounded index's
+                // table (`MemoryAccess::data_span_bytes`), else the launch's `footprint`.
+                let span = a.data_span_bytes.map(|b| b as f64).or(launch.footprint_bytes.map(|b| b as f64)).filter(|b| *b > 0.0);
+                match (same_address(a.same_address_lanes), span) {
+                    (Some(n), _) => t.atomic_serialised_lanes += requests * n,
+                    (None, Some(bytes)) => {
+                        // Every active lane is an operation in the L2 slice that holds its
+                        // line; the table's lines take them in parallel, each in turn.
+                        let lines = (bytes / ATOMIC_LINE_BYTES).ceil().max(1.0);
+                        t.atomic_serialised_lanes += requests * (32.0 * active).max(1.0) / lines;
+                        spanned_atomics.push((bytes, lines));
+                    }
+                    (None, None) => {
                         unknown_atomics += 1;
                         t.atomic_serialised_lanes += requests;
                         t.atomic_unknown_requests += requests;
@@ -429,6 +448,12 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     if unknown_atomics > 0 {
         t.notes.push(format!(
             "{unknown_atomics} atomic(s) with data-dependent addresses: contention unknown, counted as 1 lane per request (the least)"
+        ));
+    }
+    if let Some((bytes, lines)) = spanned_atomics.first() {
+        t.notes.push(format!(
+            "{} atomic(s) with data-dependent addresses index a table of {bytes:.0} bytes ({lines:.0} line(s) of 128 B): each active lane is one operation, the lines' L2 slices take them in turn",
+            spanned_atomics.len()
         ));
     }
     if t.atomic_requests > 0.0 {

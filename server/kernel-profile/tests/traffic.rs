@@ -182,12 +182,18 @@ fn atomics_on_one_address_serialise_the_warp() {
     check(&t, "atomic_requests", t.atomic_requests, 1024.0, 1e-9);
     check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, 1024.0, 1e-9);
 
-    // histogram_global: bins[data[i]] is data-dependent: contention unknown, said so.
+    // histogram_global: bins[data[i]] is data-dependent, but `data` holds bytes: the index
+    // is one of 256, the table 1 KiB, 8 lines of 128 B. Every lane is one operation and the
+    // 8 lines take them in parallel: 2^20 lanes / 8 (64 blocks × 8 warps × 64 grid-stride
+    // trips × 32 lanes).
     let p = profile("histogram", "histogram_global", [64, 1, 1], [256, 1, 1], &[("param_2", 1 << 20)]);
     let at: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Atomic).collect();
     assert_eq!(at[0].same_address_lanes, None);
+    assert_eq!(at[0].data_span_bytes, Some(1024));
     let t = estimate(&p, &a100(8, 0));
-    assert!(t.notes.iter().any(|n| n.contains("contention unknown")), "{:?}", t.notes);
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, f64::from(1u32 << 20) / 8.0, 0.01);
+    assert!(t.notes.iter().any(|n| n.contains("index a table of 1024 bytes (8 line(s)")), "{:?}", t.notes);
+    assert!(!t.notes.iter().any(|n| n.contains("contention unknown")), "{:?}", t.notes);
 }
 
 

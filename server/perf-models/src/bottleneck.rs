@@ -30,7 +30,8 @@
 //!   warp instruction; 32 on GV100, GA100 and GH100);
 //! - L2 and DRAM: chip-wide bytes at the achievable bandwidth (the datasheet peak times an
 //!   achievable fraction, STREAM-style measurements reach 85–95 %);
-//! - same-address atomics: serialised at the L2, one per L2 cycle (estimate).
+//! - same-address atomics: serialised at the L2, one per L2 cycle (estimate); those of a
+//!   data-dependent index over a known table, its lanes over the table's lines.
 //!
 //! **Latency term** (Little's law, V. Volkov, "Understanding Latency Hiding on GPUs", PhD
 //! thesis, UC Berkeley 2016, ch. 4): a warp runs its dependence chain in order: the critical
@@ -753,7 +754,10 @@ pub fn estimate(
                     t.atomic_serialised_lanes
                 )
             } else {
-                format!("{:.0} atomic operations on the same address, serialised at the L2", t.atomic_serialised_lanes)
+                format!(
+                    "{:.0} atomic operations in turn at the L2, one per cycle (lanes on one address, or a small table's lanes over its lines)",
+                    t.atomic_serialised_lanes
+                )
             },
         });
     }

@@ -704,13 +704,18 @@ const HELDOUT_NOTES: &str = "## Notes
   69 % of the peak where 16-byte loads reach 94 %; that points at a limit per request, not
   per byte, which the model does not have.
 - Histograms on the H100: the two privatised kernels (shared-memory atomics) are within
-  0.82-1.10. The global one is missed by 16×: 2^30 atomics on 256 counters take 276 ms, about
-  3.9 operations per nanosecond for the whole chip (two per clock at 1.98 GHz), where the
-  model counts one operation per warp request for data-dependent addresses (contention
-  unknown, the least) and so predicts 17.2 ms. Each lane's atomic is its own L2 operation,
-  and 1 KiB of counters sits in one or two L2 slices that perform them in turn; counting
-  lanes at one per L2 cycle would give about twice the measured time. How many slices a
-  footprint spans is not published, so no rule is fitted to this one row.
+  0.82-1.10. The global one, 2^30 atomics on 256 counters in 276 ms (about 3.9 operations
+  per nanosecond for the whole chip), was missed by 16× (17.2 ms) while the model counted
+  one operation per warp request for data-dependent addresses (contention unknown, the
+  least). The model now reads the table from the PTX (the index is a loaded byte: 256
+  counters, 1 KiB, 8 lines of 128 B; `kernel_profile::index_range`) and counts every
+  active lane as one operation in the L2 slice of its line, the 8 lines in parallel, at
+  its rate of one per L2 (SM) cycle: 68 ms, 0.25. The measurement is 2.1 ns per operation
+  per line (if the 8 lines are in 8 slices), four SM cycles; the RTX 3090's same-address
+  float atomics below are 1.6 ns each. A time per operation of about 1.6 ns, taken from the
+  3090 row, would bring this row to 0.78, but it also makes every one-atomic-per-block
+  reduction of `examples/reduce.cu` atomics-bound on an A100 (65,536 blocks: 105 µs); it
+  is not adopted until a measurement of that case says which.
 - One change since the H100 sets' first run, made for a reason of its own: the DRAM and L2
   latencies that gpu-benches measured in cycles on one card of an architecture (the H100
   PCIe at 1755 MHz, the L40, the A100) are now the same time on its other cards

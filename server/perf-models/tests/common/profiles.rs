@@ -28,6 +28,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         source_file: None,
         source_line: None,
         same_address_lanes: None,
+        data_span_bytes: None,
         active_lane_fraction: None,
         address: None,
         constant_operand: None,
