@@ -66,6 +66,11 @@ fn operand(func: &Function, op: &Operand, depth: u32) -> Option<Value> {
     }
 }
 
+/// Whether every source operand (after the destination) is the same for every thread.
+fn fixed_operands(func: &Function, ops: &[Operand], depth: u32) -> bool {
+    ops.len() > 1 && ops[1..].iter().all(|op| operand(func, op, depth) == Some(Value::Fixed))
+}
+
 fn imm(op: Option<&Operand>) -> Option<i64> {
     match op {
         Some(Operand::Imm(v)) => Some(*v),
@@ -135,6 +140,8 @@ fn instr_value(func: &Function, id: InstrId, depth: u32) -> Option<Value> {
             let k = imm(src(2)).filter(|k| (0..32).contains(k))?;
             scale(operand(func, src(1)?, depth)?, 1 << k)
         }
+        // A bound on a value the same for every thread leaves it so.
+        _ if matches!(instr.base(), "and" | "rem" | "min") && fixed_operands(func, ops, depth) => Some(Value::Fixed),
         ("and", _) => {
             let mask = imm(src(2)).or(imm(src(1))).filter(|m| *m >= 0)?;
             Some(Value::Range { lo: 0, hi: mask })
@@ -209,6 +216,9 @@ mod tests {
         // A per-thread table (the thread index in the address) is not one launch-wide table.
         let per_thread = "mul.wide.u32 %rd3, %r2, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.u8 %rs1, [%rd4];\ncvt.u32.u8 %r3, %rs1;\nadd.s32 %r5, %r3, %r2;\nmul.wide.u32 %rd5, %r5, 4;\nadd.s64 %rd6, %rd2, %rd5;\natom.global.add.u32 %r6, [%rd6], 1;";
         assert_eq!(span(per_thread), None);
+        // A mask on a parameter is not data: the address is one counter.
+        let masked_param = "and.b32 %r5, %r1, 255;\nmul.wide.u32 %rd5, %r5, 4;\nadd.s64 %rd6, %rd2, %rd5;\natom.global.add.u32 %r6, [%rd6], 1;";
+        assert_eq!(span(masked_param), None);
         // An affine address (no data in it) is not data-dependent.
         let affine = "mul.wide.u32 %rd5, %r2, 4;\nadd.s64 %rd6, %rd2, %rd5;\natom.global.add.u32 %r6, [%rd6], 1;";
         assert_eq!(span(affine), None);
