@@ -30,7 +30,8 @@
 //!   warp instruction; 32 on GV100, GA100 and GH100);
 //! - L2 and DRAM: chip-wide bytes at the achievable bandwidth (the datasheet peak times an
 //!   achievable fraction, STREAM-style measurements reach 85–95 %);
-//! - same-address atomics: serialised at the L2, one per L2 cycle (estimate); those of a
+//! - same-address atomics: serialised in the L2 slice of their line, `atomic_serial_ns` each
+//!   (estimate from one measurement, [`fitted::ATOMIC_SERIAL_NS`]); those of a
 //!   data-dependent index over a known table, its lanes over the table's lines.
 //!
 //! **Latency term** (Little's law, V. Volkov, "Understanding Latency Hiding on GPUs", PhD
@@ -146,6 +147,10 @@ pub struct Params {
     /// (A100 80 GB: 223,207 blocks in 167 µs after the launch, 1.06 cycles per block at
     /// 1410 MHz; A40: 10,101 blocks in 6.3 µs, 1.08 cycles at 1740 MHz).
     pub block_launch_cycles: f64,
+    /// Time the L2 takes per atomic operation on one cache line, in ns: atomics to one
+    /// address (or to the lines of a small table such as a histogram's bins) are performed
+    /// one after another by the slice that holds the line. See [`fitted::ATOMIC_SERIAL_NS`].
+    pub atomic_serial_ns: f64,
     /// κ: the share of the latency term that stays exposed when the binding resource is
     /// saturated (0: perfect overlap, 1: none). Calibratable.
     pub latency_exposure: f64,
@@ -166,6 +171,8 @@ pub mod keys {
     /// Dense FP16-input tensor-core multiply-adds per clock per SM (the architecture's
     /// `[arch.model_params]` in gpu-data/architectures.toml, from the whitepapers).
     pub const TENSOR_FMA_PER_CLK: &str = "bottleneck.tensor_fp16_fma_per_clk_per_sm";
+    /// [`super::Params::atomic_serial_ns`] where an architecture has its own value.
+    pub const ATOMIC_SERIAL_NS: &str = "bottleneck.atomic_serial_ns";
 }
 
 /// Defaults fitted on the gpu-benches `gpu-stream` tables of the V100 and the A100 80 GB
@@ -184,6 +191,18 @@ pub mod fitted {
     /// `gpu-small-kernels` tables of the A100 80 GB and the A40; the H200 and L40 tables
     /// are held out in the shared data).
     pub const BLOCK_LAUNCH_CYCLES: f64 = 1.0;
+    /// See [`super::Params::atomic_serial_ns`]. Estimate from one measurement: 2^23 float
+    /// `atomicAdd`s on one address (all 32 lanes of every request) on an RTX 3090 take
+    /// 13.56 ms (MasterSkepticista, "Embarrassingly Parallel Reduction in CUDA", 2025:
+    /// 9.9 GB/s over 2^25 floats, one atomic per four), 1.6 ns each, 2.7 cycles of its
+    /// 1695-MHz SM clock. Consistent, not fitted: the same card's tree reductions with one
+    /// atomic per block take 244 µs for 131,072 blocks and 157 µs for 65,536, above the
+    /// 210 and 105 µs this gives; an H100's 2^30 integer atomics on 256 bins (1 KiB, 8
+    /// lines) take 276 ms (yencal, "GPU Histogram", 2025), 2.1 ns per operation per line;
+    /// the Kepler GK110 whitepaper's "one operation per clock" on a common address is
+    /// 1.1-1.4 ns at its 706-875 MHz. A time rather than SM cycles: the 3090 and the H100
+    /// agree in ns (1.6, 2.1), not in cycles (2.7, 4.1). docs/heldout.md has the rows.
+    pub const ATOMIC_SERIAL_NS: f64 = 1.6;
 }
 
 impl Params {
@@ -249,6 +268,7 @@ impl Params {
             store_drain_ns: mp(keys::STORE_DRAIN_NS).unwrap_or(fitted::STORE_DRAIN_NS),
             launch_overhead_us: gpu.launch_overhead_us,
             block_launch_cycles: fitted::BLOCK_LAUNCH_CYCLES,
+            atomic_serial_ns: mp(keys::ATOMIC_SERIAL_NS).unwrap_or(fitted::ATOMIC_SERIAL_NS),
             latency_exposure: gpu
                 .model_params
                 .get(keys::LATENCY_EXPOSURE)
@@ -743,20 +763,21 @@ pub fn estimate(
             ),
         });
     }
-    // Same-address atomics serialise at the L2: one per L2 cycle (estimate).
+    // Atomics on one line serialise in the L2 slice that holds it, `atomic_serial_ns` each
+    // (`fitted::ATOMIC_SERIAL_NS`); `atomic_serialised_lanes` counts them.
     if t.atomic_serialised_lanes > 0.0 {
         terms.push(Term {
             bound: Bound::Atomics,
-            us: us(t.atomic_serialised_lanes),
+            us: t.atomic_serialised_lanes * p.atomic_serial_ns / 1e3,
             detail: if t.atomic_unknown_requests > 0.0 {
                 format!(
-                    "{:.0} atomic operations serialised at the L2, those on data-dependent addresses counted one per warp request",
-                    t.atomic_serialised_lanes
+                    "{:.0} atomic operations serialised at the L2 at {} ns each, those on data-dependent addresses counted one per warp request",
+                    t.atomic_serialised_lanes, p.atomic_serial_ns
                 )
             } else {
                 format!(
-                    "{:.0} atomic operations in turn at the L2, one per cycle (lanes on one address, or a small table's lanes over its lines)",
-                    t.atomic_serialised_lanes
+                    "{:.0} atomic operations in turn in the L2 slice of one line at {} ns each (lanes on one address, or a small table's lanes over its lines)",
+                    t.atomic_serialised_lanes, p.atomic_serial_ns
                 )
             },
         });
@@ -900,11 +921,11 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
         (b, None) => format!("{}-bound", b.name()),
     };
     // Atomics on data-dependent addresses are counted at the least contention (one lane per
-    // request). Where all their lanes colliding (one address, serialised at the L2 one per
-    // cycle) would take much longer than the prediction, the number is a lower bound: say
-    // so, with the other end of the range.
+    // request) unless the table they index is known. Where all their lanes colliding (one
+    // address, serialised in its L2 slice) would take much longer than the prediction, the
+    // number is a lower bound: say so, with the other end of the range.
     let t = &est.traffic;
-    let worst_atomics_us = (t.atomic_serialised_lanes - t.atomic_unknown_requests + t.atomic_unknown_lanes).max(0.0) / p.clock_hz.max(1.0) * 1e6;
+    let worst_atomics_us = (t.atomic_serialised_lanes - t.atomic_unknown_requests + t.atomic_unknown_lanes).max(0.0) * p.atomic_serial_ns / 1e3;
     let contention_unknown = t.atomic_unknown_requests > 0.0 && worst_atomics_us + est.launch_us > 1.5 * est.time_us;
     let explanation = if contention_unknown {
         format!(

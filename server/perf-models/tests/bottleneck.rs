@@ -302,7 +302,7 @@ fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
 
 /// An atomic whose address depends on data (a histogram's `atomicAdd(&bins[data[i]], 1)`)
 /// is counted at the least contention, one lane per warp request; where all 32 lanes on one
-/// address (one L2 operation each, one per cycle) would take much longer, the prediction
+/// address (one L2 operation each, `atomic_serial_ns` apart) would take much longer, the prediction
 /// says it is a lower bound, gives the other end, and has low confidence. Atomics with
 /// known, distinct addresses keep the usual confidence.
 #[test]
@@ -326,13 +326,47 @@ fn data_dependent_atomics_are_a_lower_bound_with_their_worst_case() {
     let unknown = with_atomic(None);
     assert_eq!(unknown.bound, Bound::Atomics, "{}", unknown.explanation);
     assert_eq!(unknown.confidence, perf_models::prediction::Confidence::Low);
-    // 864 blocks × 8 warps × 16 requests × 32 lanes, one per L2 (SM) cycle.
-    let worst_us = 864.0 * 8.0 * 16.0 * 32.0 / params.clock_hz * 1e6;
+    // 864 blocks × 8 warps × 16 requests × 32 lanes, `atomic_serial_ns` each.
+    let worst_us = 864.0 * 8.0 * 16.0 * 32.0 * params.atomic_serial_ns / 1e3;
     assert!(unknown.explanation.contains(&format!("up to {worst_us:.3} µs if their lanes hit one address")), "{}", unknown.explanation);
     assert!(unknown.time_us < worst_us / 10.0, "{} µs", unknown.time_us);
     let distinct = with_atomic(Some(1));
     assert_eq!(distinct.confidence, perf_models::prediction::Confidence::Medium, "{}", distinct.explanation);
     assert!(!distinct.explanation.contains("at least"), "{}", distinct.explanation);
+}
+
+/// Atomics take `atomic_serial_ns` each in the L2 slice of their line: the 32 lanes of a
+/// request on one address are 32 in turn; a byte histogram's lanes spread over the 8 lines
+/// of its 256 counters are an eighth of that; the time is the same in ns on every GPU.
+#[test]
+fn atomics_on_one_line_take_their_time_in_turn() {
+    let atomics_us = |id: &str, same_address: Option<u32>, span: Option<u64>| {
+        let g = gpu(id);
+        let mut p = vector_add();
+        let mut a = p.memory_accesses[0].clone();
+        a.kind = kernel_profile::AccessKind::Atomic;
+        a.class = if same_address.is_some() { kernel_profile::AccessClass::Uniform } else { kernel_profile::AccessClass::Irregular };
+        a.same_address_lanes = same_address;
+        a.data_span_bytes = span;
+        a.address = None;
+        a.executions = 16.0;
+        p.memory_accesses = vec![a];
+        p.counts.dynamic.clear();
+        p.counts.dynamic.insert(InstrClass::Atomic(kernel_profile::Space::Global), 16.0);
+        launch(&mut p, 1024, 256, 0);
+        let pred = bottleneck::predict(&p, &g).expect("applies");
+        (pred.breakdown["atomics_us"], Params::from_gpu(&g).atomic_serial_ns)
+    };
+    // 1024 blocks × 8 warps × 16 requests = 131,072 requests.
+    let requests = 1024.0 * 8.0 * 16.0;
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+    for id in ["rtx-3090", "a100-sxm4-80gb", "h100-sxm"] {
+        let (one_address, ns) = atomics_us(id, Some(32), None);
+        assert!(close(one_address, requests * 32.0 * ns / 1e3), "{id}: {one_address} µs");
+        assert_eq!(ns, bottleneck::fitted::ATOMIC_SERIAL_NS);
+        let (table, _) = atomics_us(id, None, Some(1024));
+        assert!(close(table, requests * 32.0 / 8.0 * ns / 1e3), "{id}: {table} µs");
+    }
 }
 
 /// Conflict-free 4-byte shared-memory loads (one 128-byte wavefront each) from a full SM:

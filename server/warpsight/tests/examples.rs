@@ -108,10 +108,15 @@ fn the_examples_verdicts_are_the_ones_a_cuda_programmer_expects() {
                     assert_eq!(bound, "dram", "{kernel}");
                     assert!(time <= 1.5 * floor, "{kernel}: {time} µs against a DRAM floor of {floor} µs");
                 }
-                // One 4-byte load per thread: memory latency, not bandwidth, binds
-                // (docs/models/bottleneck.md, "Where it is known to be wrong": reductions
-                // with one element per thread).
-                "reduce_shared" | "reduce_shuffle" => assert_eq!(bound, "latency", "{kernel}"),
+                // One element per thread and one atomicAdd per block: the 65,536 atomics on
+                // one address bind, then memory latency, not bandwidth (docs/models/bottleneck.md,
+                // "Where it is known to be wrong": reductions with one element per thread).
+                "reduce_shared" | "reduce_shuffle" => {
+                    assert_eq!(bound, "atomics", "{kernel}");
+                    let b = &k["gpus"][GPU]["predictions"]["bottleneck"]["breakdown"];
+                    let (latency, dram) = (b["latency_us"].as_f64().unwrap_or(0.0), b["dram_us"].as_f64().unwrap_or(f64::NAN));
+                    assert!(latency > dram, "{kernel}: latency {latency} µs, DRAM {dram} µs");
+                }
                 _ => {}
             }
             seen.push(kernel);

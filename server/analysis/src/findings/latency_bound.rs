@@ -127,37 +127,37 @@ mod tests {
 
     const A100: &str = "a100-sxm4-80gb";
 
-    /// `examples/reduce.ptx` as `examples/reduce.cu` launches it: 2^24 floats, blocks of 256.
-    fn reduce() -> crate::FileAnalysis {
-        let path = format!("{}/../../examples/reduce.ptx", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        analyze_text(&text, [65536, 1, 1], [256, 1, 1], &[("param_2", 1 << 24)], &[A100])
-    }
+    /// nvcc -ptx -arch=sm_80 of `if (i < n) out[i] = in[i];` on bytes: one 1-byte load per
+    /// thread, 128 B in flight per warp.
+    const COPY_BYTES: &str = ".version 9.5\n.target sm_80\n.address_size 64\n.visible .entry copy_bytes(\n.param .u64 copy_bytes_param_0,\n.param .u64 copy_bytes_param_1,\n.param .u32 copy_bytes_param_2\n)\n{\n.reg .pred %p<2>;\n.reg .b16 %rs<2>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<8>;\nld.param.u64 %rd1, [copy_bytes_param_0];\nld.param.u64 %rd2, [copy_bytes_param_1];\nld.param.u32 %r2, [copy_bytes_param_2];\nmov.u32 %r3, %ctaid.x;\nmov.u32 %r4, %ntid.x;\nmov.u32 %r5, %tid.x;\nmad.lo.s32 %r1, %r3, %r4, %r5;\nsetp.ge.s32 %p1, %r1, %r2;\n@%p1 bra $L__BB0_2;\ncvta.to.global.u64 %rd3, %rd1;\ncvt.s64.s32 %rd4, %r1;\nadd.s64 %rd5, %rd3, %rd4;\nld.global.u8 %rs1, [%rd5];\ncvta.to.global.u64 %rd6, %rd2;\nadd.s64 %rd7, %rd6, %rd4;\nst.global.u8 [%rd7], %rs1;\n$L__BB0_2:\nret;\n}\n";
 
     #[test]
-    fn a_reduction_with_one_element_per_thread_waits_on_its_load() {
-        let a = reduce();
-        for kernel in ["reduce_shared", "reduce_shuffle"] {
-            let f = findings(&a, kernel, CODE);
-            assert_eq!(f.len(), 1, "{kernel}: {:?}", a.kernels.iter().map(|k| &k.findings).collect::<Vec<_>>());
-            let m = &f[0].message;
-            assert!(m.starts_with("memory-latency-bound on NVIDIA A100"), "{m}");
-            assert_eq!(f[0].gpu.as_deref(), Some(A100));
-            // The numbers are the headline prediction's.
-            let k = a.kernels.iter().find(|k| k.name.contains(kernel)).expect("kernel");
-            let report = k.targets[0].models.as_ref().expect("report");
-            assert_eq!(report.headline.bound, Bound::Latency);
-            let b = &report.predictions.iter().find(|p| p.model == report.headline.model).expect("headline").breakdown;
-            let (chain, offchip) = (b["chain_cycles"], b["chain_offchip_cycles"]);
-            assert!(offchip > MEMORY_LATENCY_SHARE * chain, "{offchip} of {chain}");
-            assert!(m.contains(&format!("each warp's chain of {chain:.0} cycles spends {offchip:.0} ({}) waiting on global loads", pct(offchip / chain))), "{m}");
-            assert!(m.contains(&format!("DRAM busy {} of the time", pct(b["dram_us"] / report.headline.time_us))), "{m}");
-            assert!(m.contains("more independent loads in flight per warp"), "{m}");
-            // 8 blocks of 8 warps fill the A100's 64 warp slots.
-            assert!(m.ends_with("are what will speed it up (all 64 warp slots per SM are already used)"), "{m}");
-            // An explicit launch: no annotation fix.
-            assert!(f[0].fixes.is_empty());
-        }
+    fn a_copy_with_one_byte_per_thread_waits_on_its_load() {
+        // 2^26 bytes, 262,144 blocks of 256: the A100's 64 warp slots are full, yet each
+        // warp's one load keeps only 128 B in flight. (The reductions of examples/reduce.cu
+        // at one element per thread were the example here until their one atomic per block,
+        // 1.6 ns each on one address, became their bound: memory_bound.rs.)
+        let a = analyze_text(COPY_BYTES, [262_144, 1, 1], [256, 1, 1], &[("param_2", 1 << 26)], &[A100]);
+        let kernel = "copy_bytes";
+        let f = findings(&a, kernel, CODE);
+        assert_eq!(f.len(), 1, "{kernel}: {:?}", a.kernels.iter().map(|k| &k.findings).collect::<Vec<_>>());
+        let m = &f[0].message;
+        assert!(m.starts_with("memory-latency-bound on NVIDIA A100"), "{m}");
+        assert_eq!(f[0].gpu.as_deref(), Some(A100));
+        // The numbers are the headline prediction's.
+        let k = a.kernels.iter().find(|k| k.name.contains(kernel)).expect("kernel");
+        let report = k.targets[0].models.as_ref().expect("report");
+        assert_eq!(report.headline.bound, Bound::Latency);
+        let b = &report.predictions.iter().find(|p| p.model == report.headline.model).expect("headline").breakdown;
+        let (chain, offchip) = (b["chain_cycles"], b["chain_offchip_cycles"]);
+        assert!(offchip > MEMORY_LATENCY_SHARE * chain, "{offchip} of {chain}");
+        assert!(m.contains(&format!("each warp's chain of {chain:.0} cycles spends {offchip:.0} ({}) waiting on global loads", pct(offchip / chain))), "{m}");
+        assert!(m.contains(&format!("DRAM busy {} of the time", pct(b["dram_us"] / report.headline.time_us))), "{m}");
+        assert!(m.contains("more independent loads in flight per warp"), "{m}");
+        // 8 blocks of 8 warps fill the A100's 64 warp slots.
+        assert!(m.ends_with("are what will speed it up (all 64 warp slots per SM are already used)"), "{m}");
+        // An explicit launch: no annotation fix.
+        assert!(f[0].fixes.is_empty());
     }
 
     #[test]

@@ -61,11 +61,30 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
         h.model,
         crate::display::time_us(h.time_us),
         h.bound.name(),
-        advice(h.bound)
+        if h.bound == Bound::Atomics && atomics_already_aggregated(&t.profile) { AGGREGATED_ADVICE } else { advice(h.bound) }
     );
     let mut f = cx.on_kernel(CODE, SEVERITY, message, Some(&t.gpu.id));
     f.fixes.extend(cx.annotation_fix());
     Some(f)
+}
+
+/// The advice when every global atomic already has one active lane per request on its
+/// address (`if (threadIdx.x == 0) atomicAdd(out, sum)`): the atomics are as few per block
+/// as they get, so fewer blocks.
+const AGGREGATED_ADVICE: &str = "fewer blocks, each reducing more elements before its one atomic (a grid-stride loop over one wave of blocks), are";
+
+/// Whether every global atomic of the kernel is one lane per request on one address.
+fn atomics_already_aggregated(profile: &kernel_profile::KernelProfile) -> bool {
+    let mut atomics = profile
+        .memory_accesses
+        .iter()
+        .filter(|a| a.kind == kernel_profile::AccessKind::Atomic && a.space != kernel_profile::Space::Shared && a.executions > 0.0)
+        .peekable();
+    atomics.peek().is_some()
+        && atomics.all(|a| {
+            let active = a.active_lane_fraction.unwrap_or(1.0);
+            a.same_address_lanes.is_some_and(|n| f64::from(n) * active <= 1.0 + 1e-9)
+        })
 }
 
 /// What relieves the binding level (CUDA C++ Best Practices Guide: "Coalesced Access to
@@ -118,6 +137,23 @@ mod tests {
         assert_eq!(bound, Bound::Atomics, "{message}");
         assert!(message.contains("(atomics)") && message.contains("a warp or block reduction first"), "{message}");
         assert!(!message.contains("better-coalesced"), "{message}");
+    }
+
+    #[test]
+    fn one_atomic_per_block_gets_the_fewer_blocks_advice() {
+        // reduce_shared: a block tree, then `if (tid == 0) atomicAdd(out, s[0])`, 65,536
+        // blocks of one element per thread: the atomics on one address bind, and they are
+        // already one per block.
+        let path = format!("{}/../../examples/reduce.ptx", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let a = crate::findings::test_support::analyze_text(&text, [65536, 1, 1], [256, 1, 1], &[("param_2", 1 << 24)], &["a100-sxm4-80gb"]);
+        for kernel in ["reduce_shared", "reduce_shuffle"] {
+            let f = findings(&a, kernel, CODE);
+            assert_eq!(f.len(), 1, "{kernel}");
+            let m = &f[0].message;
+            assert!(m.contains("(atomics)") && m.contains("fewer blocks, each reducing more elements"), "{kernel}: {m}");
+            assert!(!m.contains("a warp or block reduction first"), "{kernel}: {m}");
+        }
     }
 
     #[test]
