@@ -300,6 +300,25 @@ fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
     assert!(close(per_instr("h100-sxm", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 64.0 * 128.0 * 16.0 / 4.0 / 2048.0));
 }
 
+/// A grid of `blocks` blocks of 256 threads, each making 16 global atomics: on addresses
+/// with `same_address` lanes of a request on one (`None`: data-dependent, over a table of
+/// `span` bytes when given).
+fn atomic_profile(same_address: Option<u32>, span: Option<u64>, blocks: u32) -> KernelProfile {
+    let mut p = vector_add();
+    let mut a = p.memory_accesses[0].clone();
+    a.kind = kernel_profile::AccessKind::Atomic;
+    a.class = if same_address.is_some() { kernel_profile::AccessClass::Coalesced } else { kernel_profile::AccessClass::Irregular };
+    a.same_address_lanes = same_address;
+    a.data_span_bytes = span;
+    a.address = None;
+    a.executions = 16.0;
+    p.memory_accesses = vec![a];
+    p.counts.dynamic.clear();
+    p.counts.dynamic.insert(InstrClass::Atomic(kernel_profile::Space::Global), 16.0);
+    launch(&mut p, blocks, 256, 0);
+    p
+}
+
 /// An atomic whose address depends on data (a histogram's `atomicAdd(&bins[data[i]], 1)`)
 /// is counted at the least contention, one lane per warp request; where all 32 lanes on one
 /// address (one L2 operation each, `atomic_serial_ns` apart) would take much longer, the prediction
@@ -309,20 +328,7 @@ fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
 fn data_dependent_atomics_are_a_lower_bound_with_their_worst_case() {
     let g = gpu("a100-sxm4-80gb");
     let params = Params::from_gpu(&g);
-    let with_atomic = |same_address: Option<u32>| {
-        let mut p = vector_add();
-        let mut a = p.memory_accesses[0].clone();
-        a.kind = kernel_profile::AccessKind::Atomic;
-        a.class = if same_address.is_some() { kernel_profile::AccessClass::Coalesced } else { kernel_profile::AccessClass::Irregular };
-        a.same_address_lanes = same_address;
-        a.address = None;
-        a.executions = 16.0;
-        p.memory_accesses = vec![a];
-        p.counts.dynamic.clear();
-        p.counts.dynamic.insert(InstrClass::Atomic(kernel_profile::Space::Global), 16.0);
-        launch(&mut p, 108 * 8, 256, 0);
-        bottleneck::predict(&p, &g).expect("applies")
-    };
+    let with_atomic = |same_address: Option<u32>| bottleneck::predict(&atomic_profile(same_address, None, 108 * 8), &g).expect("applies");
     let unknown = with_atomic(None);
     assert_eq!(unknown.bound, Bound::Atomics, "{}", unknown.explanation);
     assert_eq!(unknown.confidence, perf_models::prediction::Confidence::Low);
@@ -342,19 +348,7 @@ fn data_dependent_atomics_are_a_lower_bound_with_their_worst_case() {
 fn atomics_on_one_line_take_their_time_in_turn() {
     let atomics_us = |id: &str, same_address: Option<u32>, span: Option<u64>| {
         let g = gpu(id);
-        let mut p = vector_add();
-        let mut a = p.memory_accesses[0].clone();
-        a.kind = kernel_profile::AccessKind::Atomic;
-        a.class = if same_address.is_some() { kernel_profile::AccessClass::Uniform } else { kernel_profile::AccessClass::Irregular };
-        a.same_address_lanes = same_address;
-        a.data_span_bytes = span;
-        a.address = None;
-        a.executions = 16.0;
-        p.memory_accesses = vec![a];
-        p.counts.dynamic.clear();
-        p.counts.dynamic.insert(InstrClass::Atomic(kernel_profile::Space::Global), 16.0);
-        launch(&mut p, 1024, 256, 0);
-        let pred = bottleneck::predict(&p, &g).expect("applies");
+        let pred = bottleneck::predict(&atomic_profile(same_address, span, 1024), &g).expect("applies");
         (pred.breakdown["atomics_us"], Params::from_gpu(&g).atomic_serial_ns)
     };
     // 1024 blocks × 8 warps × 16 requests = 131,072 requests.
