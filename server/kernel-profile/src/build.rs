@@ -817,11 +817,26 @@ fn address_of(func: &Function, id: InstrId, affine: &mut AffineAnalysis<'_, '_>)
     Affine::irregular()
 }
 
+/// The source line of an instruction. Code inlined from another file (the `atomicAdd` of
+/// CUDA's `device_atomic_functions.hpp`, a helper in a header) is placed at its call site
+/// when that is in the kernel's own file (`.loc ..., inlined_at FILE LINE COL`, PTX ISA
+/// "Debugging Directives: .loc"): the line the user wrote, where the editor shows it.
 fn source_of(module: &Module, func: &Function, id: InstrId) -> (Option<String>, Option<u32>) {
     match func.instr(id).and_then(|i| func.loc(i)) {
-        Some(loc) if loc.line > 0 => (module.file(loc.file).map(str::to_string), Some(loc.line)),
+        Some(loc) if loc.line > 0 => match loc.inlined_at {
+            Some((file, line, _)) if file != loc.file && line > 0 && Some(file) == kernel_file(func) => {
+                (module.file(file).map(str::to_string), Some(line))
+            }
+            _ => (module.file(loc.file).map(str::to_string), Some(loc.line)),
+        },
         _ => (None, None),
     }
+}
+
+/// The `.file` index of the kernel's own code: that of its first source line not inlined
+/// from elsewhere.
+fn kernel_file(func: &Function) -> Option<u32> {
+    func.locs.iter().find(|l| l.line > 0 && l.inlined_at.is_none()).map(|l| l.file)
 }
 
 /// Registers whose value can differ between the threads of a warp.

@@ -328,3 +328,78 @@ fn a_tree_whose_stride_doubles_has_the_bank_conflicts_of_each_step_on_its_active
     }
     assumption(&p, "block executions from simulating the control flow");
 }
+
+/// nvcc -ptx -lineinfo of a byte histogram's `atomicAdd(&hist[in[i]], 1)` (line 12): the
+/// atomic is CUDA's, inlined from `device_atomic_functions.hpp` (file 2) at line 12 of the
+/// kernel's file. The profile places it there, where the user wrote it; the kernel's own
+/// lines stay as they are.
+const INLINED_ATOMIC: &str = r#".version 9.5
+.target sm_90
+.address_size 64
+.visible .entry hist_global(
+	.param .u64 hist_global_param_0,
+	.param .u32 hist_global_param_1,
+	.param .u64 hist_global_param_2
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b16 	%rs<2>;
+	.reg .b32 	%r<13>;
+	.reg .b64 	%rd<9>;
+	.loc	1 9 0
+	ld.param.u64 	%rd3, [hist_global_param_0];
+	ld.param.u32 	%r6, [hist_global_param_1];
+	ld.param.u64 	%rd4, [hist_global_param_2];
+	.loc	1 11 5
+	mov.u32 	%r1, %ntid.x;
+	mov.u32 	%r7, %ctaid.x;
+	mov.u32 	%r8, %tid.x;
+	mad.lo.s32 	%r12, %r7, %r1, %r8;
+	setp.ge.s32 	%p1, %r12, %r6;
+	@%p1 bra 	$L__BB0_3;
+	.loc	1 11 64
+	mov.u32 	%r9, %nctaid.x;
+	mul.lo.s32 	%r3, %r9, %r1;
+	.loc	1 11 5
+	cvta.to.global.u64 	%rd1, %rd3;
+	cvta.to.global.u64 	%rd2, %rd4;
+$L__BB0_2:
+	.loc	1 12 9
+	cvt.s64.s32 	%rd5, %r12;
+	add.s64 	%rd6, %rd1, %rd5;
+	ld.global.nc.u8 	%rs1, [%rd6];
+	cvt.u32.u8 	%r10, %rs1;
+	mul.wide.u32 	%rd7, %r10, 4;
+	add.s64 	%rd8, %rd2, %rd7;
+	.loc	2 107 3, function_name $L__info_string0, inlined_at 1 12 9
+	atom.global.add.u32 	%r11, [%rd8], 1;
+	.loc	1 11 64
+	add.s32 	%r12, %r12, %r3;
+	.loc	1 11 5
+	setp.lt.s32 	%p2, %r12, %r6;
+	@%p2 bra 	$L__BB0_2;
+$L__BB0_3:
+	.loc	1 13 1
+	ret;
+}
+	.section	.debug_str
+	{
+$L__info_string0:
+.b8 95,0
+	}
+	.file	1 "histogram.cu"
+	.file	2 "/usr/local/cuda/include/device_atomic_functions.hpp"
+"#;
+
+#[test]
+fn an_atomic_inlined_from_a_cuda_header_is_placed_at_its_call_site() {
+    let p = profile_text(INLINED_ATOMIC, "hist_global", 64, 256, &[("param_1", 1 << 20)], &ProfileOptions::default());
+    let place = |kind: AccessKind| {
+        let a = p.memory_accesses.iter().find(|a| a.kind == kind).expect("access");
+        (a.source_file.clone(), a.source_line)
+    };
+    assert_eq!(place(AccessKind::Atomic), (Some("histogram.cu".to_string()), Some(12)));
+    assert_eq!(place(AccessKind::Load), (Some("histogram.cu".to_string()), Some(12)));
+    // The index is a loaded byte: 256 counters of 4 bytes.
+    assert_eq!(p.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).and_then(|a| a.data_span_bytes), Some(1024));
+}
