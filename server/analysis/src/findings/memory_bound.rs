@@ -21,7 +21,8 @@
 //! ## Fix
 //! No automatic fix. The message's advice follows the binding level: DRAM (below), L2 (reuse
 //! in L1 or shared memory), L1 (fewer wavefronts), shared memory (bank conflicts, vector
-//! accesses), same-address atomics (reduce per warp or block first). Cut global memory traffic: reuse loaded data through shared memory
+//! accesses), same-address atomics (reduce per warp or block first; where the atomics are
+//! already one lane per request, fewer blocks that each reduce more elements). Cut global memory traffic: reuse loaded data through shared memory
 //! (Dasgupta 2011 §4.2.1, Table 12; Wang, Zhong & Mitra 2017 §4.4.2), fix uncoalesced
 //! accesses (see `uncoalesced-global-access`), use wider (vector) accesses with care
 //! (Dasgupta 2011 §3.2.5 and §4.2.3). When the launch configuration is unknown, a fix inserts a `// warpsight:`
