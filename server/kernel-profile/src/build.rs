@@ -241,9 +241,6 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             Space::Shared => access::classify_shared_lanes(lanes.as_ref(), bytes, banks),
             _ => access::classify_global_lanes(lanes.as_ref(), bytes, input.options.irregular_sectors),
         };
-        if c.class == AccessClass::Irregular && space != Space::Const && executions > 0.0 {
-            n_irregular += 1;
-        }
         // Atomics serialise on a shared address: the most lanes that hit one.
         let same_address_lanes = match (kind, lanes.as_ref()) {
             (AccessKind::Atomic, Some(l)) if !l.addrs.is_empty() => {
@@ -254,6 +251,15 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             }
             _ => None,
         };
+        // A data-dependent atomic or global load indexing one table by a bounded value.
+        let data_span_bytes = ((kind == AccessKind::Atomic && same_address_lanes.is_none())
+            || (kind == AccessKind::Load && c.class == AccessClass::Irregular && space != Space::Shared))
+            .then(|| crate::index_range::data_span_bytes(func, id as InstrId))
+            .flatten();
+        // Irregular accesses are charged the worst case, those into a known table its sectors.
+        if c.class == AccessClass::Irregular && space != Space::Const && executions > 0.0 && data_span_bytes.is_none() {
+            n_irregular += 1;
+        }
         // L1 wavefronts of a global (generic) load or store from its lanes' addresses; not
         // for a data-dependent one, nor one whose stride across the warp is a stand-in.
         let l1_wavefronts_per_request = match (space, lanes.as_ref()) {
@@ -283,9 +289,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             source_file,
             source_line,
             same_address_lanes,
-            data_span_bytes: (kind == AccessKind::Atomic && same_address_lanes.is_none())
-                .then(|| crate::index_range::data_span_bytes(func, id as InstrId))
-                .flatten(),
+            data_span_bytes,
             active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
             address: pattern,
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),

@@ -255,10 +255,12 @@ pub struct MemoryAccess {
     /// atomic whose address depends on data (class `irregular`): unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_address_lanes: Option<u32>,
-    /// Data-dependent atomics only: the bytes the address ranges over when it indexes one
-    /// table of the launch by a bounded value (a histogram's `hist[byte]`: 1 KiB of
-    /// counters; `kernel_profile::index_range`). Their lanes then contend for that many
-    /// cache lines. Absent when the index's range is unknown.
+    /// Data-dependent atomics and global loads only: the bytes the address ranges over
+    /// when it indexes one table of the launch by a bounded value (a histogram's
+    /// `hist[byte]`: 1 KiB of counters; a lookup table's `lut[byte]`;
+    /// `kernel_profile::index_range`). An atomic's lanes then contend for that many cache
+    /// lines; a load's sectors are those of a table of that size (in L1 when it fits).
+    /// Absent when the index's range is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_span_bytes: Option<u64>,
     /// Mean fraction of a warp's lanes active when it executes the access (its block's

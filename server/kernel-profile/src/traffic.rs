@@ -71,7 +71,9 @@
 //! atomic whose table is known (`MemoryAccess::data_span_bytes`, or the launch's
 //! `footprint`) has each active lane performed in the slice of its 128-byte line, the
 //! table's lines in parallel: its lanes over the lines are counted (a byte histogram's
-//! 256 counters are 8 lines). A guard that
+//! 256 counters are 8 lines). A data-dependent load into such a table (`lut[byte]`) takes
+//! the table as its own footprint under the rule for stated footprints below, and at most
+//! the table's sectors per request. A guard that
 //! leaves lanes idle (`MemoryAccess::active_lane_fraction`: `if (threadIdx.x == 0)`, a
 //! partial last warp) scales a request's sectors and its same-address lanes by the share
 //! of active lanes, at least one of each.
@@ -384,7 +386,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // Lanes a guard leaves idle request nothing: a warp's request touches the sectors
         // (and contends on the address) of its active lanes only, at least one.
         let active = a.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
-        let sectors = if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) };
+        let sectors = table_capped(a, if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) });
         let same_address = |n: Option<u32>| n.map(|n| (f64::from(n.max(1)) * active).max(1.0));
         let l1_wavefronts = a.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0);
         match (a.space, a.kind) {
@@ -470,18 +472,23 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let mut streams: BTreeMap<StreamKey, Vec<&MemoryAccess>> = BTreeMap::new();
     let (mut unpatterned_load_sectors, mut unpatterned_store_sectors) = (0.0, 0.0);
     let (mut unpatterned_loads, mut unpatterned_stores) = (0usize, 0usize);
+    // Data-dependent loads from a table of known size: (requested sectors, table bytes).
+    let mut table_gathers: Vec<(f64, f64)> = Vec::new();
     // Accesses that never run (a loop no thread enters) move nothing.
     for a in profile.memory_accesses.iter().filter(|a| is_offchip(a) && a.kind != AccessKind::Atomic && a.executions > 0.0) {
         let requests = a.executions.max(0.0) * warps;
         // Only the active lanes' sectors, as above.
         let active = a.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
-        let sectors = if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) };
+        let sectors = table_capped(a, if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) });
         match &a.address {
             Some(p) if !p.partial && a.class != AccessClass::Irregular => {
                 streams.entry((p.base.clone(), p.tid, p.ctaid, p.lane, a.kind == AccessKind::Store)).or_default().push(a);
             }
             _ => {
-                if a.kind == AccessKind::Load {
+                if let (AccessKind::Load, Some(span)) = (a.kind, a.data_span_bytes.filter(|b| *b > 0)) {
+                    // A bounded index into one table: its own footprint (below).
+                    table_gathers.push((requests * sectors, span as f64));
+                } else if a.kind == AccessKind::Load {
                     unpatterned_loads += 1;
                     unpatterned_load_sectors += requests * sectors;
                 } else {
@@ -525,17 +532,22 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // The blocks that share an SM's L1 at once: the occupancy's resident blocks, fewer when
     // the grid does not fill them (one block per SM gets the whole L1).
     let sharing = f64::from(caches.resident_blocks_per_sm.max(1)).min((blocks / f64::from(caches.sm_count.max(1))).ceil().max(1.0));
-    let (gather_l1_hit, gather_l2_hit) = match footprint {
-        Some(f) => {
-            let l1_left = (caches.l1_bytes_per_sm as f64 - sharing * block_bytes).max(0.0);
-            ((l1_left / f).min(1.0), (caches.l2_bytes as f64 / f).min(1.0))
-        }
-        None => (0.0, 0.0),
-    };
+    let l1_left = (caches.l1_bytes_per_sm as f64 - sharing * block_bytes).max(0.0);
+    let hits = |f: f64| ((l1_left / f).min(1.0), (caches.l2_bytes as f64 / f).min(1.0));
+    let (gather_l1_hit, gather_l2_hit) = footprint.map_or((0.0, 0.0), hits);
     let gather_l2_sectors = unpatterned_load_sectors * (1.0 - gather_l1_hit);
+    // Table gathers, each with its table's size as its footprint: L2 sectors, and DRAM
+    // sectors (the misses, at least the table once).
+    let (mut table_l2_sectors, mut table_dram_sectors) = (0.0, 0.0);
+    for &(requested, f) in &table_gathers {
+        let (l1_hit, l2_hit) = hits(f);
+        let l2 = requested * (1.0 - l1_hit);
+        table_l2_sectors += l2;
+        table_dram_sectors += (l2 * (1.0 - l2_hit)).max(requested.min(f / SECTOR_BYTES));
+    }
     let l1_per_block = caches.l1_bytes_per_sm as f64 / sharing;
     let hit = if block_bytes <= l1_per_block || block_bytes <= 0.0 { 1.0 } else { l1_per_block / block_bytes };
-    let mut l2_loads = gather_l2_sectors;
+    let mut l2_loads = gather_l2_sectors + table_l2_sectors;
     for a in arrays.values() {
         let distinct = a.block * blocks;
         let rereads = (a.load_sectors - distinct).max(0.0);
@@ -559,7 +571,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         Some(f) => (gather_l2_sectors * (1.0 - gather_l2_hit)).max(unpatterned_load_sectors.min(f / SECTOR_BYTES)),
         None => unpatterned_load_sectors,
     };
-    let mut reads = gather_dram_sectors * SECTOR_BYTES;
+    let mut reads = (gather_dram_sectors + table_dram_sectors) * SECTOR_BYTES;
     for (base, a) in &arrays {
         if a.load_sectors <= 0.0 {
             continue;
@@ -580,10 +592,13 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // Resident in L2 across launches: only when every access has a known footprint (an
     // array whose size is unknown may not fit) and there is something to keep.
     // With a stated footprint the data-dependent loads' range counts as one more array.
-    let gathers_fit = footprint.is_some_and(|f| grid_bytes + f <= caches.l2_bytes as f64);
-    t.l2_resident = fits && unpatterned_stores == 0 && if unpatterned_loads == 0 { grid_bytes > 0.0 } else { gathers_fit };
+    let tables: f64 = table_gathers.iter().map(|g| g.1).sum();
+    let gathers_fit = footprint.is_some_and(|f| grid_bytes + tables + f <= caches.l2_bytes as f64);
+    t.l2_resident = fits
+        && unpatterned_stores == 0
+        && if unpatterned_loads == 0 { grid_bytes > 0.0 && grid_bytes + tables <= caches.l2_bytes as f64 } else { gathers_fit };
     // The bytes kept in L2: the arrays' distinct footprint and the stated gather footprint.
-    let kept_bytes = grid_bytes + if unpatterned_loads > 0 { footprint.unwrap_or(0.0) } else { 0.0 };
+    let kept_bytes = grid_bytes + if unpatterned_loads > 0 { footprint.unwrap_or(0.0) } else { 0.0 } + table_gathers.iter().map(|g| g.1).sum::<f64>();
     if t.l2_resident {
         t.notes.push(format!(
             "DRAM: every array ({:.1} MB in all) fits in the {:.1} MB L2: in the steady state of repeated launches the data stays there (L2 is write-back), so the time counts no DRAM traffic; a first, cold launch reads and writes {:.1} MB",
@@ -615,8 +630,28 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             "{unpatterned_loads} load(s) and {unpatterned_stores} store(s) without an affine address (data-dependent, piecewise or with an unknown argument): their requested sectors are counted in L2 and DRAM (their array's size is unknown, so it is not known to fit in L2; `footprint=BYTES` in the launch states the bytes they range over)"
         ));
     }
+    if !table_gathers.is_empty() {
+        let (requested, bytes) = table_gathers.iter().fold((0.0, 0.0_f64), |(r, b), g| (r + g.0, b.max(g.1)));
+        let (l1_hit, _) = hits(bytes);
+        t.notes.push(format!(
+            "{} data-dependent load(s) index a table of at most {:.1} KiB by a bounded value: {:.0} % of their {:.0} sectors hit L1, the table is read from DRAM at least once",
+            table_gathers.len(),
+            bytes / 1024.0,
+            l1_hit * 100.0,
+            requested
+        ));
+    }
     spills(profile, caches, &mut t);
     t
+}
+
+/// A data-dependent access into a table of known size touches at most the table's sectors
+/// per request.
+fn table_capped(a: &MemoryAccess, sectors: f64) -> f64 {
+    match a.data_span_bytes.filter(|b| *b > 0) {
+        Some(span) if a.class == AccessClass::Irregular => sectors.min((span as f64 / SECTOR_BYTES).ceil().max(1.0)),
+        _ => sectors,
+    }
 }
 
 /// Bytes of one spill instruction: one 32-bit register (see the module documentation).

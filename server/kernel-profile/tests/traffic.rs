@@ -264,3 +264,26 @@ fn a_periodic_block_index_shares_its_data_between_blocks() {
     // 100,000 blocks × 32 warps × 32 chunks × 2 loads × 8 sectors (256 B per warp load).
     check(&t, "l2_load_sectors", t.l2_load_sectors, 100_000.0 * 32.0 * 32.0 * 2.0 * 8.0, 1e-9);
 }
+
+/// nvcc -ptx -arch=sm_80 of `if (i < n) out[i] = lut[in[i]];` with `in` of bytes and `lut`
+/// of floats: a gather whose index is a loaded byte, so from a table of 256 floats.
+const LUT_MAP: &str = ".version 9.5\n.target sm_80\n.address_size 64\n.visible .entry lut_map(\n.param .u64 lut_map_param_0,\n.param .u64 lut_map_param_1,\n.param .u64 lut_map_param_2,\n.param .u32 lut_map_param_3\n)\n{\n.reg .pred %p<2>;\n.reg .f32 %f<2>;\n.reg .b32 %r<7>;\n.reg .b64 %rd<13>;\nld.param.u64 %rd1, [lut_map_param_0];\nld.param.u64 %rd2, [lut_map_param_1];\nld.param.u64 %rd3, [lut_map_param_2];\nld.param.u32 %r2, [lut_map_param_3];\nmov.u32 %r3, %ctaid.x;\nmov.u32 %r4, %ntid.x;\nmov.u32 %r5, %tid.x;\nmad.lo.s32 %r1, %r3, %r4, %r5;\nsetp.ge.s32 %p1, %r1, %r2;\n@%p1 bra $L__BB0_2;\ncvta.to.global.u64 %rd4, %rd1;\ncvt.s64.s32 %rd5, %r1;\nadd.s64 %rd6, %rd4, %rd5;\nld.global.u8 %r6, [%rd6];\ncvta.to.global.u64 %rd7, %rd2;\nmul.wide.u32 %rd8, %r6, 4;\nadd.s64 %rd9, %rd7, %rd8;\nld.global.f32 %f1, [%rd9];\ncvta.to.global.u64 %rd10, %rd3;\nmul.wide.s32 %rd11, %r1, 4;\nadd.s64 %rd12, %rd10, %rd11;\nst.global.f32 [%rd12], %f1;\n$L__BB0_2:\nret;\n}\n";
+
+#[test]
+fn a_gather_from_a_byte_indexed_table_reads_the_table_once() {
+    // 2^26 bytes in, 2^26 floats out; the 1 KiB table stays in L1: its 32 sectors per
+    // request (256 floats are 32 sectors, the most a warp can touch) are L1 hits, and DRAM
+    // reads the input and the table once.
+    let n: i64 = 1 << 26;
+    let p = common::profile_text(LUT_MAP, "lut_map.ptx", "lut_map", [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_3", n)]);
+    let gather: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load && a.class == kernel_profile::AccessClass::Irregular).collect();
+    assert_eq!(gather.len(), 1);
+    assert_eq!(gather[0].data_span_bytes, Some(1024));
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, n as f64 + 1024.0, 0.001);
+    check(&t, "dram_write_bytes", t.dram_write_bytes, 4.0 * n as f64, 0.001);
+    // L2 sees the input's sectors only (one per 32 bytes), not the table's.
+    check(&t, "l2_load_sectors", t.l2_load_sectors, n as f64 / SECTOR_BYTES, 0.001);
+    assert!(t.notes.iter().any(|m| m.contains("index a table of at most 1.0 KiB")), "{:?}", t.notes);
+    assert!(!p.assumptions.iter().any(|m| m.contains("assumed worst case")), "{:?}", p.assumptions);
+}
