@@ -597,8 +597,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     t.l2_resident = fits
         && unpatterned_stores == 0
         && if unpatterned_loads == 0 { grid_bytes > 0.0 && grid_bytes + tables <= caches.l2_bytes as f64 } else { gathers_fit };
-    // The bytes kept in L2: the arrays' distinct footprint and the stated gather footprint.
-    let kept_bytes = grid_bytes + if unpatterned_loads > 0 { footprint.unwrap_or(0.0) } else { 0.0 } + table_gathers.iter().map(|g| g.1).sum::<f64>();
+    // The bytes kept in L2: the arrays' distinct footprint, the stated gather footprint and
+    // the tables of bounded gathers.
+    let kept_bytes = grid_bytes + if unpatterned_loads > 0 { footprint.unwrap_or(0.0) } else { 0.0 } + tables;
     if t.l2_resident {
         t.notes.push(format!(
             "DRAM: every array ({:.1} MB in all) fits in the {:.1} MB L2: in the steady state of repeated launches the data stays there (L2 is write-back), so the time counts no DRAM traffic; a first, cold launch reads and writes {:.1} MB",
