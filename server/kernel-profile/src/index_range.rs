@@ -14,6 +14,8 @@
 use ptx_ir::ir::{AddrBase, Function, InstrId, Operand, RegId};
 use ptx_ir::{InstrClass, Space};
 
+use crate::predicate::IntTy;
+
 /// What a register holds, as far as its range goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Value {
@@ -78,15 +80,10 @@ fn imm(op: Option<&Operand>) -> Option<i64> {
     }
 }
 
-/// The range of an integer type (`u8` → 0..=255).
+/// The range of an 8- or 16-bit integer type (`u8` → 0..=255), the only ones that bound
+/// an index by themselves.
 fn type_range(ty: &str) -> Option<(i64, i64)> {
-    match ty {
-        "u8" | "b8" => Some((0, 255)),
-        "s8" => Some((-128, 127)),
-        "u16" | "b16" => Some((0, 65_535)),
-        "s16" => Some((-32_768, 32_767)),
-        _ => None,
-    }
+    IntTy::of(ty).filter(|t| matches!(t.bits(), 8 | 16)).map(IntTy::range)
 }
 
 fn scale(v: Value, c: i64) -> Option<Value> {
@@ -156,7 +153,7 @@ fn instr_value(func: &Function, id: InstrId, depth: u32) -> Option<Value> {
         }
         ("shr", _) if unsigned => {
             let k = imm(src(2)).filter(|k| (0..64).contains(k))?;
-            let bits = if instr.ty().is_some_and(|t| t.ends_with("64")) { 64 } else { 32 };
+            let bits = instr.ty().and_then(IntTy::of).map_or(32, |t| i64::from(t.bits()));
             match operand(func, src(1)?, depth) {
                 Some(Value::Range { lo, hi }) if lo >= 0 => Some(Value::Range { lo: lo >> k, hi: hi >> k }),
                 Some(Value::Fixed) => Some(Value::Fixed),

@@ -71,6 +71,16 @@ impl IntTy {
         matches!(bits, 8 | 16 | 32 | 64).then_some(IntTy { bits, signed })
     }
 
+    pub(crate) fn bits(self) -> u32 {
+        self.bits
+    }
+
+    /// The least and greatest values of the type (below 64 bits).
+    pub(crate) fn range(self) -> (i64, i64) {
+        let b = self.bits.min(63);
+        if self.signed { (-(1i64 << (b - 1)), (1i64 << (b - 1)) - 1) } else { (0, (1i64 << b) - 1) }
+    }
+
     fn wide(self) -> IntTy {
         IntTy { bits: (self.bits * 2).min(64), signed: self.signed }
     }
