@@ -116,6 +116,11 @@ pub struct Params {
     /// GeForce boards "FP16 Tensor TFLOPS with FP32 Accumulate" at half the FP16-accumulate
     /// figure; the TITAN, workstation and datacenter boards at the same).
     pub tensor_fp32_acc_half_rate: bool,
+    /// The rate of the warp-level tensor instructions (`mma.sync`, `wmma.mma`) relative to
+    /// [`Params::tensor_fma_per_clk`], where the SM reaches its peak only through another
+    /// instruction (Hopper's warpgroup `wgmma.mma_async`): `bottleneck.sync_mma_rate_fraction`
+    /// in gpu-data, 1 where the architecture has none.
+    pub sync_mma_fraction: f64,
     pub l1_bytes_per_clk_per_sm: f64,
     pub shared_bytes_per_clk_per_sm: f64,
     /// Whole-chip L2 bandwidth in bytes per SM clock.
@@ -171,6 +176,8 @@ pub mod keys {
     /// Dense FP16-input tensor-core multiply-adds per clock per SM (the architecture's
     /// `[arch.model_params]` in gpu-data/architectures.toml, from the whitepapers).
     pub const TENSOR_FMA_PER_CLK: &str = "bottleneck.tensor_fp16_fma_per_clk_per_sm";
+    /// [`super::Params::sync_mma_fraction`] (Hopper: about 2/3).
+    pub const SYNC_MMA_FRACTION: &str = "bottleneck.sync_mma_rate_fraction";
     /// [`super::Params::atomic_serial_ns`] where an architecture has its own value.
     pub const ATOMIC_SERIAL_NS: &str = "bottleneck.atomic_serial_ns";
 }
@@ -248,6 +255,7 @@ impl Params {
             fp32_int_shared: gpu.cc.major < 7,
             tensor_fma_per_clk: mp(keys::TENSOR_FMA_PER_CLK),
             tensor_fp32_acc_half_rate: gpu.name.contains("GeForce") && gpu.cc.major >= 7,
+            sync_mma_fraction: mp(keys::SYNC_MMA_FRACTION).filter(|v| *v > 0.0 && *v <= 1.0).unwrap_or(1.0),
             l1_bytes_per_clk_per_sm: gpu.l1_bytes_per_clk_per_sm,
             shared_bytes_per_clk_per_sm: gpu.shared_bytes_per_clk_per_sm,
             l2_bytes_per_clk: gpu.l2_bytes_per_clk_per_sm * f64::from(gpu.sm_count.max(1)),
@@ -456,7 +464,8 @@ fn later(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
 /// TF32 runs at half the rate, INT8 and FP8 at twice, INT4 at four times, FP64 at 1/16
 /// (NVIDIA A100 whitepaper, Table 1: 156, 624, 1248 and 19.5 against 312 TFLOPS or TOPS;
 /// H100 whitepaper: FP8 at twice FP16), and FP16/BF16 inputs with FP32 accumulation at
-/// half where [`Params::tensor_fp32_acc_half_rate`]. `None` for an opcode without a shape
+/// half where [`Params::tensor_fp32_acc_half_rate`]; a warp-level `mma`/`wmma.mma` at
+/// [`Params::sync_mma_fraction`] of the rate. `None` for an opcode without a shape
 /// (`tcgen05` and other forms): the caller keeps the per-instruction rate.
 fn tensor_op(opcode: &str, p: &Params) -> Option<(f64, f64)> {
     let mut fmas = None;
@@ -471,11 +480,15 @@ fn tensor_op(opcode: &str, p: &Params) -> Option<(f64, f64)> {
         }
     }
     let mut fmas = fmas?;
-    if opcode.starts_with("wgmma") {
+    // The warp-level forms run at `sync_mma_fraction` of the rate only `wgmma` reaches.
+    let form = if opcode.starts_with("wgmma") {
         fmas /= 4.0;
-    }
+        1.0
+    } else {
+        p.sync_mma_fraction
+    };
     let has = |t: &str| types.contains(&t);
-    let factor = if has("f64") {
+    let types_factor = if has("f64") {
         1.0 / 16.0
     } else if has("tf32") {
         0.5
@@ -489,7 +502,7 @@ fn tensor_op(opcode: &str, p: &Params) -> Option<(f64, f64)> {
     } else {
         1.0
     };
-    Some((fmas, factor))
+    Some((fmas, types_factor * form))
 }
 
 /// SM cycles per tensor-core warp instruction, averaged over the kernel's tensor
@@ -664,8 +677,16 @@ pub fn estimate(
     }
     for (pipe, n) in &per_pipe {
         let rate = rate_of(pipe);
-        let mut cycles = warps_on_sm * n * 32.0 / rate.max(1e-9);
+        // The CUDA guide's table counts a half2 instruction's lane as two results, and
+        // ptxas issues a single-half operation as the same instruction on one half
+        // (`HADD2`, `HFMA2` with a `.H0_H0` operand): an FP16 warp instruction takes 64
+        // results of the pipe's rate either way.
+        let results_per_instr = if *pipe == Pipe::Fp16 { 64.0 } else { 32.0 };
+        let mut cycles = warps_on_sm * n * results_per_instr / rate.max(1e-9);
         let mut detail = format!("{:.0} {} warp instructions per SM at {} results per cycle", warps_on_sm * n, pipe.name(), rate);
+        if *pipe == Pipe::Fp16 {
+            detail.push_str(" (64 per warp instruction: a half2 per lane)");
+        }
         if *pipe == Pipe::Tensor
             && let Some((per_instr, fmas)) = tensor_cycles_per_instr(profile, p)
         {

@@ -298,6 +298,43 @@ fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
     assert!(close(per_instr("titan-rtx", mma_f32), 4.0));
     // A Hopper warpgroup MMA: m64n128k16 over the warpgroup's four warps.
     assert!(close(per_instr("h100-sxm", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 64.0 * 128.0 * 16.0 / 4.0 / 2048.0));
+    // The warp-level forms on Hopper reach about 2/3 of that rate (FlashAttention-3 paper,
+    // gpu-data `bottleneck.sync_mma_rate_fraction`): 2048 / (2048 × 0.67) cycles, not 1.
+    assert!(close(per_instr("h100-sxm", mma_f32), 2048.0 / (2048.0 * 0.67)));
+    assert!(close(per_instr("h100-sxm", wmma), 4096.0 / (2048.0 * 0.67)));
+    assert_eq!(Params::from_gpu(&gpu("a100-sxm4-80gb")).sync_mma_fraction, 1.0);
+}
+
+/// Half-precision arithmetic: the CUDA guide's table counts a half2 lane as two results
+/// and ptxas issues a single half as the same instruction, so an FP16 warp instruction
+/// takes 64 of the table's results. A full SM of independent `fma.rn.f16x2` runs at 2 warp
+/// instructions per cycle on a GA102 (FP16 at the FP32 rate, 128 results per clock: GA102
+/// whitepaper, RTX 3090 35.6 non-tensor FP16 TFLOPS) and on a Turing SM (128: twice its
+/// FP32), and at 4 on an A100 (256), where the four schedulers' issue slots bind as well.
+#[test]
+fn half2_arithmetic_takes_two_results_per_lane() {
+    let run = |gpu_id: &str, opcode: &str| -> (Prediction, Params) {
+        let g = gpu(gpu_id);
+        let k = 1024;
+        let mut p = fma_chain(k, InstrClass::Fp16, opcode);
+        for i in &mut p.blocks[0].instructions {
+            i.deps.clear();
+        }
+        launch(&mut p, g.sm_count * 64, 256, 0);
+        (bottleneck::predict(&p, &g).expect("applies"), Params::from_gpu(&g))
+    };
+    // 64 blocks × 8 warps per SM × 1024 instructions at `per_cycle` warp instructions.
+    let us = |p: &Params, per_cycle: f64| 64.0 * 8.0 * 1024.0 / per_cycle / p.clock_hz * 1e6;
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+    for (id, per_cycle) in [("rtx-3090", 2.0), ("titan-rtx", 2.0), ("a100-sxm4-80gb", 4.0)] {
+        for opcode in ["fma.rn.f16x2", "add.f16"] {
+            let (pred, p) = run(id, opcode);
+            assert!(close(pred.breakdown["fp16_us"], us(&p, per_cycle)), "{id} {opcode}: {:?}", pred.breakdown);
+        }
+    }
+    let (pred, _) = run("rtx-3090", "fma.rn.f16x2");
+    assert_eq!(pred.bound, Bound::Pipe(Pipe::Fp16), "{}", pred.explanation);
+    assert!(pred.explanation.contains("64 per warp instruction"), "{}", pred.explanation);
 }
 
 /// A grid of `blocks` blocks of 256 threads, each making 16 global atomics: on addresses
