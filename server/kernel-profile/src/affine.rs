@@ -164,22 +164,35 @@ pub struct AffineAnalysis<'f, 'e> {
     /// Uniform unknowns, keyed by what they stand for, so the same parameter gives the
     /// same variable everywhere.
     uniforms: HashMap<String, u32>,
-    /// Induction variables: register → (loop id, init, step).
-    ivs: HashMap<RegId, (u32, Option<Expr>, Expr)>,
+    /// Induction variables: register → (loop id, init, step) per loop it steps in (two for
+    /// the counter nvcc shares between an unrolled loop and the remainder loop in front).
+    ivs: HashMap<RegId, Vec<(u32, Option<Expr>, Expr)>>,
     depth: u32,
+    /// The block of the instruction whose operands are being evaluated: which of a
+    /// register's loops a use is in, for a register that steps in several.
+    at_block: Option<ptx_ir::ir::BlockId>,
 }
 
 const MAX_DEPTH: u32 = 48;
 
 impl<'f, 'e> AffineAnalysis<'f, 'e> {
     pub fn new(func: &'f Function, env: &'e Env<'e>) -> Self {
-        let mut ivs = HashMap::new();
+        let mut ivs: HashMap<RegId, Vec<(u32, Option<Expr>, Expr)>> = HashMap::new();
         for (loop_id, lp) in func.loops.iter().enumerate() {
             for iv in &lp.induction_vars {
-                ivs.insert(iv.reg, (loop_id as u32, iv.init.clone(), iv.step.clone()));
+                ivs.entry(iv.reg).or_default().push((loop_id as u32, iv.init.clone(), iv.step.clone()));
             }
         }
-        AffineAnalysis { func, env, memo: HashMap::new(), added: Vec::new(), uniforms: HashMap::new(), ivs, depth: 0 }
+        AffineAnalysis {
+            func,
+            env,
+            memo: HashMap::new(),
+            added: Vec::new(),
+            uniforms: HashMap::new(),
+            ivs,
+            depth: 0,
+            at_block: None,
+        }
     }
 
     /// What a `Var::Uniform` stands for: `param:NAME` for a kernel parameter, `sym:NAME`
@@ -420,6 +433,14 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         }
     }
 
+    /// The affine form of a register's value where an instruction of `block` reads it.
+    pub fn reg_in(&mut self, r: RegId, block: ptx_ir::ir::BlockId) -> Affine {
+        let outer = self.at_block.replace(block);
+        let value = self.reg(r);
+        self.at_block = outer;
+        value
+    }
+
     /// The affine form of a register's value.
     pub fn reg(&mut self, r: RegId) -> Affine {
         if let Some(a) = self.memo.get(&r) {
@@ -429,10 +450,40 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             return Affine::irregular();
         }
         self.depth += 1;
-        let res = self.reg_uncached(r);
+        // A register that steps in several loops has a value per use site: not memoised.
+        let per_site = self.ivs.get(&r).is_some_and(|l| l.len() > 1);
+        let res = if per_site { self.multi_loop_iv(r) } else { self.reg_uncached(r) };
         self.depth -= 1;
-        self.remember(r, res.clone());
+        if !per_site {
+            self.remember(r, res.clone());
+        }
         res
+    }
+
+    /// A counter that steps in several loops, one after the other (nvcc's remainder loop
+    /// `for (i = lane; ...; i += 32)` peeled in front of the same loop unrolled by four,
+    /// `i += 128`): inside one of them, that loop's induction variable; elsewhere (between
+    /// or after them), the common start of its definitions (`common_start`: `lane`, the
+    /// smallest of `lane + 32·r`).
+    fn multi_loop_iv(&mut self, r: RegId) -> Affine {
+        let loops = self.ivs.get(&r).cloned().unwrap_or_default();
+        let here = self.at_block.map(|b| self.func.loops_of(b)).unwrap_or_default();
+        // `loops_of` lists the innermost loop first.
+        if let Some((loop_id, init, step)) = here.iter().find_map(|l| loops.iter().find(|(id, ..)| id == l)).cloned() {
+            let init = match init {
+                Some(e) => self.of_expr(&e),
+                None => self.def_outside_loop(r, loop_id),
+            };
+            let step = self.of_expr(&step);
+            let iter = self.mul(Affine::var(Var::Iter(loop_id)), step);
+            return init.add(&iter, 1);
+        }
+        let defs: Vec<InstrId> = self.func.defs_of(r).to_vec();
+        if defs.is_empty() || defs.len() > 8 {
+            return Affine::irregular();
+        }
+        let vals: Vec<Affine> = defs.iter().map(|d| self.instr_value(*d)).collect();
+        common_start(&vals).unwrap_or_else(Affine::irregular)
     }
 
     fn remember(&mut self, r: RegId, a: Affine) {
@@ -454,7 +505,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         if let Some(s) = self.func.register(r).and_then(|reg| reg.special) {
             return self.special(s);
         }
-        if let Some((loop_id, init, step)) = self.ivs.get(&r).cloned() {
+        if let Some((loop_id, init, step)) = self.ivs.get(&r).and_then(|l| l.first()).cloned() {
             // iv = init + iteration · step.
             let init = match init {
                 Some(e) => self.of_expr(&e),
@@ -576,6 +627,13 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
     /// The value an instruction writes to its (first) destination.
     fn instr_value(&mut self, id: InstrId) -> Affine {
         let Some(instr) = self.func.instr(id) else { return Affine::irregular() };
+        let outer = self.at_block.replace(instr.block);
+        let value = self.instr_value_at(id, instr);
+        self.at_block = outer;
+        value
+    }
+
+    fn instr_value_at(&mut self, id: InstrId, instr: &ptx_ir::ir::Instr) -> Affine {
         let ops: Vec<Operand> = self.func.operands_of(instr).to_vec();
         let base = instr.base().to_string();
         let src = |i: usize| ops.get(i).cloned();
@@ -747,13 +805,32 @@ fn divides_all(a: &Affine, m: i64) -> bool {
 }
 
 /// When every value has the same variables with the same coefficients and only the
-/// constants differ, the one with the smallest constant.
+/// constants differ, the one with the smallest constant. Terms in the iteration number of
+/// a loop that some values have and others not (or with other coefficients) are dropped
+/// first: they are the exit value of a loop run before this one, warp-uniform, such as
+/// the remainder loop nvcc peels in front of an unrolled strided loop (`for (i = lane; i
+/// < n; i += 32)`: the unrolled loop starts at `lane`, or at `lane + 32·r` after `r`
+/// remainder iterations); dropping them keeps the smallest start, as for the constants.
 fn common_start(vals: &[Affine]) -> Option<Affine> {
     let first = vals.first()?;
-    if vals.iter().any(|v| v.irregular || v.terms != first.terms || v.unknown != first.unknown) {
+    if vals.iter().any(|v| v.irregular || v.unknown != first.unknown) {
         return None;
     }
-    vals.iter().min_by_key(|v| v.constant).cloned()
+    let shared = |var: &Var, c: i64| vals.iter().all(|v| v.terms.get(var) == Some(&c));
+    let strip = |v: &Affine| -> Option<Affine> {
+        let mut out = v.clone();
+        for (var, c) in &v.terms {
+            if !shared(var, *c) {
+                if !matches!(var, Var::Iter(_)) {
+                    return None;
+                }
+                out.terms.remove(var);
+            }
+        }
+        Some(out)
+    };
+    let stripped: Vec<Affine> = vals.iter().map(strip).collect::<Option<_>>()?;
+    stripped.into_iter().min_by_key(|v| v.constant)
 }
 
 /// The single variable of a placeholder form.

@@ -197,7 +197,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             let ops = func.operands_of(instr);
             let ldm = ops.iter().skip_while(|op| !matches!(op, Operand::Addr { .. })).skip(1).find_map(|op| match op {
                 Operand::Imm(v) => Some(*v),
-                Operand::Reg(r) => affine.reg(*r).as_constant(),
+                Operand::Reg(r) => affine.reg_in(*r, instr.block).as_constant(),
                 _ => None,
             });
             let pattern = ldm.filter(|l| *l > 0).and_then(|ldm| {
@@ -808,7 +808,7 @@ fn address_of(func: &Function, id: InstrId, affine: &mut AffineAnalysis<'_, '_>)
     if let Some(Operand::Addr { base, offset }) = chosen {
         {
             let base = match base {
-                AddrBase::Reg(r) => affine.reg(*r),
+                AddrBase::Reg(r) => affine.reg_in(*r, instr.block),
                 // A named variable: its own base is aligned; only the offset matters for
                 // coalescing and banks.
                 AddrBase::Symbol(_) | AddrBase::Absolute => Affine::constant(0),

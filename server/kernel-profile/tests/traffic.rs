@@ -287,3 +287,29 @@ fn a_gather_from_a_byte_indexed_table_reads_the_table_once() {
     assert!(t.notes.iter().any(|m| m.contains("index a table of at most 1.0 KiB")), "{:?}", t.notes);
     assert!(!p.assumptions.iter().any(|m| m.contains("assumed worst case")), "{:?}", p.assumptions);
 }
+
+/// nvcc 13.5 `-arch=sm_80` for one warp per row of `rows` × `cols` floats: `for (int i =
+/// lane; i < cols; i += 32) s += x[(size_t)row * cols + i] * w[i];`, with `lane =
+/// threadIdx.x % 32` and `row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32`. nvcc
+/// peels a remainder loop (`i += 32`, up to three times) in front of the loop unrolled by
+/// four (`i += 128`); the two share the counter `i`.
+const WARP_DOT: &str = ".version 9.5\n.target sm_80\n.address_size 64\n.visible .entry _Z8warp_dotPKfS0_Pfii(\n.param .u64 _Z8warp_dotPKfS0_Pfii_param_0,\n.param .u64 _Z8warp_dotPKfS0_Pfii_param_1,\n.param .u64 _Z8warp_dotPKfS0_Pfii_param_2,\n.param .u32 _Z8warp_dotPKfS0_Pfii_param_3,\n.param .u32 _Z8warp_dotPKfS0_Pfii_param_4\n)\n{\n.reg .pred 	%p<8>;\n.reg .f32 	%f<30>;\n.reg .b32 	%r<27>;\n.reg .b64 	%rd<40>;\nld.param.u64 	%rd18, [_Z8warp_dotPKfS0_Pfii_param_0];\nld.param.u64 	%rd19, [_Z8warp_dotPKfS0_Pfii_param_1];\nld.param.u64 	%rd17, [_Z8warp_dotPKfS0_Pfii_param_2];\nld.param.u32 	%r14, [_Z8warp_dotPKfS0_Pfii_param_3];\nld.param.u32 	%r13, [_Z8warp_dotPKfS0_Pfii_param_4];\ncvta.to.global.u64 	%rd1, %rd19;\ncvta.to.global.u64 	%rd2, %rd18;\nmov.u32 	%r15, %ntid.x;\nshr.u32 	%r16, %r15, 5;\nmov.u32 	%r17, %ctaid.x;\nmov.u32 	%r1, %tid.x;\nshr.u32 	%r18, %r1, 5;\nmad.lo.s32 	%r2, %r16, %r17, %r18;\nand.b32  	%r3, %r1, 31;\nsetp.ge.s32 	%p1, %r2, %r14;\n@%p1 bra 	$L__BB0_10;\nsetp.ge.s32 	%p2, %r3, %r13;\nmov.f32 	%f29, 0f00000000;\n@%p2 bra 	$L__BB0_8;\ncvt.s64.s32 	%rd3, %r2;\ncvt.s64.s32 	%rd4, %r13;\nnot.b32 	%r19, %r3;\nadd.s32 	%r4, %r19, %r13;\nshr.u32 	%r20, %r4, 5;\nadd.s32 	%r21, %r20, 1;\nand.b32  	%r24, %r21, 3;\nsetp.eq.s32 	%p3, %r24, 0;\nmov.f32 	%f29, 0f00000000;\nmov.u32 	%r25, %r3;\n@%p3 bra 	$L__BB0_5;\ncvt.u64.u32 	%rd20, %r1;\nand.b64  	%rd21, %rd20, 31;\nand.b32  	%r22, %r1, 31;\nmul.wide.u32 	%rd22, %r22, 4;\nadd.s64 	%rd37, %rd1, %rd22;\nmul.lo.s64 	%rd23, %rd4, %rd3;\nadd.s64 	%rd24, %rd23, %rd21;\nshl.b64 	%rd25, %rd24, 2;\nadd.s64 	%rd36, %rd2, %rd25;\nmov.f32 	%f29, 0f00000000;\nmov.u32 	%r25, %r3;\n$L__BB0_4:\n.pragma \"nounroll\";\nld.global.f32 	%f12, [%rd37];\nld.global.f32 	%f13, [%rd36];\nfma.rn.f32 	%f29, %f13, %f12, %f29;\nadd.s32 	%r25, %r25, 32;\nadd.s64 	%rd37, %rd37, 128;\nadd.s64 	%rd36, %rd36, 128;\nadd.s32 	%r24, %r24, -1;\nsetp.ne.s32 	%p4, %r24, 0;\n@%p4 bra 	$L__BB0_4;\n$L__BB0_5:\nsetp.lt.u32 	%p5, %r4, 96;\n@%p5 bra 	$L__BB0_8;\ncvt.u64.u32 	%rd26, %r25;\nmul.wide.u32 	%rd27, %r25, 4;\nadd.s64 	%rd28, %rd1, %rd27;\nadd.s64 	%rd39, %rd28, 256;\nmul.lo.s64 	%rd29, %rd4, %rd3;\nadd.s64 	%rd30, %rd29, %rd26;\nshl.b64 	%rd31, %rd30, 2;\nadd.s64 	%rd32, %rd2, %rd31;\nadd.s64 	%rd38, %rd32, 256;\n$L__BB0_7:\nld.global.f32 	%f14, [%rd39+-256];\nld.global.f32 	%f15, [%rd38+-256];\nfma.rn.f32 	%f16, %f15, %f14, %f29;\nld.global.f32 	%f17, [%rd39+-128];\nld.global.f32 	%f18, [%rd38+-128];\nfma.rn.f32 	%f19, %f18, %f17, %f16;\nld.global.f32 	%f20, [%rd39];\nld.global.f32 	%f21, [%rd38];\nfma.rn.f32 	%f22, %f21, %f20, %f19;\nld.global.f32 	%f23, [%rd39+128];\nld.global.f32 	%f24, [%rd38+128];\nfma.rn.f32 	%f29, %f24, %f23, %f22;\nadd.s64 	%rd39, %rd39, 512;\nadd.s64 	%rd38, %rd38, 512;\nadd.s32 	%r25, %r25, 128;\nsetp.lt.s32 	%p6, %r25, %r13;\n@%p6 bra 	$L__BB0_7;\n$L__BB0_8:\nsetp.ne.s32 	%p7, %r3, 0;\n@%p7 bra 	$L__BB0_10;\ncvta.to.global.u64 	%rd33, %rd17;\nmul.wide.s32 	%rd34, %r2, 4;\nadd.s64 	%rd35, %rd33, %rd34;\nst.global.f32 	[%rd35], %f29;\n$L__BB0_10:\nret;\n}\n";
+
+#[test]
+fn a_strided_loop_after_its_remainder_loop_keeps_its_addresses() {
+    // The unrolled loop's pointers start from `i` after the remainder loop (`lane`, or
+    // `lane + 32·r`): each of its loads has an address, `w[i]` the same for every warp of
+    // the grid. 32768 rows of 4096 floats: DRAM reads x once (512 MiB) and w (16 KiB) once.
+    let (rows, cols): (i64, i64) = (32768, 4096);
+    let p = common::profile_text(WARP_DOT, "warp_dot.ptx", "_Z8warp_dotPKfS0_Pfii", [(rows / 8) as u32, 1, 1], [256, 1, 1], &[("param_3", rows), ("param_4", cols)]);
+    let loads: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load).collect();
+    assert_eq!(loads.len(), 10, "remainder and 4× unrolled body, two loads each");
+    for a in &loads {
+        let addr = a.address.as_ref().unwrap_or_else(|| panic!("no address: {a:?}"));
+        assert_eq!(addr.lane, 4, "{a:?}");
+    }
+    let shared = loads.iter().filter(|a| a.address.as_ref().is_some_and(|x| x.ctaid == [0, 0, 0] && x.tid_x_parts.is_empty())).count();
+    assert_eq!(shared, 5, "the w[i] loads: {loads:#?}");
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, (rows * cols * 4 + cols * 4) as f64, 0.01);
+}

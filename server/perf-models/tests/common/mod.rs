@@ -89,4 +89,4 @@ pub fn decimals(text: &str) -> Vec<(String, String)> {
 }
 
 /// Words after which a number names a section, table, equation or device class.
-pub const REFERENCE_WORDS: [&str; 12] = ["Table ", "Tables ", "Eq. ", "Eqs. ", "§", "Fig. ", "spec ", "CC ", "Algorithm ", "section ", "Algorithms ", "Figs. "];
+pub const REFERENCE_WORDS: [&str; 13] = ["Table ", "Tables ", "Eq. ", "Eqs. ", "§", "Fig. ", "spec ", "CC ", "Algorithm ", "section ", "Algorithms ", "Figs. ", "arXiv:"];
