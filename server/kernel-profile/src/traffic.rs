@@ -337,6 +337,54 @@ struct ArrayTraffic {
     /// Distinct sectors its stores touch over the grid.
     store_grid: f64,
     store_sectors: f64,
+    /// Requested load sectors that re-read what the same warp's previous loop iteration
+    /// read and that L1 keeps that long (`near_rereads`).
+    near_rereads: f64,
+}
+
+/// Re-reads at a short distance, for a stream of loads in a loop that moves the address
+/// less than a sector per iteration while the lanes of a request read sectors of their own
+/// (every lane-varying coefficient at least a sector, or zero: a row per thread,
+/// `A[row * n + j]` over `j`). Each iteration then brings `|step|` new bytes per lane over
+/// the stream's `m` loads in that loop: of their sectors, a share `1 − |step| / (32·m)`
+/// are the previous iteration's again. They hit L1 when the sectors of one iteration of
+/// the SM's resident warps fit there (128-byte lines, the L1's allocation unit, per
+/// sector requested), whatever the block's whole footprint (which the capacity rule
+/// compares with L1); otherwise in proportion. Returns the requested sectors so served.
+fn near_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], warps: f64, warps_per_sm: f64, l1_bytes: f64) -> f64 {
+    let separate = |p: &AddressPattern| {
+        let sep = |c: i64| c == 0 || c.unsigned_abs() >= SECTOR_BYTES as u64;
+        p.tid.iter().all(|c| sep(*c)) && sep(p.lane) && p.tid_x_parts.iter().all(|t| sep(t.bytes))
+    };
+    // Innermost loop of each load (the deepest with a step), and the step there.
+    let mut groups: BTreeMap<u32, (i64, Vec<&MemoryAccess>)> = BTreeMap::new();
+    for a in members {
+        let Some(p) = a.address.as_ref().filter(|p| separate(p)) else { continue };
+        let inner = p
+            .loops
+            .iter()
+            .filter(|l| l.bytes_per_iteration != 0)
+            .max_by_key(|l| loops.get(l.loop_index as usize).map_or(0, |i| i.depth));
+        if let Some(l) = inner {
+            let g = groups.entry(l.loop_index).or_insert((l.bytes_per_iteration.abs(), Vec::new()));
+            g.0 = g.0.min(l.bytes_per_iteration.abs());
+            g.1.push(a);
+        }
+    }
+    let mut near = 0.0;
+    for (step, group) in groups.values() {
+        let m = group.len() as f64;
+        let share = (1.0 - *step as f64 / (SECTOR_BYTES * m)).max(0.0);
+        if share <= 0.0 {
+            continue;
+        }
+        let per_request = group.iter().map(|a| a.transactions_per_request.max(1.0)).fold(0.0, f64::max);
+        let working_set = per_request * 128.0 * warps_per_sm;
+        let kept = if working_set <= l1_bytes { 1.0 } else { l1_bytes / working_set };
+        let requested: f64 = group.iter().map(|a| a.executions.max(0.0) * warps * a.transactions_per_request.max(0.0)).sum();
+        near += requested * share * kept;
+    }
+    near
 }
 
 fn is_offchip(a: &MemoryAccess) -> bool {
@@ -498,6 +546,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             }
         }
     }
+    // The blocks that share an SM's L1 at once: the occupancy's resident blocks, fewer when
+    // the grid does not fill them (one block per SM gets the whole L1).
+    let sharing = f64::from(caches.resident_blocks_per_sm.max(1)).min((blocks / f64::from(caches.sm_count.max(1))).ceil().max(1.0));
     let mut arrays: BTreeMap<String, ArrayTraffic> = BTreeMap::new();
     for ((base, _, _, _, store), members) in &streams {
         let s = Stream { members: members.clone() };
@@ -512,6 +563,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             e.grid += s.sectors(&grid_ext);
             e.load_sectors += requested;
             e.load_sectors_per_block += requested / blocks.max(1.0);
+            e.near_rereads += near_rereads(members, &profile.loops, warps, sharing * warps_per_block, caches.l1_bytes_per_sm as f64);
         }
     }
     // Distinct sectors never exceed the requested ones (a stream's rule can overshoot on
@@ -529,9 +581,6 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // resident blocks' patterned data leaves of the SM's L1) or in L2 with the capacities'
     // share of the footprint (module documentation).
     let footprint = launch.footprint_bytes.map(|b| b as f64).filter(|b| *b > 0.0);
-    // The blocks that share an SM's L1 at once: the occupancy's resident blocks, fewer when
-    // the grid does not fill them (one block per SM gets the whole L1).
-    let sharing = f64::from(caches.resident_blocks_per_sm.max(1)).min((blocks / f64::from(caches.sm_count.max(1))).ceil().max(1.0));
     let l1_left = (caches.l1_bytes_per_sm as f64 - sharing * block_bytes).max(0.0);
     let hits = |f: f64| ((l1_left / f).min(1.0), (caches.l2_bytes as f64 / f).min(1.0));
     let (gather_l1_hit, gather_l2_hit) = footprint.map_or((0.0, 0.0), hits);
@@ -551,7 +600,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     for a in arrays.values() {
         let distinct = a.block * blocks;
         let rereads = (a.load_sectors - distinct).max(0.0);
-        l2_loads += distinct.min(a.load_sectors) + rereads * (1.0 - hit);
+        let near = a.near_rereads.min(rereads);
+        l2_loads += distinct.min(a.load_sectors) + (rereads - near) * (1.0 - hit);
     }
     t.l2_load_sectors = l2_loads;
     if !arrays.is_empty() {
@@ -576,7 +626,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         if a.load_sectors <= 0.0 {
             continue;
         }
-        let l2_of_array = a.block * blocks + (a.load_sectors - a.block * blocks).max(0.0) * (1.0 - hit);
+        let rereads = (a.load_sectors - a.block * blocks).max(0.0);
+        let l2_of_array = a.block * blocks + (rereads - a.near_rereads.min(rereads)) * (1.0 - hit);
         let sectors = if fits { a.grid } else { (a.window * waves).clamp(a.grid, l2_of_array.max(a.grid)) };
         reads += sectors * SECTOR_BYTES;
         if !fits && sectors > a.grid * 1.01 {

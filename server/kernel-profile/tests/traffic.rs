@@ -313,3 +313,22 @@ fn a_strided_loop_after_its_remainder_loop_keeps_its_addresses() {
     let t = estimate(&p, &a100(8, 0));
     check(&t, "dram_read_bytes", t.dram_read_bytes, (rows * cols * 4 + cols * 4) as f64, 0.01);
 }
+
+/// nvcc 13.5 `-arch=sm_80` for a row per thread: `for (int j = 0; j < n; j++) s += A[row
+/// * n + j] * x[j];` with `row = blockIdx.x * blockDim.x + threadIdx.x`.
+const MATVEC_ROW_PER_THREAD: &str = ".version 9.5\n.target sm_80\n.address_size 64\n.visible .entry _Z6matvecPKfS0_Pfi(\n.param .u64 _Z6matvecPKfS0_Pfi_param_0,\n.param .u64 _Z6matvecPKfS0_Pfi_param_1,\n.param .u64 _Z6matvecPKfS0_Pfi_param_2,\n.param .u32 _Z6matvecPKfS0_Pfi_param_3\n)\n{\n.reg .pred 	%p<7>;\n.reg .f32 	%f<30>;\n.reg .b32 	%r<24>;\n.reg .b64 	%rd<27>;\nld.param.u64 	%rd15, [_Z6matvecPKfS0_Pfi_param_0];\nld.param.u64 	%rd16, [_Z6matvecPKfS0_Pfi_param_1];\nld.param.u64 	%rd14, [_Z6matvecPKfS0_Pfi_param_2];\nld.param.u32 	%r11, [_Z6matvecPKfS0_Pfi_param_3];\ncvta.to.global.u64 	%rd1, %rd16;\ncvta.to.global.u64 	%rd2, %rd15;\nmov.u32 	%r12, %ntid.x;\nmov.u32 	%r13, %ctaid.x;\nmov.u32 	%r14, %tid.x;\nmad.lo.s32 	%r1, %r13, %r12, %r14;\nsetp.ge.s32 	%p1, %r1, %r11;\n@%p1 bra 	$L__BB0_9;\nsetp.lt.s32 	%p2, %r11, 1;\nmov.f32 	%f29, 0f00000000;\n@%p2 bra 	$L__BB0_8;\nadd.s32 	%r16, %r11, -1;\nand.b32  	%r23, %r11, 3;\nsetp.lt.u32 	%p3, %r16, 3;\nmov.f32 	%f29, 0f00000000;\nmov.u32 	%r22, 0;\n@%p3 bra 	$L__BB0_5;\nsub.s32 	%r21, %r11, %r23;\nmul.lo.s32 	%r18, %r11, %r1;\nmul.wide.s32 	%rd17, %r18, 4;\nadd.s64 	%rd24, %rd2, %rd17;\nmov.f32 	%f29, 0f00000000;\nmov.u32 	%r22, 0;\nmov.u64 	%rd23, %rd1;\n$L__BB0_4:\nld.global.f32 	%f12, [%rd23];\nld.global.f32 	%f13, [%rd24];\nfma.rn.f32 	%f14, %f13, %f12, %f29;\nld.global.f32 	%f15, [%rd23+4];\nld.global.f32 	%f16, [%rd24+4];\nfma.rn.f32 	%f17, %f16, %f15, %f14;\nld.global.f32 	%f18, [%rd23+8];\nld.global.f32 	%f19, [%rd24+8];\nfma.rn.f32 	%f20, %f19, %f18, %f17;\nld.global.f32 	%f21, [%rd23+12];\nld.global.f32 	%f22, [%rd24+12];\nfma.rn.f32 	%f29, %f22, %f21, %f20;\nadd.s32 	%r22, %r22, 4;\nadd.s64 	%rd24, %rd24, 16;\nadd.s64 	%rd23, %rd23, 16;\nadd.s32 	%r21, %r21, -4;\nsetp.ne.s32 	%p4, %r21, 0;\n@%p4 bra 	$L__BB0_4;\n$L__BB0_5:\nsetp.eq.s32 	%p5, %r23, 0;\n@%p5 bra 	$L__BB0_8;\nmul.wide.s32 	%rd18, %r22, 4;\nadd.s64 	%rd26, %rd1, %rd18;\nmad.lo.s32 	%r19, %r11, %r1, %r22;\nmul.wide.s32 	%rd19, %r19, 4;\nadd.s64 	%rd25, %rd2, %rd19;\n$L__BB0_7:\n.pragma \"nounroll\";\nld.global.f32 	%f23, [%rd26];\nld.global.f32 	%f24, [%rd25];\nfma.rn.f32 	%f29, %f24, %f23, %f29;\nadd.s64 	%rd26, %rd26, 4;\nadd.s64 	%rd25, %rd25, 4;\nadd.s32 	%r23, %r23, -1;\nsetp.ne.s32 	%p6, %r23, 0;\n@%p6 bra 	$L__BB0_7;\n$L__BB0_8:\ncvta.to.global.u64 	%rd20, %rd14;\nmul.wide.s32 	%rd21, %r1, 4;\nadd.s64 	%rd22, %rd20, %rd21;\nst.global.f32 	[%rd22], %f29;\n$L__BB0_9:\nret;\n}\n";
+
+#[test]
+fn a_row_per_thread_rereads_its_sectors_from_l1() {
+    // n = 16384, 64 blocks of 256 threads (one per SM of an A100): each request touches
+    // 32 rows, 32 sectors; the next 7 iterations read the same sectors again (4 of 32
+    // bytes per iteration). One iteration of the SM's 8 warps keeps 8 × 32 lines of 128 B
+    // (32 KiB) in L1, so those re-reads hit although a block's rows are 16 MiB: L2 and
+    // DRAM see A's 1 GiB about once (the lines' 4 sectors, each once), not 8 times.
+    let n: i64 = 16384;
+    let p = common::profile_text(MATVEC_ROW_PER_THREAD, "matvec.ptx", "_Z6matvecPKfS0_Pfi", [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_3", n)]);
+    let t = estimate(&p, &a100(8, 0));
+    let a_sectors = (n * n * 4) as f64 / SECTOR_BYTES;
+    check(&t, "l2_load_sectors", t.l2_load_sectors, a_sectors, 0.05);
+    check(&t, "dram_read_bytes", t.dram_read_bytes, (n * n * 4) as f64, 0.05);
+}

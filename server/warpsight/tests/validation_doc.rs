@@ -753,4 +753,11 @@ const HELDOUT_NOTES: &str = "## Notes
   convolutions of the fitted corpus. It does not move the transposes (two resident blocks
   per SM fill each other's gaps). Before it: SGEMM kernel 3, one 1024-thread block per SM,
   0.88 (`lsu`); after it 1.00 (`latency`); nothing else moved by more than 0.01.
+- A fourth, found on kernels outside these sets (a matrix-vector product with a row per
+  thread, the textbook's naive matrix product): re-reads at a short distance
+  (docs/profile.md, Traffic: a loop that moves each lane's address by less than a sector
+  re-reads the previous iteration's sectors, which L1 keeps when one iteration's lines of
+  the SM's resident warps fit, whatever the block's whole footprint). Before it: SGEMM
+  kernels 1 and 2 at 1.16 and 1.17 (`l2`), 18 % MAPE over the five; nothing else in either
+  corpus moved by more than 0.01.
 ";
