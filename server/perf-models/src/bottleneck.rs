@@ -343,11 +343,14 @@ pub struct Estimate {
     pub phases: Option<Phases>,
 }
 
-/// The cache configuration the traffic estimate needs.
-pub fn cache_config(gpu: &gpu_spec::Gpu, resident: u32) -> CacheConfig {
+/// The cache configuration the traffic estimate needs: L1 is the unified L1/shared
+/// storage per SM less the shared memory of the resident blocks (what the carveout gives
+/// them is not L1), as the roofline floor takes it (`roofline::cache_config`).
+pub fn cache_config(gpu: &gpu_spec::Gpu, profile: &KernelProfile, resident: u32) -> CacheConfig {
+    let smem = u64::from(profile.resources.static_smem_bytes.saturating_add(profile.launch.dynamic_smem));
     CacheConfig {
         sm_count: gpu.sm_count,
-        l1_bytes_per_sm: u64::from(gpu.l1_shared_bytes_per_sm),
+        l1_bytes_per_sm: u64::from(gpu.l1_shared_bytes_per_sm).saturating_sub(smem * u64::from(resident)),
         l2_bytes: gpu.l2_bytes,
         resident_blocks_per_sm: resident,
     }
@@ -580,7 +583,7 @@ fn has_barrier(profile: &KernelProfile) -> bool {
 pub fn predict(profile: &KernelProfile, gpu: &gpu_spec::Gpu) -> Option<Prediction> {
     let params = Params::from_gpu(gpu);
     let resident = crate::gpu::resident_blocks(profile, gpu)?;
-    let est = estimate(profile, &params, resident, &cache_config(gpu, resident))?;
+    let est = estimate(profile, &params, resident, &cache_config(gpu, profile, resident))?;
     Some(prediction(&est, &params))
 }
 

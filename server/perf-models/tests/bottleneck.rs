@@ -471,7 +471,7 @@ fn calibration_recovers_the_parameters_behind_the_measurements() {
         .iter()
         .map(|p| {
             let resident = perf_models::gpu::resident_blocks(p, &g).expect("fits");
-            let caches = bottleneck::cache_config(&g, resident);
+            let caches = bottleneck::cache_config(&g, p, resident);
             let measured = bottleneck::estimate(p, &truth, resident, &caches).expect("estimate").time_us;
             Sample { profile: p, resident_blocks_per_sm: resident, caches, measured_us: measured }
         })

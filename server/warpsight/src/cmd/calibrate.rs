@@ -136,7 +136,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<Exit> {
         let sample = calibrate::Sample {
             profile: &a.target.profile,
             resident_blocks_per_sm: occ.blocks_per_sm,
-            caches: bottleneck::cache_config(&a.target.gpu, occ.blocks_per_sm),
+            caches: bottleneck::cache_config(&a.target.gpu, &a.target.profile, occ.blocks_per_sm),
             measured_us: r.row.time_ms * 1000.0,
         };
         k += 1;
