@@ -229,6 +229,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
                 address: pattern,
                 constant_operand: None,
+                read_only: None,
             });
             continue;
         }
@@ -293,6 +294,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
             address: pattern,
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
+            read_only: (space == Space::Global && kind == AccessKind::Load && read_only_path(instr)).then_some(true),
         });
     }
     if choices.exhausted() {
@@ -905,6 +907,12 @@ fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashS
         }
     }
     varying
+}
+
+/// A load through the read-only data path: `ld.global.nc` or `ldu` (PTX ISA, `ld.global.nc`
+/// and `ldu`).
+fn read_only_path(instr: &ptx_ir::ir::Instr) -> bool {
+    instr.base() == "ldu" || instr.opcode.split('.').any(|m| m == "nc")
 }
 
 /// Per basic block, the instructions and their in-block dependences (for list scheduling),

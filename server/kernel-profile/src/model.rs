@@ -280,6 +280,12 @@ pub struct MemoryAccess {
     /// the instruction counts do not include it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constant_operand: Option<bool>,
+    /// Global loads only: `true` for a load through the read-only (non-coherent) path,
+    /// PTX `ld.global.nc` (`__ldg`, or `const __restrict__` data nvcc proves read-only) or
+    /// `ldu`, which the read-only data cache (compute capability 3.5-3.7) or the unified
+    /// L1/texture cache (5.x, 6.x) keeps where plain global loads go to L2 only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
 }
 
 /// The address of a memory instruction as `base + offset + Σ coefficient · variable`,

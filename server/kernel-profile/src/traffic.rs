@@ -109,6 +109,24 @@ pub struct CacheConfig {
     pub l2_bytes: u64,
     /// Blocks of this kernel resident per SM (the occupancy calculator's answer).
     pub resident_blocks_per_sm: u32,
+    /// Plain global loads (`ld.global` without `.nc`) are cached in L1. Not on compute
+    /// capability 3.x, 5.x and 6.x, where they are cached in L2 only unless the program
+    /// opts in with `-Xptxas -dlcm=ca` (CUDA C++ Programming Guide, "Compute Capability
+    /// 3.x", Global Memory: "they are normally not cached in L1"; "Compute Capability
+    /// 5.x", Global Memory, and 6.x, "behaves the same way as ... 5.x"): there only the
+    /// read-only path (`MemoryAccess::read_only`) re-reads from the SM. Fermi (2.x) and
+    /// Volta onwards cache them.
+    #[serde(default = "yes")]
+    pub l1_caches_global_loads: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// [`CacheConfig::l1_caches_global_loads`] for a compute capability's major version.
+pub fn l1_caches_global_loads(cc_major: u32) -> bool {
+    !matches!(cc_major, 3 | 5 | 6)
 }
 
 /// The traffic of the whole grid (all warps).
@@ -340,6 +358,9 @@ struct ArrayTraffic {
     /// Requested load sectors that re-read what the same warp's previous loop iteration
     /// read and that L1 keeps that long (`near_rereads`).
     near_rereads: f64,
+    /// Requested load sectors of loads that L1 does not keep (plain global loads where
+    /// [`CacheConfig::l1_caches_global_loads`] is false): all of them reach L2.
+    uncached_load_sectors: f64,
 }
 
 /// Re-reads at a short distance, for a stream of loads in a loop that moves the address
@@ -385,6 +406,27 @@ fn near_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], war
         near += requested * share * kept;
     }
     near
+}
+
+impl ArrayTraffic {
+    /// Load sectors that reach L2: the distinct ones once, and the re-reads that L1 does
+    /// not keep (all of those of uncached loads; of the others, the near re-reads none and
+    /// the rest at the capacity rule's miss rate `1 − hit`).
+    fn l2_sectors(&self, blocks: f64, hit: f64) -> f64 {
+        let distinct = self.block * blocks;
+        let rereads = (self.load_sectors - distinct).max(0.0);
+        let uncached_share = if self.load_sectors > 0.0 { (self.uncached_load_sectors / self.load_sectors).clamp(0.0, 1.0) } else { 0.0 };
+        let uncached = rereads * uncached_share;
+        let cached = rereads - uncached;
+        let near = self.near_rereads.min(cached);
+        distinct.min(self.load_sectors) + uncached + (cached - near) * (1.0 - hit)
+    }
+}
+
+/// Whether L1 keeps what this load reads: always where the GPU caches global loads in L1,
+/// else only through the read-only path (and texture fetches).
+fn l1_keeps(a: &MemoryAccess, caches: &CacheConfig) -> bool {
+    caches.l1_caches_global_loads || a.space == Space::Texture || a.read_only == Some(true)
 }
 
 fn is_offchip(a: &MemoryAccess) -> bool {
@@ -520,8 +562,11 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let mut streams: BTreeMap<StreamKey, Vec<&MemoryAccess>> = BTreeMap::new();
     let (mut unpatterned_load_sectors, mut unpatterned_store_sectors) = (0.0, 0.0);
     let (mut unpatterned_loads, mut unpatterned_stores) = (0usize, 0usize);
-    // Data-dependent loads from a table of known size: (requested sectors, table bytes).
-    let mut table_gathers: Vec<(f64, f64)> = Vec::new();
+    // Data-dependent loads from a table of known size: (requested sectors, table bytes,
+    // whether L1 keeps them).
+    let mut table_gathers: Vec<(f64, f64, bool)> = Vec::new();
+    // Whether L1 keeps every data-dependent load without a table.
+    let mut unpatterned_kept = true;
     // Accesses that never run (a loop no thread enters) move nothing.
     for a in profile.memory_accesses.iter().filter(|a| is_offchip(a) && a.kind != AccessKind::Atomic && a.executions > 0.0) {
         let requests = a.executions.max(0.0) * warps;
@@ -535,9 +580,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             _ => {
                 if let (AccessKind::Load, Some(span)) = (a.kind, a.data_span_bytes.filter(|b| *b > 0)) {
                     // A bounded index into one table: its own footprint (below).
-                    table_gathers.push((requests * sectors, span as f64));
+                    table_gathers.push((requests * sectors, span as f64, l1_keeps(a, caches)));
                 } else if a.kind == AccessKind::Load {
                     unpatterned_loads += 1;
+                    unpatterned_kept &= l1_keeps(a, caches);
                     unpatterned_load_sectors += requests * sectors;
                 } else {
                     unpatterned_stores += 1;
@@ -563,7 +609,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             e.grid += s.sectors(&grid_ext);
             e.load_sectors += requested;
             e.load_sectors_per_block += requested / blocks.max(1.0);
-            e.near_rereads += near_rereads(members, &profile.loops, warps, sharing * warps_per_block, caches.l1_bytes_per_sm as f64);
+            let (cached, uncached): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = members.iter().partition(|a| l1_keeps(a, caches));
+            e.uncached_load_sectors += uncached.iter().map(|a| a.executions.max(0.0) * warps * if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) }).sum::<f64>();
+            e.near_rereads += near_rereads(&cached, &profile.loops, warps, sharing * warps_per_block, caches.l1_bytes_per_sm as f64);
         }
     }
     // Distinct sectors never exceed the requested ones (a stream's rule can overshoot on
@@ -584,12 +632,14 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let l1_left = (caches.l1_bytes_per_sm as f64 - sharing * block_bytes).max(0.0);
     let hits = |f: f64| ((l1_left / f).min(1.0), (caches.l2_bytes as f64 / f).min(1.0));
     let (gather_l1_hit, gather_l2_hit) = footprint.map_or((0.0, 0.0), hits);
+    let gather_l1_hit = if unpatterned_kept { gather_l1_hit } else { 0.0 };
     let gather_l2_sectors = unpatterned_load_sectors * (1.0 - gather_l1_hit);
     // Table gathers, each with its table's size as its footprint: L2 sectors, and DRAM
     // sectors (the misses, at least the table once).
     let (mut table_l2_sectors, mut table_dram_sectors) = (0.0, 0.0);
-    for &(requested, f) in &table_gathers {
+    for &(requested, f, kept) in &table_gathers {
         let (l1_hit, l2_hit) = hits(f);
+        let l1_hit = if kept { l1_hit } else { 0.0 };
         let l2 = requested * (1.0 - l1_hit);
         table_l2_sectors += l2;
         table_dram_sectors += (l2 * (1.0 - l2_hit)).max(requested.min(f / SECTOR_BYTES));
@@ -598,10 +648,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let hit = if block_bytes <= l1_per_block || block_bytes <= 0.0 { 1.0 } else { l1_per_block / block_bytes };
     let mut l2_loads = gather_l2_sectors + table_l2_sectors;
     for a in arrays.values() {
-        let distinct = a.block * blocks;
-        let rereads = (a.load_sectors - distinct).max(0.0);
-        let near = a.near_rereads.min(rereads);
-        l2_loads += distinct.min(a.load_sectors) + (rereads - near) * (1.0 - hit);
+        l2_loads += a.l2_sectors(blocks, hit);
     }
     t.l2_load_sectors = l2_loads;
     if !arrays.is_empty() {
@@ -626,8 +673,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         if a.load_sectors <= 0.0 {
             continue;
         }
-        let rereads = (a.load_sectors - a.block * blocks).max(0.0);
-        let l2_of_array = a.block * blocks + (rereads - a.near_rereads.min(rereads)) * (1.0 - hit);
+        let l2_of_array = a.l2_sectors(blocks, hit);
         let sectors = if fits { a.grid } else { (a.window * waves).clamp(a.grid, l2_of_array.max(a.grid)) };
         reads += sectors * SECTOR_BYTES;
         if !fits && sectors > a.grid * 1.01 {

@@ -18,6 +18,7 @@ fn a100(resident_blocks_per_sm: u32, smem_per_block: u64) -> CacheConfig {
         l1_bytes_per_sm: 192 * 1024 - smem_per_block * u64::from(resident_blocks_per_sm),
         l2_bytes: 40 * 1024 * 1024,
         resident_blocks_per_sm,
+        l1_caches_global_loads: true,
     }
 }
 
@@ -331,4 +332,25 @@ fn a_row_per_thread_rereads_its_sectors_from_l1() {
     let a_sectors = (n * n * 4) as f64 / SECTOR_BYTES;
     check(&t, "l2_load_sectors", t.l2_load_sectors, a_sectors, 0.05);
     check(&t, "dram_read_bytes", t.dram_read_bytes, (n * n * 4) as f64, 0.05);
+}
+
+#[test]
+fn before_volta_plain_global_loads_reread_from_l2_and_read_only_ones_from_l1() {
+    // The same row-per-thread product where the GPU does not cache plain global loads in
+    // L1 (compute capability 3.x, 5.x, 6.x: the CUDA guide's "normally not cached in
+    // L1"): every requested sector of A reaches L2, eight times A's sectors. Through the
+    // read-only path (`ld.global.nc`, as nvcc emits for `const __restrict__` data) the
+    // re-reads stay in the SM as on an A100.
+    let n: i64 = 16384;
+    let no_l1 = CacheConfig { l1_caches_global_loads: false, ..a100(8, 0) };
+    let a_sectors = (n * n * 4) as f64 / SECTOR_BYTES;
+    let p = common::profile_text(MATVEC_ROW_PER_THREAD, "matvec.ptx", "_Z6matvecPKfS0_Pfi", [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_3", n)]);
+    assert!(p.memory_accesses.iter().all(|a| a.read_only.is_none()));
+    let t = estimate(&p, &no_l1);
+    check(&t, "l2_load_sectors", t.l2_load_sectors, 8.0 * a_sectors, 0.05);
+    let nc = MATVEC_ROW_PER_THREAD.replace("ld.global.f32", "ld.global.nc.f32");
+    let p = common::profile_text(&nc, "matvec.ptx", "_Z6matvecPKfS0_Pfi", [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_3", n)]);
+    assert!(p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load).all(|a| a.read_only == Some(true)));
+    let t = estimate(&p, &no_l1);
+    check(&t, "l2_load_sectors", t.l2_load_sectors, a_sectors, 0.05);
 }

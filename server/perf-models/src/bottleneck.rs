@@ -353,6 +353,7 @@ pub fn cache_config(gpu: &gpu_spec::Gpu, profile: &KernelProfile, resident: u32)
         l1_bytes_per_sm: u64::from(gpu.l1_shared_bytes_per_sm).saturating_sub(smem * u64::from(resident)),
         l2_bytes: gpu.l2_bytes,
         resident_blocks_per_sm: resident,
+        l1_caches_global_loads: kernel_profile::traffic::l1_caches_global_loads(gpu.cc.major),
     }
 }
 
@@ -1076,7 +1077,7 @@ mod tests {
         red.blocks[0].instructions[1].result_unused = true;
         assert_eq!(chain_cycles(&red, &p, &loads), Chain { cycles: 4.0, offchip_cycles: 0.0 });
         // ... whose write still drains before the block's slot is free, as a store's does.
-        let caches = CacheConfig { sm_count: 108, l1_bytes_per_sm: 192 << 10, l2_bytes: 40 << 20, resident_blocks_per_sm: 8 };
+        let caches = CacheConfig { sm_count: 108, l1_bytes_per_sm: 192 << 10, l2_bytes: 40 << 20, resident_blocks_per_sm: 8, l1_caches_global_loads: true };
         let mut t = traffic::estimate(&red, &caches);
         t.global_store_requests = 0.0;
         assert!(writes_without_waiting(&red, &t));

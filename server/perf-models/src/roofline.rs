@@ -78,7 +78,13 @@ pub fn cache_config(profile: &KernelProfile, gpu: &GpuParams) -> CacheConfig {
     let smem = profile.resources.static_smem_bytes.saturating_add(profile.launch.dynamic_smem);
     let resident = gpu.resident_blocks_per_sm(threads, profile.resources.registers_per_thread, smem).max(1);
     let l1 = gpu.spec.as_ref().map_or(0, |g| u64::from(g.l1_shared_bytes_per_sm)).saturating_sub(u64::from(smem) * u64::from(resident));
-    CacheConfig { sm_count: gpu.sm_count, l1_bytes_per_sm: l1, l2_bytes: gpu.l2_bytes, resident_blocks_per_sm: resident }
+    CacheConfig {
+        sm_count: gpu.sm_count,
+        l1_bytes_per_sm: l1,
+        l2_bytes: gpu.l2_bytes,
+        resident_blocks_per_sm: resident,
+        l1_caches_global_loads: gpu.spec.as_ref().is_none_or(|g| traffic::l1_caches_global_loads(g.cc.major)),
+    }
 }
 
 /// The traffic estimate of a profile on a GPU.

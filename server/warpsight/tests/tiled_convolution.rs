@@ -95,6 +95,7 @@ fn dram_bytes(p: &KernelProfile) -> f64 {
         l1_bytes_per_sm: u64::from(gpu.l1_shared_bytes_per_sm),
         l2_bytes: gpu.l2_bytes,
         resident_blocks_per_sm: occ.blocks_per_sm,
+        l1_caches_global_loads: true,
     };
     let t = estimate(p, &caches);
     t.dram_read_bytes + t.dram_write_bytes

@@ -32,6 +32,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         active_lane_fraction: None,
         address: None,
         constant_operand: None,
+        read_only: None,
     }
 }
 
