@@ -230,6 +230,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 address: pattern,
                 constant_operand: None,
                 read_only: None,
+                warp_aggregated: None,
             });
             continue;
         }
@@ -295,6 +296,11 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             address: pattern,
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
             read_only: (space == Space::Global && kind == AccessKind::Load && read_only_path(instr)).then_some(true),
+            warp_aggregated: (kind == AccessKind::Atomic
+                && matches!(space, Space::Global | Space::Generic)
+                && integer_add(instr)
+                && lanes.as_ref().is_some_and(|l| !l.unknown_stride && !l.addrs.is_empty() && l.addrs.iter().all(|a| *a == l.addrs[0])))
+            .then_some(true),
         });
     }
     if choices.exhausted() {
@@ -907,6 +913,13 @@ fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashS
         }
     }
     varying
+}
+
+/// An integer add of an atomic (`atom.add.u32`, `red.global.add.s32`, `.u64`...): the
+/// operation ptxas aggregates over a warp on one address (`MemoryAccess::warp_aggregated`).
+fn integer_add(instr: &ptx_ir::ir::Instr) -> bool {
+    let parts: Vec<&str> = instr.opcode.split('.').collect();
+    parts.contains(&"add") && parts.iter().any(|p| matches!(*p, "u32" | "s32" | "u64" | "s64"))
 }
 
 /// A load through the read-only data path: `ld.global.nc` or `ldu` (PTX ISA, `ld.global.nc`

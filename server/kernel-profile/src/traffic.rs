@@ -512,7 +512,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 // The bytes a data-dependent address ranges over: its bounded index's
                 // table (`MemoryAccess::data_span_bytes`), else the launch's `footprint`.
                 let span = a.data_span_bytes.map(|b| b as f64).or(launch.footprint_bytes.map(|b| b as f64)).filter(|b| *b > 0.0);
-                match (same_address(a.same_address_lanes), span) {
+                // ptxas's warp aggregation: one operation per request by one lane.
+                let lanes_on_one = if a.warp_aggregated == Some(true) { Some(1.0) } else { same_address(a.same_address_lanes) };
+                match (lanes_on_one, span) {
                     (Some(n), _) => t.atomic_serialised_lanes += requests * n,
                     (None, Some(bytes)) => {
                         // Every active lane is an operation in the L2 slice that holds its

@@ -156,15 +156,17 @@ fn tree_reduction_reads_its_input_once_and_writes_one_float_per_block() {
 
 #[test]
 fn atomics_on_one_address_serialise_the_warp() {
-    // atomicAdd(counter, 1): the 32 lanes of a warp hit one address; atomicAdd(&bins[tid %
-    // 8], 1): 4 lanes per address; 32768 warp requests each.
+    // atomicAdd(counter, 1): the 32 lanes of a warp hit one address, and ptxas aggregates
+    // the integer add over the warp (one operation per request); atomicAdd(&bins[tid % 8],
+    // 1): 4 lanes per address, one operation each; 32768 warp requests each.
     let p = profile("traffic", "atomic_counter", [4096, 1, 1], [256, 1, 1], &[("param_1", 1 << 20)]);
     let at: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Atomic).collect();
     assert_eq!(at.len(), 1);
     assert_eq!(at[0].same_address_lanes, Some(32));
+    assert_eq!(at[0].warp_aggregated, Some(true));
     let t = estimate(&p, &a100(8, 0));
     check(&t, "atomic_requests", t.atomic_requests, 32768.0, 1e-9);
-    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, 32.0 * 32768.0, 1e-9);
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, 32768.0, 1e-9);
 
     let p = profile("traffic", "atomic_bins8", [4096, 1, 1], [256, 1, 1], &[("param_1", 1 << 20)]);
     let at: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Atomic).collect();
@@ -353,4 +355,28 @@ fn before_volta_plain_global_loads_reread_from_l2_and_read_only_ones_from_l1() {
     assert!(p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load).all(|a| a.read_only == Some(true)));
     let t = estimate(&p, &no_l1);
     check(&t, "l2_load_sectors", t.l2_load_sectors, a_sectors, 0.05);
+}
+
+/// nvcc 13.5 `-arch=sm_80`: `if (i < n) atomicAdd(ctr, 1u);` (`count_int`) and `if (i < n)
+/// atomicAdd(sum, x[i]);` on a float (`add_float`), every thread on one address.
+const SAME_ADDRESS_ADDS: &str = ".version 9.5\n.target sm_80\n.address_size 64\n.visible .entry _Z9count_intPji(\n.param .u64 _Z9count_intPji_param_0,\n.param .u32 _Z9count_intPji_param_1\n)\n{\n.reg .pred 	%p<2>;\n.reg .b32 	%r<7>;\n.reg .b64 	%rd<3>;\nld.param.u64 	%rd1, [_Z9count_intPji_param_0];\nld.param.u32 	%r1, [_Z9count_intPji_param_1];\nmov.u32 	%r2, %ctaid.x;\nmov.u32 	%r3, %ntid.x;\nmov.u32 	%r4, %tid.x;\nmad.lo.s32 	%r5, %r2, %r3, %r4;\nsetp.ge.s32 	%p1, %r5, %r1;\n@%p1 bra 	$L__BB0_2;\ncvta.to.global.u64 	%rd2, %rd1;\natom.global.add.u32 	%r6, [%rd2], 1;\n$L__BB0_2:\nret;\n}\n.visible .entry _Z9add_floatPfPKfi(\n.param .u64 _Z9add_floatPfPKfi_param_0,\n.param .u64 _Z9add_floatPfPKfi_param_1,\n.param .u32 _Z9add_floatPfPKfi_param_2\n)\n{\n.reg .pred 	%p<2>;\n.reg .f32 	%f<3>;\n.reg .b32 	%r<6>;\n.reg .b64 	%rd<7>;\nld.param.u64 	%rd1, [_Z9add_floatPfPKfi_param_0];\nld.param.u64 	%rd2, [_Z9add_floatPfPKfi_param_1];\nld.param.u32 	%r2, [_Z9add_floatPfPKfi_param_2];\nmov.u32 	%r3, %ctaid.x;\nmov.u32 	%r4, %ntid.x;\nmov.u32 	%r5, %tid.x;\nmad.lo.s32 	%r1, %r3, %r4, %r5;\nsetp.ge.s32 	%p1, %r1, %r2;\n@%p1 bra 	$L__BB1_2;\ncvta.to.global.u64 	%rd3, %rd2;\nmul.wide.s32 	%rd4, %r1, 4;\nadd.s64 	%rd5, %rd3, %rd4;\nld.global.f32 	%f1, [%rd5];\ncvta.to.global.u64 	%rd6, %rd1;\natom.global.add.f32 	%f2, [%rd6], %f1;\n$L__BB1_2:\nret;\n}\n";
+
+#[test]
+fn integer_adds_on_one_address_are_one_atomic_per_warp_and_float_adds_one_per_lane() {
+    // ptxas aggregates the integer add over the warp (VOTEU/POPC, then one RED by the
+    // first active lane: nvdisasm of this code for sm_75 to sm_90) and leaves the float
+    // add one RED.E.ADD.F32 per lane: 2^24 threads make 2^19 operations on the address in
+    // the first kernel, 2^24 in the second.
+    let n: i64 = 1 << 24;
+    let grid = [(n / 256) as u32, 1, 1];
+    let ints = common::profile_text(SAME_ADDRESS_ADDS, "adds.ptx", "_Z9count_intPji", grid, [256, 1, 1], &[("param_1", n)]);
+    let atomic = ints.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).expect("atomic");
+    assert_eq!((atomic.same_address_lanes, atomic.warp_aggregated), (Some(32), Some(true)));
+    let t = estimate(&ints, &a100(8, 0));
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, (n / 32) as f64, 0.001);
+    let floats = common::profile_text(SAME_ADDRESS_ADDS, "adds.ptx", "_Z9add_floatPfPKfi", grid, [256, 1, 1], &[("param_2", n)]);
+    let atomic = floats.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).expect("atomic");
+    assert_eq!((atomic.same_address_lanes, atomic.warp_aggregated), (Some(32), None));
+    let t = estimate(&floats, &a100(8, 0));
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, n as f64, 0.001);
 }

@@ -74,7 +74,8 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
 /// as they get, so fewer blocks.
 const AGGREGATED_ADVICE: &str = "fewer blocks, each reducing more elements before its one atomic (a grid-stride loop over one wave of blocks), are";
 
-/// Whether every global atomic of the kernel is one lane per request on one address.
+/// Whether every global atomic of the kernel is one lane per request on one address (or
+/// ptxas aggregates it over the warp: `MemoryAccess::warp_aggregated`).
 fn atomics_already_aggregated(profile: &kernel_profile::KernelProfile) -> bool {
     let mut atomics = profile
         .memory_accesses
@@ -84,7 +85,7 @@ fn atomics_already_aggregated(profile: &kernel_profile::KernelProfile) -> bool {
     atomics.peek().is_some()
         && atomics.all(|a| {
             let active = a.active_lane_fraction.unwrap_or(1.0);
-            a.same_address_lanes.is_some_and(|n| f64::from(n) * active <= 1.0 + 1e-9)
+            a.warp_aggregated == Some(true) || a.same_address_lanes.is_some_and(|n| f64::from(n) * active <= 1.0 + 1e-9)
         })
 }
 

@@ -33,6 +33,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         address: None,
         constant_operand: None,
         read_only: None,
+        warp_aggregated: None,
     }
 }
 
