@@ -297,7 +297,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
             read_only: (space == Space::Global && kind == AccessKind::Load && read_only_path(instr)).then_some(true),
             warp_aggregated: (kind == AccessKind::Atomic
-                && matches!(space, Space::Global | Space::Generic)
+                && matches!(space, Space::Global | Space::Generic | Space::Shared)
                 && integer_add(instr)
                 && lanes.as_ref().is_some_and(|l| !l.unknown_stride && !l.addrs.is_empty() && l.addrs.iter().all(|a| *a == l.addrs[0])))
             .then_some(true),

@@ -286,14 +286,14 @@ pub struct MemoryAccess {
     /// L1/texture cache (5.x, 6.x) keeps where plain global loads go to L2 only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
-    /// Global atomics only: `true` for an integer add on one address across the warp
+    /// Global and shared atomics: `true` for an integer add on one address across the warp
     /// (`atomicAdd(&count, 1)`, `atomicAdd(&sum, v)` with an `int`), which ptxas turns
     /// into one atomic per warp request by its first active lane (the others' values
-    /// summed with `POPC` of the active mask or `REDUX.SUM`: nvdisasm of nvcc 13.5's
-    /// sm_75 to sm_90 code; NVIDIA, "CUDA Pro Tip: Optimized Filtering with
-    /// Warp-Aggregated Atomics", 2017 update: the compiler does it automatically): the L2
-    /// performs one operation per request, not `same_address_lanes`. Floating-point adds
-    /// stay one per lane (`RED.E.ADD.F32` per lane in the same code).
+    /// summed with `POPC` of the active mask or `REDUX.SUM`, or `ATOMS.POPC.INC` in shared
+    /// memory: nvdisasm of nvcc 13.5's sm_75 to sm_90 code; NVIDIA, "CUDA Pro Tip:
+    /// Optimized Filtering with Warp-Aggregated Atomics", 2017 update: the compiler does it
+    /// automatically): one operation per request, not `same_address_lanes`.
+    /// Floating-point adds stay one per lane (`RED.E.ADD.F32` per lane in the same code).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warp_aggregated: Option<bool>,
 }

@@ -484,7 +484,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 t.shared_requests += requests;
                 let phases = (f64::from(a.bytes_per_thread.max(1)) * 32.0 / SHARED_WAVEFRONT_BYTES).ceil().max(1.0);
                 let ways = a.mean_bank_conflict_ways.filter(|w| w.is_finite() && *w >= 1.0).unwrap_or_else(|| f64::from(a.bank_conflict_ways.unwrap_or(1).max(1)));
-                let serial = if kind == AccessKind::Atomic { same_address(a.same_address_lanes).unwrap_or(1.0) } else { 1.0 };
+                // ptxas's warp aggregation (`warp_aggregated`): one operation per request.
+                let serial = if kind == AccessKind::Atomic && a.warp_aggregated != Some(true) { same_address(a.same_address_lanes).unwrap_or(1.0) } else { 1.0 };
                 t.shared_wavefronts += requests * phases * ways.max(serial);
             }
             (Space::Local, AccessKind::Load) => {

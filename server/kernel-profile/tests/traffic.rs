@@ -380,3 +380,20 @@ fn integer_adds_on_one_address_are_one_atomic_per_warp_and_float_adds_one_per_la
     let t = estimate(&floats, &a100(8, 0));
     check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, n as f64, 0.001);
 }
+
+/// nvcc 13.5 `-arch=sm_80`: every thread of the block runs `atomicAdd(&c, 1u)` on one
+/// `__shared__ unsigned c` (ptxas: `ATOMS.POPC.INC.32`, one per warp request).
+const SHARED_COUNT: &str = ".version 9.5\n.target sm_80\n.address_size 64\n.visible .entry _Z12shared_countPji(\n.param .u64 _Z12shared_countPji_param_0,\n.param .u32 _Z12shared_countPji_param_1\n)\n{\n.reg .pred 	%p<4>;\n.reg .b32 	%r<10>;\n.reg .b64 	%rd<5>;\n.shared .align 4 .u32 _ZZ12shared_countPjiE1c;\nld.param.u64 	%rd1, [_Z12shared_countPji_param_0];\nld.param.u32 	%r3, [_Z12shared_countPji_param_1];\nmov.u32 	%r1, %tid.x;\nsetp.ne.s32 	%p1, %r1, 0;\n@%p1 bra 	$L__BB0_2;\nmov.u32 	%r4, 0;\nst.shared.u32 	[_ZZ12shared_countPjiE1c], %r4;\n$L__BB0_2:\nbar.sync 	0;\nmov.u32 	%r5, %ntid.x;\nmov.u32 	%r2, %ctaid.x;\nmad.lo.s32 	%r6, %r2, %r5, %r1;\nsetp.ge.u32 	%p2, %r6, %r3;\n@%p2 bra 	$L__BB0_4;\nmov.u32 	%r7, _ZZ12shared_countPjiE1c;\natom.shared.add.u32 	%r8, [%r7], 1;\n$L__BB0_4:\nbar.sync 	0;\n@%p1 bra 	$L__BB0_6;\nld.shared.u32 	%r9, [_ZZ12shared_countPjiE1c];\ncvta.to.global.u64 	%rd2, %rd1;\nmul.wide.u32 	%rd3, %r2, 4;\nadd.s64 	%rd4, %rd2, %rd3;\nst.global.u32 	[%rd4], %r9;\n$L__BB0_6:\nret;\n}\n";
+
+#[test]
+fn an_integer_add_on_one_shared_address_is_one_wavefront_per_warp() {
+    let n: i64 = 1 << 20;
+    let p = common::profile_text(SHARED_COUNT, "shared_count.ptx", "_Z12shared_countPji", [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_1", n)]);
+    let atomic = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).expect("atomic");
+    assert_eq!((atomic.space, atomic.warp_aggregated), (kernel_profile::Space::Shared, Some(true)));
+    let t = estimate(&p, &a100(8, 4));
+    // One wavefront per warp request of the atomic (2^15 of them), not 32; the block's
+    // other shared accesses (the initial store and the final load by thread 0) add one
+    // request per warp that runs them.
+    assert!(t.shared_wavefronts < 2.0 * (n / 32) as f64, "{t:#?}");
+}

@@ -485,3 +485,43 @@ fn calibration_recovers_the_parameters_behind_the_measurements() {
     assert!((f.params.dram_efficiency - 0.7).abs() < 0.07, "{}", f.params.dram_efficiency);
     assert_eq!(f.params.calibrated_on, Some(6));
 }
+
+/// The pipe rates reproduce the datasheets' peak FLOPS: a full SM of independent FMAs of
+/// one kind, its pipe's time against the FLOPs it does. Datasheet figures (TFLOPS at the
+/// boost clock): NVIDIA A100 datasheet (FP32 19.5, FP64 9.7, FP16 non-tensor 78, FP16
+/// tensor 312 dense); GA102 whitepaper, RTX 3090 (FP32 35.6, FP16 non-tensor 35.6, FP64
+/// 0.556, FP16 tensor with FP32 accumulation 71); NVIDIA T4 datasheet (FP32 8.1, mixed
+/// precision tensor 65). Within 3 %: the model's clocks are the boards' boost clocks.
+#[test]
+fn full_sms_of_fmas_reach_the_datasheet_peaks() {
+    let tflops = |gpu_id: &str, class: InstrClass, opcode: &str, flops_per_instr: f64, key: &str| -> f64 {
+        let g = gpu(gpu_id);
+        let k = 512;
+        let mut p = fma_chain(k, class, opcode);
+        for i in &mut p.blocks[0].instructions {
+            i.deps.clear();
+        }
+        launch(&mut p, g.sm_count * 64, 256, 0);
+        let pred = bottleneck::predict(&p, &g).expect("applies");
+        let flops = f64::from(g.sm_count) * 64.0 * 8.0 * k as f64 * flops_per_instr;
+        flops / (pred.breakdown[key] * 1e-6) / 1e12
+    };
+    let lanes = 32.0;
+    let mma = 16.0 * 8.0 * 16.0 * 2.0;
+    let cases = [
+        ("a100-sxm4-80gb", InstrClass::Fp32, "fma.rn.f32", lanes * 2.0, "fp32_us", 19.5),
+        ("a100-sxm4-80gb", InstrClass::Fp64, "fma.rn.f64", lanes * 2.0, "fp64_us", 9.7),
+        ("a100-sxm4-80gb", InstrClass::Fp16, "fma.rn.f16x2", lanes * 4.0, "fp16_us", 78.0),
+        ("a100-sxm4-80gb", InstrClass::Tensor, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", mma, "tensor_us", 312.0),
+        ("rtx-3090", InstrClass::Fp32, "fma.rn.f32", lanes * 2.0, "fp32_us", 35.6),
+        ("rtx-3090", InstrClass::Fp16, "fma.rn.f16x2", lanes * 4.0, "fp16_us", 35.6),
+        ("rtx-3090", InstrClass::Fp64, "fma.rn.f64", lanes * 2.0, "fp64_us", 0.556),
+        ("rtx-3090", InstrClass::Tensor, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", mma, "tensor_us", 71.0),
+        ("t4", InstrClass::Fp32, "fma.rn.f32", lanes * 2.0, "fp32_us", 8.1),
+        ("t4", InstrClass::Tensor, "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", mma / 2.0, "tensor_us", 65.0),
+    ];
+    for (id, class, opcode, flops, key, datasheet) in cases {
+        let got = tflops(id, class, opcode, flops, key);
+        assert!((got / datasheet - 1.0).abs() < 0.03, "{id} {opcode}: {got:.3} TFLOPS against the datasheet's {datasheet}");
+    }
+}
