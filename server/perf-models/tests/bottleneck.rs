@@ -99,6 +99,17 @@ fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
     p
 }
 
+/// A full SM of `k` independent `opcode` instructions per thread: 64 blocks of 256
+/// threads per SM of `g`, the prediction.
+fn full_sm_of(g: &gpu_spec::Gpu, k: usize, class: InstrClass, opcode: &str) -> Prediction {
+    let mut p = fma_chain(k, class, opcode);
+    for i in &mut p.blocks[0].instructions {
+        i.deps.clear();
+    }
+    launch(&mut p, g.sm_count * 64, 256, 0);
+    bottleneck::predict(&p, g).expect("applies")
+}
+
 /// One warp per SM running a chain of dependent FMAs waits the FMA latency per
 /// instruction: latency-bound at k × 4 cycles. With the SM full of warps the same chains
 /// overlap and the FP32 pipe (or the issue slots) binds instead.
@@ -276,13 +287,8 @@ fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
     let per_instr = |gpu_id: &str, opcode: &str| -> f64 {
         let g = gpu(gpu_id);
         let k = 512;
-        let mut p = fma_chain(k, InstrClass::Tensor, opcode);
-        for i in &mut p.blocks[0].instructions {
-            i.deps.clear();
-        }
-        launch(&mut p, g.sm_count * 64, 256, 0);
         let params = Params::from_gpu(&g);
-        let pred = bottleneck::predict(&p, &g).expect("applies");
+        let pred = full_sm_of(&g, k, InstrClass::Tensor, opcode);
         // 64 blocks × 8 warps per SM × k instructions.
         pred.breakdown["tensor_us"] * 1e-6 * params.clock_hz / (64.0 * 8.0 * k as f64)
     };
@@ -315,13 +321,7 @@ fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
 fn half2_arithmetic_takes_two_results_per_lane() {
     let run = |gpu_id: &str, opcode: &str| -> (Prediction, Params) {
         let g = gpu(gpu_id);
-        let k = 1024;
-        let mut p = fma_chain(k, InstrClass::Fp16, opcode);
-        for i in &mut p.blocks[0].instructions {
-            i.deps.clear();
-        }
-        launch(&mut p, g.sm_count * 64, 256, 0);
-        (bottleneck::predict(&p, &g).expect("applies"), Params::from_gpu(&g))
+        (full_sm_of(&g, 1024, InstrClass::Fp16, opcode), Params::from_gpu(&g))
     };
     // 64 blocks × 8 warps per SM × 1024 instructions at `per_cycle` warp instructions.
     let us = |p: &Params, per_cycle: f64| 64.0 * 8.0 * 1024.0 / per_cycle / p.clock_hz * 1e6;
@@ -497,12 +497,7 @@ fn full_sms_of_fmas_reach_the_datasheet_peaks() {
     let tflops = |gpu_id: &str, class: InstrClass, opcode: &str, flops_per_instr: f64, key: &str| -> f64 {
         let g = gpu(gpu_id);
         let k = 512;
-        let mut p = fma_chain(k, class, opcode);
-        for i in &mut p.blocks[0].instructions {
-            i.deps.clear();
-        }
-        launch(&mut p, g.sm_count * 64, 256, 0);
-        let pred = bottleneck::predict(&p, &g).expect("applies");
+        let pred = full_sm_of(&g, k, class, opcode);
         let flops = f64::from(g.sm_count) * 64.0 * 8.0 * k as f64 * flops_per_instr;
         flops / (pred.breakdown[key] * 1e-6) / 1e12
     };
