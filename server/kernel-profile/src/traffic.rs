@@ -654,6 +654,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         l2_loads += a.l2_sectors(blocks, hit);
     }
     t.l2_load_sectors = l2_loads;
+    if arrays.values().any(|a| a.uncached_load_sectors > 0.0) || !unpatterned_kept || table_gathers.iter().any(|g| !g.2) {
+        t.notes.push("L1 does not keep plain global loads on this GPU (compute capability 3.x, 5.x, 6.x without -dlcm=ca): their re-reads go to L2; only the read-only path (`ld.global.nc`, `__ldg`) is kept".into());
+    }
     if !arrays.is_empty() {
         t.notes.push(format!(
             "L1: a block touches {:.1} KiB of distinct data against {:.1} KiB of L1 per resident block: {:.0} % of its re-reads hit L1",

@@ -350,6 +350,7 @@ fn before_volta_plain_global_loads_reread_from_l2_and_read_only_ones_from_l1() {
     assert!(p.memory_accesses.iter().all(|a| a.read_only.is_none()));
     let t = estimate(&p, &no_l1);
     check(&t, "l2_load_sectors", t.l2_load_sectors, 8.0 * a_sectors, 0.05);
+    assert!(t.notes.iter().any(|n| n.contains("L1 does not keep plain global loads")), "{:?}", t.notes);
     let nc = MATVEC_ROW_PER_THREAD.replace("ld.global.f32", "ld.global.nc.f32");
     let p = common::profile_text(&nc, "matvec.ptx", "_Z6matvecPKfS0_Pfi", [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_3", n)]);
     assert!(p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load).all(|a| a.read_only == Some(true)));
