@@ -171,6 +171,10 @@ pub struct AffineAnalysis<'f, 'e> {
     /// The block of the instruction whose operands are being evaluated: which of a
     /// register's loops a use is in, for a register that steps in several.
     at_block: Option<ptx_ir::ir::BlockId>,
+    /// The (register, loop) pairs `multi_loop_iv` is evaluating: re-entering one (two
+    /// loops whose entry values are each other's exit values) gives up instead of
+    /// recursing, so the work stays linear in the definitions.
+    in_progress: Vec<(RegId, u32)>,
 }
 
 const MAX_DEPTH: u32 = 48;
@@ -192,6 +196,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             ivs,
             depth: 0,
             at_block: None,
+            in_progress: Vec::new(),
         }
     }
 
@@ -466,24 +471,38 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
     /// or after them), the common start of its definitions (`common_start`: `lane`, the
     /// smallest of `lane + 32·r`).
     fn multi_loop_iv(&mut self, r: RegId) -> Affine {
+        crate::work::add(1);
         let loops = self.ivs.get(&r).cloned().unwrap_or_default();
         let here = self.at_block.map(|b| self.func.loops_of(b)).unwrap_or_default();
         // `loops_of` lists the innermost loop first.
-        if let Some((loop_id, init, step)) = here.iter().find_map(|l| loops.iter().find(|(id, ..)| id == l)).cloned() {
-            let init = match init {
-                Some(e) => self.of_expr(&e),
-                None => self.def_outside_loop(r, loop_id),
-            };
-            let step = self.of_expr(&step);
-            let iter = self.mul(Affine::var(Var::Iter(loop_id)), step);
-            return init.add(&iter, 1);
-        }
-        let defs: Vec<InstrId> = self.func.defs_of(r).to_vec();
-        if defs.is_empty() || defs.len() > 8 {
+        let inside = here.iter().find_map(|l| loops.iter().find(|(id, ..)| id == l)).cloned();
+        let key = (r, inside.as_ref().map_or(u32::MAX, |l| l.0));
+        if self.in_progress.contains(&key) {
             return Affine::irregular();
         }
-        let vals: Vec<Affine> = defs.iter().map(|d| self.instr_value(*d)).collect();
-        common_start(&vals).unwrap_or_else(Affine::irregular)
+        self.in_progress.push(key);
+        let value = match inside {
+            Some((loop_id, init, step)) => {
+                let init = match init {
+                    Some(e) => self.of_expr(&e),
+                    None => self.def_outside_loop(r, loop_id),
+                };
+                let step = self.of_expr(&step);
+                let iter = self.mul(Affine::var(Var::Iter(loop_id)), step);
+                init.add(&iter, 1)
+            }
+            None => {
+                let defs: Vec<InstrId> = self.func.defs_of(r).to_vec();
+                if defs.is_empty() || defs.len() > 8 {
+                    Affine::irregular()
+                } else {
+                    let vals: Vec<Affine> = defs.iter().map(|d| self.instr_value(*d)).collect();
+                    common_start(&vals).unwrap_or_else(Affine::irregular)
+                }
+            }
+        };
+        self.in_progress.pop();
+        value
     }
 
     fn remember(&mut self, r: RegId, a: Affine) {
