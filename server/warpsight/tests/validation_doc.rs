@@ -347,7 +347,34 @@ fn render(bench: &Report, conv: Option<&Report>) -> (Vec<(String, bool)>, String
         targets.push(Target {
             what: "Bound: streaming kernels at ≥ 50 % occupancy are `dram`-bound",
             value: format!("{dram} of {}", high.len()),
-            verdict: if dram == high.len() { "met".into() } else { format!("missed in {} cases", high.len() - dram) },
+            verdict: if dram == high.len() {
+                "met".into()
+            } else {
+                // Each miss, with its measured time against the same kernel's at the
+                // largest block on that GPU (the same bytes): how far the measurement
+                // itself is from streaming at full occupancy.
+                let misses: Vec<String> = high
+                    .iter()
+                    .filter(|r| r.headline_bound.as_deref() != Some("dram"))
+                    .map(|r| {
+                        let fastest = analysed
+                            .iter()
+                            .filter(|o| o.group == r.group && o.gpu_id == r.gpu_id)
+                            .max_by_key(|o| o.block[0])
+                            .map_or(r.measured_ms, |o| o.measured_ms);
+                        format!(
+                            "`{}` on {} at block {} (`{}`, predicted {:.2}× measured; measured {:.2}× its time at the largest block)",
+                            r.group.as_deref().unwrap_or("?").trim_start_matches("gpu-stream/"),
+                            r.gpu_id.as_deref().unwrap_or("?"),
+                            r.block[0],
+                            r.headline_bound.as_deref().unwrap_or("?"),
+                            r.predicted_ms.get("headline").copied().unwrap_or(f64::NAN) / r.measured_ms,
+                            r.measured_ms / fastest
+                        )
+                    })
+                    .collect();
+                format!("missed in {} cases: {}", high.len() - dram, misses.join("; "))
+            },
         });
     }
     let low: Vec<&&&RowLite> = analysed.iter().filter(|r| r.block[0] <= 64).collect();
