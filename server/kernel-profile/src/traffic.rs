@@ -429,6 +429,12 @@ fn l1_keeps(a: &MemoryAccess, caches: &CacheConfig) -> bool {
     caches.l1_caches_global_loads || a.space == Space::Texture || a.read_only == Some(true)
 }
 
+/// Sectors an access requests over the grid (`warps` warps): one per request for a
+/// uniform access, its sectors per request otherwise.
+fn requested_sectors(a: &MemoryAccess, warps: f64) -> f64 {
+    a.executions.max(0.0) * warps * if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) }
+}
+
 fn is_offchip(a: &MemoryAccess) -> bool {
     matches!(a.space, Space::Global | Space::Generic | Space::Texture)
 }
@@ -602,7 +608,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     for ((base, _, _, _, store), members) in &streams {
         let s = Stream { members: members.clone() };
         let e = arrays.entry(base.clone()).or_default();
-        let requested: f64 = members.iter().map(|a| a.executions.max(0.0) * warps * if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) }).sum();
+        let requested: f64 = members.iter().map(|a| requested_sectors(a, warps)).sum();
         if *store {
             e.store_grid += s.sectors(&grid_ext);
             e.store_sectors += requested;
@@ -613,7 +619,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             e.load_sectors += requested;
             e.load_sectors_per_block += requested / blocks.max(1.0);
             let (cached, uncached): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = members.iter().partition(|a| l1_keeps(a, caches));
-            e.uncached_load_sectors += uncached.iter().map(|a| a.executions.max(0.0) * warps * if a.class == AccessClass::Uniform { 1.0 } else { a.transactions_per_request.max(0.0) }).sum::<f64>();
+            e.uncached_load_sectors += uncached.iter().map(|a| requested_sectors(a, warps)).sum::<f64>();
             e.near_rereads += near_rereads(&cached, &profile.loops, warps, sharing * warps_per_block, caches.l1_bytes_per_sm as f64);
         }
     }
