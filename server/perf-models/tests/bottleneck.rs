@@ -302,12 +302,15 @@ fn tensor_instructions_cost_their_multiply_adds_at_the_dense_rate() {
     assert!(close(per_instr("rtx-3090", mma_f32), 8.0));
     assert!(close(per_instr("rtx-3090", mma_f16), 4.0));
     assert!(close(per_instr("titan-rtx", mma_f32), 4.0));
-    // A Hopper warpgroup MMA: m64n128k16 over the warpgroup's four warps.
-    assert!(close(per_instr("h100-sxm", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 64.0 * 128.0 * 16.0 / 4.0 / 2048.0));
+    // A Hopper warpgroup MMA: m64n128k16 over the warpgroup's four warps, at the 1893
+    // multiply-adds per boost cycle of the H100's datasheet (its 2048 per clock at the
+    // 1830 MHz its tensor figures hold at: `full_sms_of_fmas_reach_the_datasheet_peaks`).
+    let hopper = 1893.0;
+    assert!(close(per_instr("h100-sxm", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 64.0 * 128.0 * 16.0 / 4.0 / hopper));
     // The warp-level forms on Hopper reach about 2/3 of that rate (FlashAttention-3 paper,
-    // gpu-data `bottleneck.sync_mma_rate_fraction`): 2048 / (2048 × 0.67) cycles, not 1.
-    assert!(close(per_instr("h100-sxm", mma_f32), 2048.0 / (2048.0 * 0.67)));
-    assert!(close(per_instr("h100-sxm", wmma), 4096.0 / (2048.0 * 0.67)));
+    // gpu-data `bottleneck.sync_mma_rate_fraction`): 2048 / (1893 × 0.67) cycles.
+    assert!(close(per_instr("h100-sxm", mma_f32), 2048.0 / (hopper * 0.67)));
+    assert!(close(per_instr("h100-sxm", wmma), 4096.0 / (hopper * 0.67)));
     assert_eq!(Params::from_gpu(&gpu("a100-sxm4-80gb")).sync_mma_fraction, 1.0);
 }
 
@@ -503,6 +506,8 @@ fn full_sms_of_fmas_reach_the_datasheet_peaks() {
     };
     let lanes = 32.0;
     let mma = 16.0 * 8.0 * 16.0 * 2.0;
+    const WGMMA: &str = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16";
+    let wgmma = 64.0 * 128.0 * 16.0 * 2.0 / 4.0;
     let cases = [
         ("a100-sxm4-80gb", InstrClass::Fp32, "fma.rn.f32", lanes * 2.0, "fp32_us", 19.5),
         ("a100-sxm4-80gb", InstrClass::Fp64, "fma.rn.f64", lanes * 2.0, "fp64_us", 9.7),
@@ -514,6 +519,14 @@ fn full_sms_of_fmas_reach_the_datasheet_peaks() {
         ("rtx-3090", InstrClass::Tensor, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", mma, "tensor_us", 71.0),
         ("t4", InstrClass::Fp32, "fma.rn.f32", lanes * 2.0, "fp32_us", 8.1),
         ("t4", InstrClass::Tensor, "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", mma / 2.0, "tensor_us", 65.0),
+        // Hopper's dense FP16 figures (hopper-ds) hold at a lower clock than its FP32 ones:
+        // a warp's quarter of a warpgroup's m64n128k16 `wgmma` against 989.4, 756 and 835.5
+        // TFLOPS, with the FP32 figures at the boost clocks beside them.
+        ("h100-sxm", InstrClass::Tensor, WGMMA, wgmma, "tensor_us", 989.4),
+        ("h100-sxm", InstrClass::Fp32, "fma.rn.f32", lanes * 2.0, "fp32_us", 66.9),
+        ("h100-pcie", InstrClass::Tensor, WGMMA, wgmma, "tensor_us", 756.0),
+        ("h100-pcie", InstrClass::Fp32, "fma.rn.f32", lanes * 2.0, "fp32_us", 51.2),
+        ("h100-nvl", InstrClass::Tensor, WGMMA, wgmma, "tensor_us", 835.5),
     ];
     for (id, class, opcode, flops, key, datasheet) in cases {
         let got = tflops(id, class, opcode, flops, key);

@@ -164,7 +164,7 @@ fn the_reduction_numbers_of_the_page_are_the_models() {
 
 /// Figures of the page that are measurements or datasheet values, not computed here:
 /// number as written, source.
-const MEASURED: [(&str, &str); 17] = [
+const MEASURED: [(&str, &str); 19] = [
     ("35.6", "NVIDIA GA102 whitepaper: RTX 3090 peak FP16 and FP32 non-tensor TFLOPS"),
     ("13.56", "MasterSkepticista 2025, RTX 3090: 2^23 same-address float atomicAdds (9.9 GB/s over 2^25 floats)"),
     ("1.1", "NVIDIA Kepler GK110 whitepaper: one same-address atomic per clock, 1.1 ns at 875 MHz"),
@@ -182,6 +182,8 @@ const MEASURED: [(&str, &str); 17] = [
     ("5.2", "gpu-benches gpu-small-kernels: the A40 array size"),
     ("0.57", "gpu-benches gpu-small-kernels, A40 at 22 MB"),
     ("0.70", "NVIDIA A40 datasheet: 696 GB/s DRAM bandwidth"),
+    ("989.4", "NVIDIA H100 whitepaper Table 3 and datasheet: H100 SXM5 dense FP16 tensor TFLOPS"),
+    ("835.5", "NVIDIA H100 NVL and H200 NVL datasheets: dense FP16 tensor TFLOPS (1,671 with sparsity)"),
 ];
 
 /// Figures of single rows of the validation run (`warpsight validate` over the measured
