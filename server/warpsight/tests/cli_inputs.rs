@@ -93,3 +93,28 @@ fn fixtures_analyse_without_parse_errors() {
         }
     }
 }
+
+/// An importer's file given where `validate` expects rows is named as what it is, with the
+/// flag that reads it (a gzip-compressed Kernel Tuner cache was reported as "not a text
+/// file", a plain one as a JSON error on its first line).
+#[test]
+fn an_importer_file_given_as_rows_names_its_flag() {
+    let dir_tmp = scratch("misplaced");
+    let dir = dir_tmp.path();
+    let cache = r#"{"device_name": "NVIDIA GeForce RTX 3090", "kernel_name": "k", "problem_size": [1024], "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [128]}, "cache": {"128": {"block_size_x": 128, "time": 0.1}}}"#;
+    let plain = dir.join("cache.json");
+    std::fs::write(&plain, cache).unwrap();
+    let gz = dir.join("cache.json.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut enc, cache.as_bytes()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let ncu = dir.join("report.csv");
+    std::fs::write(&ncu, "\"ID\",\"Process ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"gpu__time_duration.sum\"\n\"\",\"\",\"\",\"\",\"\",\"usecond\"\n").unwrap();
+    for (file, flag) in [(&plain, "--kernel-tuner"), (&gz, "--kernel-tuner"), (&ncu, "--ncu")] {
+        let (code, stdout, stderr) = run(&["validate", file.to_str().unwrap()]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&file.display().to_string()) && stderr.contains(flag), "{stderr}");
+    }
+}

@@ -183,3 +183,25 @@ fn a_fifo_as_the_recorded_ptx_beside_a_cu_is_not_read() {
     let (_, stdout, stderr) = run(&["analyze", cu.to_str().expect("path"), "--no-compile", "--no-cache"]);
     assert!(stdout.contains("recorded PTX not used") && stdout.contains("not a regular file (a FIFO)"), "{stdout}\n{stderr}");
 }
+
+/// `validate`'s importers read through the same checks: a FIFO given as a Kernel Tuner cache
+/// (which the importer read with `std::fs::read`, blocking for ever without a writer) or as
+/// a gpu-benches table ends at once with the FIFO named.
+#[test]
+fn a_fifo_given_to_the_validate_importers_is_refused_at_once() {
+    let dir_tmp = scratch("fifo-validate");
+    let dir = dir_tmp.path();
+    let cache = dir.join("cache.json.gz");
+    mkfifo(&cache);
+    let (code, stdout, stderr) =
+        run(&["validate", "--kernel-tuner", cache.to_str().expect("path"), "--source", "examples/vadd.cu", "--no-compile"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("cache.json.gz") && stderr.contains("not a regular file (a FIFO)"), "{stderr}");
+    let tables = dir.join("benches");
+    std::fs::create_dir_all(tables.join("gpu-stream")).expect("mkdir");
+    mkfifo(&tables.join("gpu-stream/a100_80.txt"));
+    let (code, _, stderr) = run(&["validate", "--gpu-benches", tables.to_str().expect("path"), "--no-compile"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("a100_80.txt") && stderr.contains("not a regular file (a FIFO)"), "{stderr}");
+}

@@ -104,7 +104,7 @@ impl Registers {
         paths.sort();
         for p in paths {
             let tag = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let text = std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+            let text = crate::input::read_text(&p)?;
             let d: Digest = serde_json::from_str(&text).with_context(|| format!("{}: not a ptxas digest", p.display()))?;
             for (file, f) in d.files {
                 let stem = Path::new(&file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -195,7 +195,7 @@ fn files(dir: &Path, set: &str) -> anyhow::Result<Vec<(String, &'static gpu_spec
         let (gpu_stem, _) = stem.split_once("_graph").or_else(|| stem.split_once("_gsync")).or_else(|| stem.split_once("_pt")).unwrap_or((&stem, ""));
         let Some(id) = gpu_of(gpu_stem) else { continue };
         let gpu = gpu_spec::Database::builtin().gpu(id).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let text = std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        let text = crate::input::read_text(&p)?;
         out.push((stem, gpu, text));
     }
     Ok(out)

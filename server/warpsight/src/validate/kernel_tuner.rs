@@ -139,7 +139,9 @@ pub fn parse_cache(text: &str) -> anyhow::Result<Cache> {
 
 /// Reads a cache file, gzip-compressed or not (told apart by the gzip magic bytes).
 pub fn read_cache(path: &Path) -> anyhow::Result<Cache> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // Regular files only, bounded while reading (cuda_frontend::files: a FIFO or a device
+    // given as a cache must not hang or exhaust memory).
+    let bytes = cuda_frontend::files::read_bytes(path, crate::input::MAX_INPUT_BYTES)?;
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut s = String::new();
         flate2::read::MultiGzDecoder::new(bytes.as_slice())

@@ -390,8 +390,37 @@ fn csv_message(e: &csv::Error) -> String {
 
 /// Reads and parses one rows file.
 pub fn load(path: &Path) -> anyhow::Result<Vec<Row>> {
-    let text = crate::input::read_text(path)?;
+    let text = crate::input::read_text(path).map_err(|e| {
+        let binary = matches!(e.downcast_ref::<cuda_frontend::files::ReadError>(), Some(cuda_frontend::files::ReadError::Binary { .. }));
+        let gz = path.extension().is_some_and(|x| x.eq_ignore_ascii_case("gz"));
+        if binary && gz {
+            anyhow::anyhow!(
+                "{}: gzip-compressed data, not a rows file; a Kernel Tuner cache is imported with `--kernel-tuner FILE` (one flag per file) and `--source`",
+                path.display()
+            )
+        } else {
+            e
+        }
+    })?;
+    if let Some(hint) = misplaced_import(&text) {
+        bail!("{}: not a rows file: {hint}", path.display());
+    }
     parse(path, &text)
+}
+
+/// What an importer's file given as a rows file is, and the flag that reads it: a Kernel
+/// Tuner cache (a JSON object with `tune_params_keys` and `cache`) or an Nsight Compute
+/// raw-page export (a CSV header naming `Kernel Name` and `gpu__time_duration.sum`).
+fn misplaced_import(text: &str) -> Option<&'static str> {
+    let head = text.trim_start();
+    if head.starts_with('{') && head.contains("\"tune_params_keys\"") && head.contains("\"cache\"") {
+        return Some("it is a Kernel Tuner cache; import it with `--kernel-tuner FILE` (one flag per file) and `--source`");
+    }
+    let header = text.lines().find(|l| l.contains("\"Kernel Name\""));
+    if header.is_some_and(|l| l.contains("gpu__time_duration")) {
+        return Some("it is an Nsight Compute export; import it with `--ncu FILE` and `--source`");
+    }
+    None
 }
 
 #[cfg(test)]
