@@ -99,7 +99,11 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     // a stride that changes with a loop is reason enough to simulate.
     let mut affine = AffineAnalysis::new(func, &env);
     let banks = if input.compute_capability.0 <= 1 { 16 } else { 32 };
-    let (probes, loop_dependent_stride) = shared_probes(func, &mut affine, launch.block, banks);
+    // What ptxas issues (`sass.rs`): also which shared loads it merges into one vector load,
+    // whose bank conflicts are those of the vector access, not of its scalar parts.
+    let folding = sass::analyse(func);
+    let vector_widths = folding.vector_widths();
+    let (probes, loop_dependent_stride) = shared_probes(func, &mut affine, launch.block, banks, &folding, &vector_widths);
     let sim = if thread_dependent_loops || frequencies.undecided || loop_dependent_stride {
         Some(simt::simulate(func, &env, simt::DEFAULT_BUDGET, &probes))
     } else {
@@ -142,7 +146,6 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     }
 
     // 3. Counts, as ptxas issues them (contractions and constant operands, `sass.rs`).
-    let folding = sass::analyse(func);
     let removed = folding.removed();
     if !removed.is_empty() {
         assumptions.push(format!(
@@ -234,9 +237,15 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             });
             continue;
         }
+        // A shared load that ptxas merges into an earlier one's vector load (`sass.rs` item
+        // 4) is part of that access: the group is one request of its words per lane.
+        if folding.vectorised.contains_key(&(id as InstrId)) {
+            continue;
+        }
+        let vector_words = vector_widths.get(&(id as InstrId)).copied();
         let addr = address_of(func, id as InstrId, &mut affine);
         let simulated_ways = shared_ways.get(&(id as InstrId)).copied();
-        let bytes = copy_bytes(func, instr).unwrap_or_else(|| instr.access_bytes()).max(1);
+        let bytes = vector_words.map_or_else(|| copy_bytes(func, instr).unwrap_or_else(|| instr.access_bytes()).max(1), |w| 4 * w);
         // The affine form when there is one, else the addresses evaluated lane by lane.
         let lanes = access::lanes_from_affine(&addr, launch.block).or_else(|| concrete::lanes_with(func, id as InstrId, &env, &mut choices));
         let c = match space {
@@ -279,7 +288,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             l1_wavefronts_per_request,
             stride_bytes: c.stride_bytes,
             bytes_per_thread: bytes,
-            vector_width: instr.vector_width(),
+            vector_width: vector_words.map_or_else(|| instr.vector_width(), |w| u8::try_from(w).unwrap_or(4)),
             transactions_per_request: c.sectors,
             // The simulated warps' conflicts, on the lanes active at each execution, where
             // the simulation evaluated every address; else the static ones.
@@ -779,27 +788,36 @@ fn copy_bytes(func: &Function, instr: &ptx_ir::Instr) -> Option<u32> {
 /// lessen). The simulation evaluates their addresses lane by lane at every warp execution,
 /// with the 32 banks of CC 2.0 and later (none on CC 1.x, whose 16 it does not model).
 /// Also whether any has a loop-dependent stride.
-fn shared_probes(func: &Function, affine: &mut AffineAnalysis<'_, '_>, block: [u32; 3], banks: u32) -> (HashSet<InstrId>, bool) {
-    let mut probes = HashSet::new();
+fn shared_probes(
+    func: &Function,
+    affine: &mut AffineAnalysis<'_, '_>,
+    block: [u32; 3],
+    banks: u32,
+    folding: &sass::Folding,
+    vector_widths: &HashMap<InstrId, u32>,
+) -> (HashMap<InstrId, i64>, bool) {
+    let mut probes = HashMap::new();
     let mut loop_dependent = false;
     if banks != 32 {
         return (probes, loop_dependent);
     }
     for (id, instr) in func.instrs.iter().enumerate() {
         let shared = matches!(instr.class, InstrClass::Load(Space::Shared) | InstrClass::Store(Space::Shared) | InstrClass::Atomic(Space::Shared));
-        if !shared || instr.base() == "wmma" {
+        // A load merged into a vector load is probed as the vector load, by its first.
+        if !shared || instr.base() == "wmma" || folding.vectorised.contains_key(&(id as InstrId)) {
             continue;
         }
+        let bytes = vector_widths.get(&(id as InstrId)).map_or_else(|| i64::from(instr.access_bytes().max(1)), |w| 4 * i64::from(*w));
         let addr = address_of(func, id as InstrId, affine);
         let probe = match access::lanes_from_affine(&addr, block) {
             Some(l) => {
                 loop_dependent |= l.unknown_stride;
-                l.unknown_stride || access::bank_conflict_ways(&l.addrs, i64::from(instr.access_bytes().max(1)), 32, 0) > 1
+                l.unknown_stride || access::bank_conflict_ways(&l.addrs, bytes, 32, 0) > 1
             }
             None => true,
         };
         if probe {
-            probes.insert(id as InstrId);
+            probes.insert(id as InstrId, bytes);
         }
     }
     (probes, loop_dependent)

@@ -75,6 +75,16 @@ impl Folding {
             .chain(self.vectorised.keys().copied())
             .collect()
     }
+
+    /// The words of each vector load that item 4 forms, by the load that stands for it (the
+    /// group's first in program order): 2 for an `LDS.64`, 4 for an `LDS.128`.
+    pub fn vector_widths(&self) -> HashMap<InstrId, u32> {
+        let mut widths: HashMap<InstrId, u32> = HashMap::new();
+        for leader in self.vectorised.values() {
+            *widths.entry(*leader).or_insert(1) += 1;
+        }
+        widths
+    }
 }
 
 const ROUNDING: [&str; 4] = ["rn", "rz", "rm", "rp"];

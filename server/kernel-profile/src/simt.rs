@@ -30,7 +30,7 @@
 //! indirect branch in a branch condition ends the simulation with the reason, and the
 //! caller falls back to the static rules; so does a run longer than the budget.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use ptx_ir::ir::{AddrBase, BlockId, Dim, Function, InstrId, LoopId, Operand, RegId, SpecialReg, VarSpace};
 
@@ -669,8 +669,10 @@ impl Sim {
 }
 
 /// Runs the warps of the sampled blocks; see the module documentation. `probes` names the
-/// shared-memory accesses whose bank conflicts to record (`Simulated::shared_ways`).
-pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashSet<InstrId>) -> Result<Simulated, String> {
+/// shared-memory accesses whose bank conflicts to record (`Simulated::shared_ways`), each
+/// with the bytes per lane it moves (more than the instruction's own where ptxas merges it
+/// with the next loads into one vector load).
+pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<InstrId, i64>) -> Result<Simulated, String> {
     if func.blocks.is_empty() {
         return Err("the function has no body".into());
     }
@@ -688,10 +690,10 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashSet<In
         .chain(func.shared_vars.iter().map(String::as_str))
         .collect();
     let mut shared_accesses: HashMap<InstrId, (AddrBase, i64, i64)> = HashMap::new();
-    for &id in probes {
+    for (&id, &bytes) in probes {
         let Some(instr) = func.instr(id) else { continue };
         if let Some(Operand::Addr { base, offset }) = func.operands_of(instr).iter().find(|op| matches!(op, Operand::Addr { .. })) {
-            shared_accesses.insert(id, (base.clone(), *offset, i64::from(instr.access_bytes().max(1))));
+            shared_accesses.insert(id, (base.clone(), *offset, bytes.max(1)));
         }
     }
     let seeds: Vec<RegId> = shared_accesses.values().filter_map(|(b, _, _)| if let AddrBase::Reg(r) = b { Some(*r) } else { None }).collect();

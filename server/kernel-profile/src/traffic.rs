@@ -488,7 +488,14 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         match (a.space, a.kind) {
             (Space::Shared, kind) => {
                 t.shared_requests += requests;
-                let phases = (f64::from(a.bytes_per_thread.max(1)) * 32.0 / SHARED_WAVEFRONT_BYTES).ceil().max(1.0);
+                // A wide access takes a wavefront per 128 bytes its lanes request (two phases for
+                // 8 bytes a lane, four for 16), unless every lane reads the same address: one
+                // wavefront broadcasts it.
+                let phases = if a.class == AccessClass::Uniform && kind == AccessKind::Load {
+                    1.0
+                } else {
+                    (f64::from(a.bytes_per_thread.max(1)) * 32.0 / SHARED_WAVEFRONT_BYTES).ceil().max(1.0)
+                };
                 let ways = a.mean_bank_conflict_ways.filter(|w| w.is_finite() && *w >= 1.0).unwrap_or_else(|| f64::from(a.bank_conflict_ways.unwrap_or(1).max(1)));
                 // ptxas's warp aggregation (`warp_aggregated`): one operation per request.
                 let serial = if kind == AccessKind::Atomic && a.warp_aggregated != Some(true) { same_address(a.same_address_lanes).unwrap_or(1.0) } else { 1.0 };

@@ -57,8 +57,14 @@ fn tiled_matmul_seed001_fig4_is_coalesced_and_conflict_free() {
         assert_eq!(a.len(), 1);
         assert_eq!((a[0].class, a[0].transactions_per_request, a[0].stride_bytes), (AccessClass::Coalesced, 4.0, Some(4)));
     }
+    // 16 unrolled k steps × 2 loads in the PTX; ptxas merges the 16 Mds[ty][k] (consecutive
+    // words from a 16-byte aligned row) into 4 LDS.128 and keeps the 16 Nds[k][tx] scalar
+    // (nvdisasm of nvcc 13.5's sm_80 code: 16 LDS and 4 LDS.128), so 20 requests.
     let shared_loads: Vec<_> = p.memory_accesses.iter().filter(|a| a.space == Space::Shared && a.kind == AccessKind::Load).collect();
-    assert_eq!(shared_loads.len(), 32, "16 unrolled k steps × 2 loads");
+    assert_eq!(shared_loads.len(), 20);
+    let vector: Vec<_> = shared_loads.iter().filter(|a| a.vector_width == 4).collect();
+    assert_eq!(vector.len(), 4);
+    assert!(vector.iter().all(|a| a.bytes_per_thread == 16));
     assert!(shared_loads.iter().all(|a| a.bank_conflict_ways == Some(1)));
     assert_eq!(p.loops.len(), 1);
     assert_eq!(p.loops[0].assumed_trip_count, 64.0);

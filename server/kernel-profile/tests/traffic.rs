@@ -398,3 +398,132 @@ fn an_integer_add_on_one_shared_address_is_one_wavefront_per_warp() {
     // request per warp that runs them.
     assert!(t.shared_wavefronts < 2.0 * (n / 32) as f64, "{t:#?}");
 }
+
+/// nvcc 13.5 `-ptx -arch=sm_80` of a register-blocked read of a shared tile (an SGEMM's
+/// `rb[n] = Bs[k*128 + tc*8 + n]`, `tc = threadIdx.x % 16`, k and n unrolled by nvcc):
+///
+/// ```cuda
+/// __shared__ float Bs[8 * 128];
+/// int tc = threadIdx.x % 16;
+/// for (int i = threadIdx.x; i < 8 * 128; i += blockDim.x) Bs[i] = in[i];
+/// __syncthreads();
+/// float acc = 0.0f;
+/// for (int k = 0; k < 2; ++k) {
+///     float rb[8];
+///     for (int n = 0; n < 8; ++n) rb[n] = Bs[k * 128 + tc * 8 + n];
+///     for (int n = 0; n < 8; ++n) acc += rb[n] * rb[(n + 3) % 8];
+/// }
+/// out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+/// ```
+///
+/// ptxas issues its 16 `ld.shared.f32` as 4 `LDS.128` (nvdisasm of the sm_80 cubin).
+const ROW_BLOCK: &str = r#".version 9.5
+.target sm_80
+.address_size 64
+
+	// .globl	rowblock
+
+.visible .entry rowblock(
+	.param .u64 rowblock_param_0,
+	.param .u64 rowblock_param_1
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .f32 	%f<34>;
+	.reg .b32 	%r<16>;
+	.reg .b64 	%rd<9>;
+	// demoted variable
+	.shared .align 4 .b8 _ZZ8rowblockE2Bs[4096];
+
+	ld.param.u64 	%rd2, [rowblock_param_0];
+	ld.param.u64 	%rd3, [rowblock_param_1];
+	mov.u32 	%r1, %tid.x;
+	setp.lt.s32 	%p1, %r1, 1024;
+	@%p1 bra 	$L__BB0_1;
+	bra.uni 	$L__BB0_3;
+
+$L__BB0_1:
+	mov.u32 	%r2, %ntid.x;
+	cvta.to.global.u64 	%rd1, %rd2;
+	mov.u32 	%r6, _ZZ8rowblockE2Bs;
+	mov.u32 	%r15, %r1;
+
+$L__BB0_2:
+	mul.wide.s32 	%rd4, %r15, 4;
+	add.s64 	%rd5, %rd1, %rd4;
+	ld.global.f32 	%f1, [%rd5];
+	shl.b32 	%r5, %r15, 2;
+	add.s32 	%r7, %r6, %r5;
+	st.shared.f32 	[%r7], %f1;
+	add.s32 	%r15, %r15, %r2;
+	setp.lt.s32 	%p2, %r15, 1024;
+	@%p2 bra 	$L__BB0_2;
+
+$L__BB0_3:
+	mov.u32 	%r8, %ntid.x;
+	bar.sync 	0;
+	shl.b32 	%r9, %r1, 5;
+	and.b32  	%r10, %r9, 480;
+	mov.u32 	%r11, _ZZ8rowblockE2Bs;
+	add.s32 	%r12, %r11, %r10;
+	ld.shared.f32 	%f2, [%r12+12];
+	ld.shared.f32 	%f3, [%r12];
+	fma.rn.f32 	%f4, %f3, %f2, 0f00000000;
+	ld.shared.f32 	%f5, [%r12+16];
+	ld.shared.f32 	%f6, [%r12+4];
+	fma.rn.f32 	%f7, %f6, %f5, %f4;
+	ld.shared.f32 	%f8, [%r12+20];
+	ld.shared.f32 	%f9, [%r12+8];
+	fma.rn.f32 	%f10, %f9, %f8, %f7;
+	ld.shared.f32 	%f11, [%r12+24];
+	fma.rn.f32 	%f12, %f2, %f11, %f10;
+	ld.shared.f32 	%f13, [%r12+28];
+	fma.rn.f32 	%f14, %f5, %f13, %f12;
+	fma.rn.f32 	%f15, %f8, %f3, %f14;
+	fma.rn.f32 	%f16, %f11, %f6, %f15;
+	fma.rn.f32 	%f17, %f13, %f9, %f16;
+	ld.shared.f32 	%f18, [%r12+524];
+	ld.shared.f32 	%f19, [%r12+512];
+	fma.rn.f32 	%f20, %f19, %f18, %f17;
+	ld.shared.f32 	%f21, [%r12+528];
+	ld.shared.f32 	%f22, [%r12+516];
+	fma.rn.f32 	%f23, %f22, %f21, %f20;
+	ld.shared.f32 	%f24, [%r12+532];
+	ld.shared.f32 	%f25, [%r12+520];
+	fma.rn.f32 	%f26, %f25, %f24, %f23;
+	ld.shared.f32 	%f27, [%r12+536];
+	fma.rn.f32 	%f28, %f18, %f27, %f26;
+	ld.shared.f32 	%f29, [%r12+540];
+	fma.rn.f32 	%f30, %f21, %f29, %f28;
+	fma.rn.f32 	%f31, %f24, %f19, %f30;
+	fma.rn.f32 	%f32, %f27, %f22, %f31;
+	fma.rn.f32 	%f33, %f29, %f25, %f32;
+	mov.u32 	%r13, %ctaid.x;
+	mad.lo.s32 	%r14, %r13, %r8, %r1;
+	cvta.to.global.u64 	%rd6, %rd3;
+	mul.wide.u32 	%rd7, %r14, 4;
+	add.s64 	%rd8, %rd6, %rd7;
+	st.global.f32 	[%rd8], %f33;
+	ret;
+
+}
+"#;
+
+#[test]
+fn shared_loads_merged_into_a_vector_load_conflict_as_the_vector_load() {
+    let p = common::profile_text(ROW_BLOCK, "rowblock.ptx", "rowblock", [1024, 1, 1], [256, 1, 1], &[]);
+    let loads: Vec<_> = p.memory_accesses.iter().filter(|a| a.space == kernel_profile::Space::Shared && a.kind == AccessKind::Load).collect();
+    // One request per LDS.128: 4 of them, four words a lane each.
+    assert_eq!(loads.len(), 4, "{loads:#?}");
+    assert!(loads.iter().all(|a| (a.vector_width, a.bytes_per_thread) == (4, 16)), "{loads:#?}");
+    // Lanes 32 bytes apart: as scalar loads, lanes tc and tc + 4 share a bank (4-way over
+    // the 16 distinct words); as 16-byte loads, served a quarter warp (8 lanes, 128 bytes)
+    // at a time, two of a quarter's lanes share their banks: 2-way in each of 4 phases.
+    assert!(loads.iter().all(|a| a.bank_conflict_ways == Some(2)), "{loads:#?}");
+    let t = estimate(&p, &a100(8, 4096));
+    // 8 wavefronts per LDS.128 (4 phases × 2), where its 4 scalar loads took 4 × 4 = 16;
+    // the tile's 4 stores per thread take one each.
+    let (loads, stores) = (4.0 * warps(&p), 4.0 * warps(&p));
+    check(&t, "shared_requests", t.shared_requests, loads + stores, 1e-9);
+    check(&t, "shared_wavefronts", t.shared_wavefronts, 8.0 * loads + stores, 1e-9);
+}

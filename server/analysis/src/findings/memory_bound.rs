@@ -160,7 +160,8 @@ mod tests {
 
     #[test]
     fn a_shared_bound_kernel_gets_the_bank_conflict_advice() {
-        let (bound, message) = advice_of("matmul_tiled", "matmul_tiled", [4096, 1, 1], [256, 1, 1], &[]);
+        // The unpadded 32×32 tile read by columns: 32-way bank conflicts.
+        let (bound, message) = advice_of("transpose_naive", "transpose_naive", [256, 256, 1], [32, 8, 1], &[("param_2", 8192), ("param_3", 8192)]);
         assert_eq!(bound, Bound::Shared, "{message}");
         assert!(message.contains("(shared)") && message.contains("no bank conflicts"), "{message}");
     }
