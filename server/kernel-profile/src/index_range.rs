@@ -6,23 +6,47 @@
 //! same counters for every thread) plus data-dependent terms whose value ranges follow
 //! from the PTX semantics of the instructions that made them (PTX ISA: `cvt` from an 8-
 //! or 16-bit type keeps that type's range, `and` with a mask is at most the mask, `rem.u`
-//! by `n` is below `n`, `shr.u32` by `k` below 2^(32-k), `bfe.u` of `len` bits below
-//! 2^len, `min.u` with `n` at most `n`; a load of `.u8`/`.s8`/`.u16`/`.s16` gives that
-//! type's range). Anything else (a 32-bit loaded value, a thread index, a loop counter)
-//! leaves the range unknown.
+//! by `n` is below `n`, `shr.u32` by `k` below 2^(32-k) and `shr.s32` within ±2^(31-k),
+//! `bfe.u` of `len` bits below 2^len, `min.u` with `n` at most `n`; a load of
+//! `.u8`/`.s8`/`.u16`/`.s16` gives that type's range). Adding or subtracting a constant
+//! moves the range, and a shift of a known range shifts its bounds, so that the signed
+//! division nvcc writes for `hist[(c - 'a') / 4]` with `c` a `char` (`shr.s32` of the sign,
+//! `shr.u32` by 30, `add`, `shr.s32` by 2) stays bounded. Anything else (a 32-bit loaded
+//! value, a thread index, a loop counter) leaves the range unknown.
+//!
+//! Where the index depends on one loaded byte alone, its 256 values are run through the
+//! arithmetic instead (exact: 64 counters for the division above, where the intervals
+//! give 66), and through the branches that guard the access: `if (c >= 'a' && c <= 'z')`
+//! leaves the 7 counters the letters reach. A branch on anything but the byte and
+//! constants (the thread index, `i < n`) excludes nothing.
 
 use ptx_ir::ir::{AddrBase, Function, InstrId, Operand, RegId};
 use ptx_ir::{InstrClass, Space};
 
-use crate::predicate::IntTy;
+use crate::predicate::{self, Decoded, IntTy, Op};
 
 /// What a register holds, as far as its range goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Value {
     /// The same for every thread of the launch (a parameter, a constant, a table's base).
     Fixed,
-    /// Data-dependent, within `lo..=hi` (relative to the fixed part).
-    Range { lo: i64, hi: i64 },
+    /// Data-dependent, within `lo..=hi`: the value itself when `exact`, else relative to a
+    /// fixed part this analysis does not know (a parameter added to it), which keeps the
+    /// span but not what a shift, a mask or a sign makes of the value.
+    Range { lo: i64, hi: i64, exact: bool },
+}
+
+impl Value {
+    fn exact(lo: i64, hi: i64) -> Value {
+        Value::Range { lo, hi, exact: true }
+    }
+    /// The bounds when they are the value's own.
+    fn bounds(self) -> Option<(i64, i64)> {
+        match self {
+            Value::Range { lo, hi, exact: true } => Some((lo, hi)),
+            _ => None,
+        }
+    }
 }
 
 const MAX_DEPTH: u32 = 24;
@@ -36,10 +60,164 @@ pub fn data_span_bytes(func: &Function, id: InstrId) -> Option<u64> {
         Operand::Addr { base: AddrBase::Reg(r), .. } => Some(*r),
         _ => None,
     })?;
-    match reg(func, addr, 0)? {
-        Value::Range { lo, hi } if hi >= lo => {
-            let span = u64::try_from(hi - lo).ok()?;
-            Some(span.saturating_add(u64::from(instr.access_bytes().max(1))))
+    let (lo, hi) = match enumerated(func, id, addr) {
+        Some(bounds) => bounds,
+        None => match reg(func, addr, 0)? {
+            Value::Range { lo, hi, .. } if hi >= lo => (lo, hi),
+            _ => return None,
+        },
+    };
+    let span = u64::try_from(hi - lo).ok()?;
+    Some(span.saturating_add(u64::from(instr.access_bytes().max(1))))
+}
+
+/// Where the address depends on data through one loaded byte alone (and on values fixed for
+/// the launch, added to it), the least and greatest address over the byte's 256 values
+/// that the branches guarding the access let through: each value is run through the
+/// arithmetic and through the conditions of the branches the access lies behind, with
+/// PTX's integer semantics (`predicate::apply`). `if (c >= 'a' && c <= 'z') hist[(c - 'a')
+/// / 4]++` then spans the 7 counters the letters reach, not the 66 the arithmetic allows.
+/// A condition that reads anything but the byte and constants (the thread index, `i < n`)
+/// cannot be evaluated and excludes nothing.
+fn enumerated(func: &Function, id: InstrId, addr: RegId) -> Option<(i64, i64)> {
+    let mut loads = Vec::new();
+    byte_loads(func, addr, &mut loads, 0)?;
+    let [load] = loads[..] else { return None };
+    let (lo, hi) = func.instr(load)?.ty().and_then(IntTy::of).filter(|t| t.bits() == 8).map(IntTy::range)?;
+    let guards = guards(func, id);
+    // A guard is kept only where every value of the byte evaluates it.
+    let evaluable: Vec<&(RegId, bool)> = guards.iter().filter(|(p, _)| (lo..=hi).all(|v| eval(func, *p, load, v, 0).is_some_and(|(_, fixed)| !fixed))).collect();
+    let mut bounds: Option<(i64, i64)> = None;
+    for v in lo..=hi {
+        if !evaluable.iter().all(|(p, want)| eval(func, *p, load, v, 0).is_some_and(|(x, _)| (x != 0) == *want)) {
+            continue;
+        }
+        let (a, _) = eval(func, addr, load, v, 0)?;
+        bounds = Some(bounds.map_or((a, a), |(l, h)| (l.min(a), h.max(a))));
+    }
+    bounds
+}
+
+/// The loads of data an address depends on, each once; `None` when it depends on
+/// something this analysis does not follow (a thread index, several definitions).
+fn byte_loads(func: &Function, r: RegId, out: &mut Vec<InstrId>, depth: u32) -> Option<()> {
+    if depth > MAX_DEPTH || func.register(r).and_then(|reg| reg.special).is_some() {
+        return None;
+    }
+    let [def] = func.defs_of(r) else { return None };
+    let instr = func.instr(*def)?;
+    match predicate::decode(func, instr) {
+        Decoded::Data if matches!(instr.class, InstrClass::Load(s) if s != Space::Param) => {
+            if !out.contains(def) {
+                out.push(*def);
+            }
+            Some(())
+        }
+        Decoded::Param { .. } => Some(()),
+        Decoded::Copy | Decoded::Op { .. } => {
+            for op in &func.operands_of(instr)[1..] {
+                match op {
+                    Operand::Reg(r) => byte_loads(func, *r, out, depth + 1)?,
+                    Operand::Imm(_) | Operand::Symbol(_) => {}
+                    _ => return None,
+                }
+            }
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// The predicates under which the access runs, each with the value it must have: its own
+/// guard, and the branch of every block that dominates it whose one edge alone leads to it.
+fn guards(func: &Function, id: InstrId) -> Vec<(RegId, bool)> {
+    let mut out = Vec::new();
+    let Some(instr) = func.instr(id) else { return out };
+    if let Some(g) = instr.guard {
+        out.push((g.reg, !g.negated));
+    }
+    let at = instr.block;
+    for (b, block) in func.blocks.iter().enumerate() {
+        let b = b as u32;
+        if b == at || !func.dominates(b, at) {
+            continue;
+        }
+        let Some(term) = block.terminator().and_then(|t| func.instr(t)) else { continue };
+        let (Some(g), Some(target)) = (term.guard, block.target) else { continue };
+        if !term.is_branch() || block.succs.len() != 2 {
+            continue;
+        }
+        let Some(&other) = block.succs.iter().find(|s| **s != target) else { continue };
+        let leads = |s: u32| s == at || func.dominates(s, at);
+        let taken = if leads(target) && !reaches(func, other, at, b) {
+            true
+        } else if leads(other) && !reaches(func, target, at, b) {
+            false
+        } else {
+            continue;
+        };
+        out.push((g.reg, taken != g.negated));
+    }
+    out
+}
+
+/// Whether `to` can be reached from `from` without passing through `avoid`.
+fn reaches(func: &Function, from: u32, to: u32, avoid: u32) -> bool {
+    let mut seen = vec![false; func.blocks.len()];
+    let mut stack = vec![from];
+    while let Some(b) = stack.pop() {
+        if b == to {
+            return true;
+        }
+        if b == avoid || std::mem::replace(&mut seen[b as usize], true) {
+            continue;
+        }
+        stack.extend(func.blocks[b as usize].succs.iter().copied());
+    }
+    false
+}
+
+/// The value of `r` when `load` reads `v`, with the launch's fixed values (parameters,
+/// symbols) taken as 0; and whether one of those was met, which only an addition or a
+/// subtraction may carry (anything else of a fixed value is not known here).
+fn eval(func: &Function, r: RegId, load: InstrId, v: i64, depth: u32) -> Option<(i64, bool)> {
+    if depth > MAX_DEPTH || func.register(r).and_then(|reg| reg.special).is_some() {
+        return None;
+    }
+    let [def] = func.defs_of(r) else { return None };
+    if *def == load {
+        return Some((v, false));
+    }
+    let instr = func.instr(*def)?;
+    let ops = func.operands_of(instr);
+    let arg = |i: usize| -> Option<(i64, bool)> {
+        match ops.get(i)? {
+            Operand::Reg(r) => eval(func, *r, load, v, depth + 1),
+            Operand::Imm(c) => Some((*c, false)),
+            Operand::Symbol(_) => Some((0, true)),
+            _ => None,
+        }
+    };
+    match predicate::decode(func, instr) {
+        Decoded::Param { .. } => Some((0, true)),
+        Decoded::Copy => arg(1),
+        Decoded::Op { op, ty } => {
+            // A `setp` writing two predicates (`p|q`) is not followed.
+            if !matches!(ops.first(), Some(Operand::Reg(_))) {
+                return None;
+            }
+            let n = predicate::arity(op);
+            let mut vals = [0i64; 3];
+            let mut fixed = false;
+            for (i, slot) in vals.iter_mut().enumerate().take(n) {
+                let (x, f) = arg(i + 1)?;
+                *slot = x;
+                fixed |= f;
+            }
+            if fixed && !matches!(op, Op::Add | Op::Sub) {
+                return None;
+            }
+            Some((predicate::apply(op, ty, vals[0], vals[1], vals[2])?, fixed))
         }
         _ => None,
     }
@@ -89,11 +267,35 @@ fn type_range(ty: &str) -> Option<(i64, i64)> {
 fn scale(v: Value, c: i64) -> Option<Value> {
     match v {
         Value::Fixed => Some(Value::Fixed),
-        Value::Range { lo, hi } => {
+        Value::Range { lo, hi, exact } => {
             let (a, b) = (lo.checked_mul(c)?, hi.checked_mul(c)?);
-            Some(Value::Range { lo: a.min(b), hi: a.max(b) })
+            Some(Value::Range { lo: a.min(b), hi: a.max(b), exact })
         }
     }
+}
+
+/// `a + sign·b`, where either may be an immediate (an exact shift of the other's range) or
+/// another fixed value (the range keeps its span, relative to it).
+fn sum(func: &Function, a: &Operand, b: &Operand, sign: i64, depth: u32) -> Option<Value> {
+    let (va, vb) = (operand(func, a, depth)?, operand(func, b, depth)?);
+    Some(match (va, vb) {
+        (Value::Fixed, Value::Fixed) => Value::Fixed,
+        (Value::Range { lo, hi, exact }, Value::Fixed) => match imm(Some(b)) {
+            Some(c) => Value::Range { lo: lo.checked_add(sign.checked_mul(c)?)?, hi: hi.checked_add(sign.checked_mul(c)?)?, exact },
+            None => Value::Range { lo, hi, exact: false },
+        },
+        (Value::Fixed, Value::Range { lo, hi, exact }) => {
+            let (lo, hi) = if sign < 0 { (hi.checked_neg()?, lo.checked_neg()?) } else { (lo, hi) };
+            match imm(Some(a)) {
+                Some(c) => Value::Range { lo: lo.checked_add(c)?, hi: hi.checked_add(c)?, exact },
+                None => Value::Range { lo, hi, exact: false },
+            }
+        }
+        (Value::Range { lo: a, hi: b, exact: x }, Value::Range { lo: c, hi: d, exact: y }) => {
+            let (c, d) = if sign < 0 { (d.checked_neg()?, c.checked_neg()?) } else { (c, d) };
+            Value::Range { lo: a.checked_add(c)?, hi: b.checked_add(d)?, exact: x && y }
+        }
+    })
 }
 
 fn instr_value(func: &Function, id: InstrId, depth: u32) -> Option<Value> {
@@ -101,31 +303,29 @@ fn instr_value(func: &Function, id: InstrId, depth: u32) -> Option<Value> {
     let ops = func.operands_of(instr);
     let src = |i: usize| ops.get(i);
     let unsigned = instr.ty().is_some_and(|t| t.starts_with('u') || t.starts_with('b'));
+    let bits = instr.ty().and_then(IntTy::of).map_or(32, |t| i64::from(t.bits()));
     match (instr.base(), instr.class) {
         ("ld", InstrClass::Load(Space::Param)) => Some(Value::Fixed),
         ("ld" | "ldu", InstrClass::Load(_)) => {
             let (lo, hi) = type_range(instr.ty()?)?;
-            Some(Value::Range { lo, hi })
+            Some(Value::exact(lo, hi))
         }
         ("mov" | "cvta", _) => operand(func, src(1)?, depth),
         ("cvt", _) => {
             // `cvt.dst.src`: the source type's range bounds the value (an 8-bit source
-            // holds 0..=255 whatever the register); a wider source passes its own.
+            // holds 0..=255 whatever the register), or the operand's own range where that
+            // is known and fits it; a wider source passes the operand's range.
+            let v = operand(func, src(1)?, depth);
             match instr.ty().and_then(type_range) {
-                Some((lo, hi)) => Some(Value::Range { lo, hi }),
-                None => operand(func, src(1)?, depth),
+                Some((lo, hi)) => match v.and_then(Value::bounds) {
+                    Some((a, b)) if a >= lo && b <= hi => Some(Value::exact(a, b)),
+                    _ => Some(Value::exact(lo, hi)),
+                },
+                None => v,
             }
         }
-        ("add", _) => {
-            let (a, b) = (operand(func, src(1)?, depth)?, operand(func, src(2)?, depth)?);
-            Some(match (a, b) {
-                (Value::Fixed, Value::Fixed) => Value::Fixed,
-                (Value::Fixed, r) | (r, Value::Fixed) => r,
-                (Value::Range { lo: a, hi: b }, Value::Range { lo: c, hi: d }) => {
-                    Value::Range { lo: a.checked_add(c)?, hi: b.checked_add(d)? }
-                }
-            })
-        }
+        ("add", _) => sum(func, src(1)?, src(2)?, 1, depth),
+        ("sub", _) => sum(func, src(1)?, src(2)?, -1, depth),
         ("mul", _) if instr.has_modifier("wide") || instr.has_modifier("lo") => {
             match (imm(src(1)), imm(src(2))) {
                 (_, Some(c)) => scale(operand(func, src(1)?, depth)?, c),
@@ -138,32 +338,37 @@ fn instr_value(func: &Function, id: InstrId, depth: u32) -> Option<Value> {
             scale(operand(func, src(1)?, depth)?, 1 << k)
         }
         // A bound on a value the same for every thread leaves it so.
-        _ if matches!(instr.base(), "and" | "rem" | "min") && fixed_operands(func, ops, depth) => Some(Value::Fixed),
+        _ if matches!(instr.base(), "and" | "rem" | "min" | "shr") && fixed_operands(func, ops, depth) => Some(Value::Fixed),
         ("and", _) => {
             let mask = imm(src(2)).or(imm(src(1))).filter(|m| *m >= 0)?;
-            Some(Value::Range { lo: 0, hi: mask })
+            let own = operand(func, src(1)?, depth).and_then(Value::bounds).filter(|(lo, _)| *lo >= 0);
+            Some(Value::exact(0, own.map_or(mask, |(_, hi)| hi.min(mask))))
         }
         ("rem", _) if unsigned => {
             let n = imm(src(2)).filter(|n| *n > 0)?;
-            Some(Value::Range { lo: 0, hi: n - 1 })
+            Some(Value::exact(0, n - 1))
         }
         ("min", _) if unsigned => {
             let n = imm(src(2)).or(imm(src(1))).filter(|n| *n >= 0)?;
-            Some(Value::Range { lo: 0, hi: n })
+            Some(Value::exact(0, n))
         }
-        ("shr", _) if unsigned => {
+        ("shr", _) => {
+            // Logical (`.u`, `.b`) or arithmetic (`.s`) shift right by a constant: monotone,
+            // so the bounds shift with it where the operand's are known (a negative value
+            // shifted logically is a large unsigned one); whatever the operand, k bits fewer
+            // are left (PTX ISA, `shr`).
             let k = imm(src(2)).filter(|k| (0..64).contains(k))?;
-            let bits = instr.ty().and_then(IntTy::of).map_or(32, |t| i64::from(t.bits()));
-            match operand(func, src(1)?, depth) {
-                Some(Value::Range { lo, hi }) if lo >= 0 => Some(Value::Range { lo: lo >> k, hi: hi >> k }),
-                Some(Value::Fixed) => Some(Value::Fixed),
-                _ if bits - k < 63 => Some(Value::Range { lo: 0, hi: (1i64 << (bits - k)) - 1 }),
+            let own = operand(func, src(1)?, depth).and_then(Value::bounds);
+            match own {
+                Some((lo, hi)) if !unsigned || lo >= 0 => Some(Value::exact(lo >> k, hi >> k)),
+                _ if bits - k < 63 && unsigned => Some(Value::exact(0, (1i64 << (bits - k)) - 1)),
+                _ if bits - k < 63 && bits > k => Some(Value::exact(-(1i64 << (bits - k - 1)), (1i64 << (bits - k - 1)) - 1)),
                 _ => None,
             }
         }
         ("bfe", _) if unsigned => {
             let len = imm(src(3)).filter(|l| (0..63).contains(l))?;
-            Some(Value::Range { lo: 0, hi: (1i64 << len) - 1 })
+            Some(Value::exact(0, (1i64 << len) - 1))
         }
         _ => None,
     }
@@ -203,6 +408,43 @@ mod tests {
         assert_eq!(span(&format!("{load}shr.u32 %r5, %r3, 24;\n{atom}")), Some(255 * 4 + 4));
         assert_eq!(span(&format!("{load}bfe.u32 %r5, %r3, 8, 4;\n{atom}")), Some(15 * 4 + 4));
         assert_eq!(span(&format!("{load}min.u32 %r5, %r3, 9;\n{atom}")), Some(9 * 4 + 4));
+    }
+
+    #[test]
+    fn a_signed_division_of_a_shifted_char_stays_bounded() {
+        // hist[(data[i] - 'a') / 4] with `data` of chars (nvcc 13.5 sm_86 for the textbook
+        // letter histogram): sign-extend the byte (-128..127), subtract 97 (-225..30), add
+        // 3 when negative (the sign shifted right logically by 30: 0 or 3), shift right
+        // arithmetically by 2. Run over the byte's 256 values: -56..7 (C's division
+        // truncates), 64 counters of 4 bytes.
+        let chain = "cvt.u32.u16 %r6, %rs1;\ncvt.s32.s8 %r7, %r6;\nadd.s32 %r8, %r7, -97;\nshr.s32 %r9, %r8, 31;\nshr.u32 %r10, %r9, 30;\nadd.s32 %r11, %r8, %r10;\nshr.s32 %r12, %r11, 2;\nmul.wide.s32 %rd7, %r12, 4;\nadd.s64 %rd8, %rd2, %rd7;\natom.global.add.u32 %r13, [%rd8], 1;";
+        let body = format!("mul.wide.u32 %rd3, %r2, 1;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.u8 %rs1, [%rd4];\n{chain}");
+        assert_eq!(span(&body), Some(63 * 4 + 4));
+        // From a 16-bit load (not run value by value) the ranges bound it as intervals:
+        // the sign and the adjustment are taken apart, -57..8.
+        assert_eq!(span(&body.replace("ld.global.u8", "ld.global.u16")), Some(65 * 4 + 4));
+        // A constant subtracted moves the range; a parameter added keeps only its span,
+        // and what a shift then makes of it is its own bound.
+        let load = "mul.wide.u32 %rd3, %r2, 1;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.u8 %rs1, [%rd4];\ncvt.u32.u8 %r3, %rs1;\n";
+        let atom = "mul.wide.u32 %rd5, %r5, 4;\nadd.s64 %rd6, %rd2, %rd5;\natom.global.add.u32 %r6, [%rd6], 1;";
+        let signed_atom = atom.replace("mul.wide.u32", "mul.wide.s32");
+        assert_eq!(span(&format!("{load}sub.s32 %r4, %r3, 16;\nshr.s32 %r5, %r4, 4;\n{signed_atom}")), Some(15 * 4 + 4));
+        assert_eq!(span(&format!("{load}add.s32 %r4, %r3, %r1;\nshr.u32 %r5, %r4, 24;\n{atom}")), Some(255 * 4 + 4));
+    }
+
+    #[test]
+    fn the_branch_that_guards_the_atomic_narrows_the_counters() {
+        // The textbook letter histogram as nvcc 13.5 writes it for sm_86: the atomic runs
+        // only for 'a' <= c <= 'z' (`(c - 97) & 255 > 25` branches around it), so of the 66
+        // counters the arithmetic allows, the 7 the letters reach (bytes 0..24).
+        let body = "mul.wide.u32 %rd3, %r2, 1;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.u8 %rs1, [%rd4];\nadd.s16 %rs2, %rs1, -97;\nand.b16 %rs3, %rs2, 255;\nsetp.gt.u16 %p2, %rs3, 25;\n@%p2 bra $L_done;\ncvt.u32.u16 %r6, %rs1;\ncvt.s32.s8 %r7, %r6;\nadd.s32 %r8, %r7, -97;\nshr.s32 %r9, %r8, 31;\nshr.u32 %r10, %r9, 30;\nadd.s32 %r11, %r8, %r10;\nshr.s32 %r12, %r11, 2;\nmul.wide.s32 %rd7, %r12, 4;\nadd.s64 %rd8, %rd2, %rd7;\natom.global.add.u32 %r13, [%rd8], 1;\n$L_done:";
+        assert_eq!(span(body), Some(6 * 4 + 4));
+        // The same test taken the other way (`@!%p` around a `<=` test) reads alike; a guard
+        // on the thread index excludes nothing.
+        let negated = body.replace("setp.gt.u16 %p2, %rs3, 25;\n@%p2 bra", "setp.le.u16 %p2, %rs3, 25;\n@!%p2 bra");
+        assert_eq!(span(&negated), Some(6 * 4 + 4));
+        let by_thread = body.replace("setp.gt.u16 %p2, %rs3, 25;", "setp.gt.u32 %p2, %r2, 25;");
+        assert_eq!(span(&by_thread), Some(63 * 4 + 4));
     }
 
     #[test]
