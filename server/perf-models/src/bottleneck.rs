@@ -46,13 +46,16 @@
 //! largest of them, `T_thr`, is the time the work needs (the "Speed of Light" view). The
 //! latency term `T_lat` overlaps with it, but not perfectly: as the binding resource
 //! approaches saturation, requests queue and the loaded latency grows (the measured
-//! bandwidth bends smoothly into its ceiling instead of meeting it at a corner). With a
-//! queueing delay proportional to utilisation, `T = T_lat + κ·T_lat·u/(1−u)` with
-//! `u = T_thr/T`, whose solution is the smooth maximum
-//! `T = ((T_thr + T_lat) + √((T_thr − T_lat)² + 4κ·T_thr·T_lat)) / 2`:
-//! `κ = 0` is perfect overlap (the larger term), `κ = 1` none (the sum). One κ
-//! ([`Params::latency_exposure`]) is fitted on measurements. The launch overhead is added
-//! once.
+//! bandwidth bends smoothly into its ceiling instead of meeting it at a corner). What the
+//! queue lengthens is the part of the latency term spent waiting on the memory system,
+//! `T_mem` (waves × the off-chip loads on the chain), not the block's dispatch and
+//! retirement or its arithmetic. With a queueing delay proportional to utilisation,
+//! `T = T_lat + κ·T_mem·u/(1−u)` with `u = T_thr/T`, whose solution is
+//! `T = ((T_thr + T_lat) + √((T_thr − T_lat)² + 4κ·T_thr·T_mem)) / 2`:
+//! `κ = 0` is perfect overlap (the larger term); with `T_mem = T_lat`, `κ = 1` is none (the
+//! sum); a kernel that waits on no load (stores only) meets its ceiling at a corner, as
+//! gpu-benches' `init` does. One κ ([`Params::latency_exposure`]) is fitted on
+//! measurements. The launch overhead is added once.
 //!
 //! **Barrier phases.** The chain is one warp's, and the overlap above assumes the warps of
 //! an SM drift apart, so that some compute while others wait. A barrier (`bar.sync`,
@@ -156,8 +159,8 @@ pub struct Params {
     /// address (or to the lines of a small table such as a histogram's bins) are performed
     /// one after another by the slice that holds the line. See [`fitted::ATOMIC_SERIAL_NS`].
     pub atomic_serial_ns: f64,
-    /// κ: the share of the latency term that stays exposed when the binding resource is
-    /// saturated (0: perfect overlap, 1: none). Calibratable.
+    /// κ: how much of the latency spent waiting on off-chip loads stays exposed as the
+    /// binding resource saturates (0: perfect overlap, 1: none). Calibratable.
     pub latency_exposure: f64,
     /// Set when the parameters were fitted to the user's measurements.
     pub calibrated_on: Option<u32>,
@@ -191,7 +194,7 @@ pub mod fitted {
     /// See [`super::Params::store_drain_ns`].
     pub const STORE_DRAIN_NS: f64 = 50.0;
     /// See [`super::Params::latency_exposure`].
-    pub const LATENCY_EXPOSURE: f64 = 0.15;
+    pub const LATENCY_EXPOSURE: f64 = 0.25;
     /// See [`super::Params::dram_efficiency`], used where the database has no value.
     pub const DRAM_EFFICIENCY: f64 = 0.95;
     /// See [`super::Params::block_launch_cycles`] (an estimate from the gpu-benches
@@ -856,8 +859,12 @@ pub fn estimate(
     if !(t_lat.is_finite() && t_thr.is_finite()) {
         return None;
     }
+    // The queueing delay lengthens what waits on the memory system, the off-chip loads on
+    // the chain (`t_mem`), not the block's dispatch and retirement or its arithmetic:
+    // T = T_lat + κ·T_mem·u/(1 − u) with u = T_thr/T (module documentation).
     let kappa = p.latency_exposure.clamp(0.0, 1.0);
-    let smooth = ((t_thr + t_lat) + ((t_thr - t_lat).powi(2) + 4.0 * kappa * t_thr * t_lat).sqrt()) / 2.0;
+    let t_mem = us(waves * chain_offchip).clamp(0.0, t_lat);
+    let smooth = ((t_thr + t_lat) + ((t_thr - t_lat).powi(2) + 4.0 * kappa * t_thr * t_mem).sqrt()) / 2.0;
     let phase_us = phases.map_or(0.0, |ph| ph.us);
     let phases_bind = phase_us > smooth;
     let combined = smooth.max(phase_us);

@@ -134,6 +134,39 @@ fn a_dependent_fma_chain_is_latency_bound_alone_and_pipe_bound_when_the_sm_is_fu
     assert!(pred.time_us >= pipe_us && pred.time_us < 1.5 * pipe_us, "{} vs {pipe_us}", pred.time_us);
 }
 
+/// The exposure κ lengthens the loads' latency, not arithmetic: a chain of FMAs whose
+/// latency term equals its pipe term takes the larger of the two (plus the launch), while
+/// the vector add with a load on its chain, at the occupancy where its latency and DRAM
+/// terms meet, takes more than the larger of its terms (the queueing of `Combining the
+/// terms` in docs/models/bottleneck.md).
+#[test]
+fn only_the_wait_on_loads_is_exposed_to_queueing() {
+    let g = gpu("a100-sxm4-80gb");
+    let params = Params::from_gpu(&g);
+    assert!(params.latency_exposure > 0.0);
+    let throughput_max = |pred: &Prediction| {
+        pred.breakdown
+            .iter()
+            .filter(|(k, _)| k.ends_with("_us") && !matches!(k.as_str(), "latency_us" | "phase_us" | "launch_overhead_us"))
+            .map(|(_, v)| *v)
+            .fold(0.0_f64, f64::max)
+    };
+    // 4096 dependent FMAs in 8 warps per SM: the chain (4096 × 4 cycles per wave) and the
+    // FP32 pipe are of the same order, and nothing waits on memory.
+    let mut fmas = fma_chain(4096, InstrClass::Fp32, "fma.rn.f32");
+    launch(&mut fmas, 108 * 8, 32, 0);
+    let pred = bottleneck::predict(&fmas, &g).expect("applies");
+    let larger = throughput_max(&pred).max(pred.breakdown["latency_us"]);
+    assert!((pred.time_us - larger - params.launch_overhead_us).abs() < 1e-6, "{} vs {larger}", pred.time_us);
+    // The vector add at the occupancy where its latency and DRAM terms cross.
+    let mut add = vector_add();
+    launch(&mut add, 1 << 18, 256, 40_000);
+    let pred = bottleneck::predict(&add, &g).expect("applies");
+    let (thr, lat) = (throughput_max(&pred), pred.breakdown["latency_us"]);
+    assert!(pred.breakdown["chain_offchip_cycles"] > 0.0);
+    assert!(pred.time_us > thr.max(lat) + params.launch_overhead_us + 0.01 * thr.max(lat), "{} vs {thr} and {lat}", pred.time_us);
+}
+
 /// The breakdown says what the chain waits on: the low-occupancy vector add's chain is its
 /// two loads (issued together, one latency) and a few ALU cycles; the FMA chain has no load.
 #[test]

@@ -10,7 +10,7 @@
 //! | `dram_efficiency` | 0.5 – 1.0 | achievable fraction of the datasheet DRAM bandwidth |
 //! | `dram_latency_cycles` | 0.5× – 2× the database value | loaded DRAM latency |
 //! | `block_overhead_ns` | 0 – 2000 ns | block dispatch, prologue and retirement |
-//! | `latency_exposure` | 0 – 1 | share of the latency left exposed at saturation (0: hidden; 1: added) |
+//! | `latency_exposure` | 0 – 1 | share of the off-chip load latency on the chain left exposed at saturation (0: hidden; 1: added) |
 //!
 //! The search is coordinate descent with a golden-section line search per parameter,
 //! a fixed number of rounds: deterministic, no random start, and the result never worse
