@@ -64,7 +64,10 @@ pub(crate) struct Frequencies {
 }
 
 /// The product of the trip counts of the loops around each block (0 for unreachable
-/// blocks).
+/// blocks). A trip count is the header's executions per entry ([`ptx_ir::ir::Loop`]); in a
+/// loop whose one exit is tested before the block that closes it (a top-tested `while`, or
+/// a test in the middle of the body: nvcc's loops rotated around an unrolled part), the
+/// blocks after the test run once less than it.
 pub(crate) fn loop_products(func: &Function, trip_of_loop: &[f64]) -> Vec<f64> {
     func.blocks
         .iter()
@@ -73,7 +76,16 @@ pub(crate) fn loop_products(func: &Function, trip_of_loop: &[f64]) -> Vec<f64> {
             if !block.reachable {
                 return 0.0;
             }
-            func.loops_of(b as BlockId).iter().map(|l| trip_of_loop.get(*l as usize).copied().unwrap_or(1.0)).product()
+            func.loops_of(b as BlockId)
+                .iter()
+                .map(|l| {
+                    let trip = trip_of_loop.get(*l as usize).copied().unwrap_or(1.0);
+                    func.loops.get(*l as usize).map_or(trip, |lp| match lp.exiting[..] {
+                        [x] if !lp.latches.contains(&x) && x != b as BlockId && func.dominates(x, b as BlockId) => (trip - 1.0).max(0.0),
+                        _ => trip,
+                    })
+                })
+                .product()
         })
         .collect()
 }

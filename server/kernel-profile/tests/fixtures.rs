@@ -479,3 +479,21 @@ fn a_remainder_loop_start_that_needs_an_unsupplied_argument_is_assumed_not_inven
         assert_eq!(unrolled(args), (None, default), "{args:?}");
     }
 }
+
+/// gpu-benches' gpu-cache kernel (tests/fixtures/measured, nvcc for sm_70) reads N = 256·M
+/// doubles per pass, M per thread, in a loop nvcc unrolls by 32 and rotates around its
+/// exit test: the loads before the test run once more per pass than the 32 after it.
+/// Counting every block of the loop at the header's count read 64 loads per pass for
+/// M = 42 (the profile's 1.5× too slow rows at 84 kB on the A100 and the H100).
+#[test]
+fn the_blocks_after_a_top_tested_exit_run_once_less_than_the_header() {
+    let path = format!("{}/../../tests/fixtures/measured/ptx/sm_70/gpu_cache.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let passes: i64 = 1000;
+    for m in [32u32, 42, 62] {
+        let kernel = format!("cache_read_double_{m}");
+        let p = common::profile_text(&text, "gpu_cache.ptx", &kernel, [108, 1, 1], [256, 1, 1], &[("param_2", passes), ("param_3", 0)]);
+        let loads = p.counts.dynamic.get(&InstrClass::Load(Space::Global)).copied().unwrap_or(0.0);
+        assert_eq!(loads, f64::from(m) * passes as f64, "{kernel}");
+    }
+}
