@@ -84,12 +84,17 @@ fn enumerated(func: &Function, id: InstrId, addr: RegId) -> Option<(i64, i64)> {
     byte_loads(func, addr, &mut loads, 0)?;
     let [load] = loads[..] else { return None };
     let (lo, hi) = func.instr(load)?.ty().and_then(IntTy::of).filter(|t| t.bits() == 8).map(IntTy::range)?;
-    let guards = guards(func, id);
-    // A guard is kept only where every value of the byte evaluates it.
-    let evaluable: Vec<&(RegId, bool)> = guards.iter().filter(|(p, _)| (lo..=hi).all(|v| eval(func, *p, load, v, 0).is_some_and(|(_, fixed)| !fixed))).collect();
+    // Each guard's outcome for every value of the byte, evaluated once; a guard is kept
+    // only where every value evaluates it (and no fixed value enters it).
+    let outcomes: Vec<Vec<bool>> = guards(func, id)
+        .into_iter()
+        .filter_map(|(p, want)| {
+            (lo..=hi).map(|v| eval(func, p, load, v, 0).filter(|(_, fixed)| !fixed).map(|(x, _)| (x != 0) == want)).collect::<Option<Vec<bool>>>()
+        })
+        .collect();
     let mut bounds: Option<(i64, i64)> = None;
-    for v in lo..=hi {
-        if !evaluable.iter().all(|(p, want)| eval(func, *p, load, v, 0).is_some_and(|(x, _)| (x != 0) == *want)) {
+    for (i, v) in (lo..=hi).enumerate() {
+        if !outcomes.iter().all(|o| o[i]) {
             continue;
         }
         let (a, _) = eval(func, addr, load, v, 0)?;
