@@ -277,7 +277,8 @@ fn units_and_clocks_are_plausible() {
         assert!([32.0, 64.0, 128.0, 256.0].contains(&g.shared_bytes_per_clk_per_sm), "{}: shared {}", g.id, g.shared_bytes_per_clk_per_sm);
         assert!((32.0..=256.0).contains(&g.l1_bytes_per_clk_per_sm), "{}: L1 {}", g.id, g.l1_bytes_per_clk_per_sm);
         assert!((2.0..=64.0).contains(&g.l2_bytes_per_clk_per_sm), "{}: L2 {}", g.id, g.l2_bytes_per_clk_per_sm);
-        assert!((0.7..=0.95).contains(&g.dram_efficiency), "{}: DRAM efficiency {}", g.id, g.dram_efficiency);
+        // Measured in the gpu-benches tables: 0.81 of the datasheet (H200) to 0.975 (H100 PCIe).
+        assert!((0.7..=0.98).contains(&g.dram_efficiency), "{}: DRAM efficiency {}", g.id, g.dram_efficiency);
         assert!((1.0..=10.0).contains(&g.launch_overhead_us), "{}: launch {} us", g.id, g.launch_overhead_us);
         // Bandwidth per level falls with distance from the SM: shared and L1 above L2, L2
         // above the achievable DRAM bandwidth.

@@ -164,7 +164,7 @@ fn the_reduction_numbers_of_the_page_are_the_models() {
 
 /// Figures of the page that are measurements or datasheet values, not computed here:
 /// number as written, source.
-const MEASURED: [(&str, &str); 19] = [
+const MEASURED: [(&str, &str); 22] = [
     ("35.6", "NVIDIA GA102 whitepaper: RTX 3090 peak FP16 and FP32 non-tensor TFLOPS"),
     ("13.56", "MasterSkepticista 2025, RTX 3090: 2^23 same-address float atomicAdds (9.9 GB/s over 2^25 floats)"),
     ("1.1", "NVIDIA Kepler GK110 whitepaper: one same-address atomic per clock, 1.1 ns at 875 MHz"),
@@ -184,6 +184,9 @@ const MEASURED: [(&str, &str); 19] = [
     ("0.70", "NVIDIA A40 datasheet: 696 GB/s DRAM bandwidth"),
     ("989.4", "NVIDIA H100 whitepaper Table 3 and datasheet: H100 SXM5 dense FP16 tensor TFLOPS"),
     ("835.5", "NVIDIA H100 NVL and H200 NVL datasheets: dense FP16 tensor TFLOPS (1,671 with sparsity)"),
+    ("0.81", "gpu-benches gpu-l2-cache, H200: 3888 GB/s beyond the L2 of the 4800 GB/s datasheet bandwidth (gpu-data h200 dram_efficiency)"),
+    ("0.97", "gpu-benches gpu-l2-cache, H100 PCIe: 1988 GB/s beyond the L2 of 2039 GB/s (gpu-data h100-pcie dram_efficiency)"),
+    ("1.35", "gpu-benches gpu-l2-cache, H200: 13527 GB/s at 1.5 MB against the 9981 GB/s median of 4 MB to half the L2"),
 ];
 
 /// Figures of single rows of the validation run (`warpsight validate` over the measured

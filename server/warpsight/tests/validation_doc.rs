@@ -419,8 +419,13 @@ caches; sources, licences and row-to-time conversions in
 `tests/fixtures/measured/README.md`). What the headline model took from them is named
 where it is used (docs/models/bottleneck.md): the block overhead, store drain and latency
 exposure fitted on the V100 and A100 80 GB gpu-stream tables (the A100 40 GB and the A40
-held out), and the L1 wavefront rule read off the A100 gpu-strides CUPTI counter columns,
-not its times (the A40's held out). The same numbers, per model and GPU, come from:
+held out); the achievable DRAM fraction of the V100, the A100 80 GB and the A40 read off
+their gpu-stream tables at full occupancy, and of the H100 PCIe, H200 and L40 off their
+gpu-l2-cache tables beyond the L2, where those tables' L2-resident medians also give the L2
+bandwidths (so those GPUs' bandwidth plateaus are fitted, not judged; their low-occupancy
+rows, latency-bound, are); and the L1 wavefront rule read off the A100 gpu-strides CUPTI
+counter columns, not its times (the A40's held out). The same numbers, per model and GPU,
+come from:
 
     warpsight validate tests/fixtures/measured/corpus-gpu-benches.toml tests/fixtures/measured/corpus-kernel-tuner.toml
 
