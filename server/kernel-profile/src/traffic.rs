@@ -22,10 +22,11 @@
 //!   an SM at once: `resident_blocks_per_sm`, or fewer when the grid has fewer per SM);
 //!   otherwise the share that fits is the hit rate. L2 load sectors = the block's distinct
 //!   sectors + its re-reads × (1 − hit rate), over all blocks.
-//! - **L2 → DRAM.** Every array's distinct footprint is read once. Data re-read by later
-//!   waves of resident blocks (a matrix product's B read by every block row) comes back
-//!   from L2 while the grid's footprint fits in it, from DRAM once it does not; data shared
-//!   by the blocks of one wave likewise while the wave's footprint fits (the window). How
+//! - **L2 → DRAM.** Every array's distinct footprint is read once. Data that a later wave
+//!   of resident blocks reads again (a stencil's halo rows, read by the next wave; a matrix
+//!   product's B, read again one block row later) comes back from L2 while the data of the
+//!   blocks launched in between fits in it (`reuse_gap` from the address pattern, at least
+//!   the data one wave moves, the window), from DRAM once it does not. How
 //!   much of a footprint F the L2 keeps is not a step at its capacity C: [`l2_kept_share`],
 //!   all of it up to 0.6 × C, then 1 / (1 + (F / (c·C))^k) (scaled to meet 1 at 0.6), with
 //!   c = 0.95 and k = 10 read off the gpu-benches gpu-l2-cache tables of the H200 and
@@ -33,9 +34,11 @@
 //!   times, 0.42-0.48 of the re-reads hit at 0.94 × C, 0.11-0.23 at 1.13 × C, 0.01-0.03 at
 //!   1.49 × C; the curve gives 0.53, 0.15 and 0.01); the A100 80 GB and L40 rows of
 //!   docs/validation.md are the check. DRAM reads = footprint + re-reads across waves ×
-//!   (1 − kept(grid)) + data shared within a wave × (1 − kept(the data of the blocks
-//!   launched between two that share it)) + a block's re-reads of its own data past L1 /
-//!   the blocks that read it at once × (1 − kept(window)).
+//!   (1 − kept(that gap's data)) + data shared within a wave × (1 − kept(the data of the blocks
+//!   launched between two that share it)) + a block's re-reads of its own data past L1 in
+//!   later passes (the reads per distinct sector beyond one per warp; those of its other
+//!   warps in the same step come from L2) / the blocks that read it at once × (1 −
+//!   kept(window)).
 //!   The result is clamped between the grid's distinct footprint (the least that must be
 //!   read) and the L2 load sectors (what reaches L2 at all).
 //! - **Stores** write through to L2 (every requested sector is an L2 store sector); DRAM
@@ -371,6 +374,25 @@ struct ArrayTraffic {
     /// Requested load sectors of loads that L1 does not keep (plain global loads where
     /// [`CacheConfig::l1_caches_global_loads`] is false): all of them reach L2.
     uncached_load_sectors: f64,
+    /// Launch-order distance, in blocks, from a block to the next that reads the same
+    /// data ([`reuse_gap`]); the largest over the array's load streams, 0 where none is
+    /// known (the data blocks share is then a halo, read again by the next wave).
+    reuse_gap_blocks: f64,
+}
+
+/// Launch-order distance from a block to the next block whose loads of this stream read
+/// the same addresses: the period K of a block index taken modulo K; else the stride of
+/// the fastest grid dimension the address does not depend on (none in x: the next block;
+/// none in y: one row of blocks later, a matrix product's B panel); 0 when the address
+/// depends on every dimension the grid has (blocks then share only overlaps, a halo).
+fn reuse_gap(p: &AddressPattern, grid: [u32; 3]) -> f64 {
+    let [gx, gy, gz] = grid.map(|g| f64::from(g.max(1)));
+    if let Some(m) = p.ctaid_mod.iter().map(|m| m.modulus).filter(|m| *m > 1).max() {
+        return m as f64;
+    }
+    let strides = [1.0, gx, gx * gy];
+    let extents = [gx, gy, gz];
+    (0..3).find(|&d| p.ctaid[d] == 0 && extents[d] > 1.0).map_or(0.0, |d| strides[d])
 }
 
 /// Re-reads at a short distance, for a stream of loads in a loop that moves the address
@@ -614,8 +636,14 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let grid_ext = Extents { block: launch.block, blocks: launch.grid.map(|g| u64::from(g.max(1))), trips: &trips };
     let block_ext = Extents { block: launch.block, blocks: [1, 1, 1], trips: &trips };
     let resident = (u64::from(caches.sm_count.max(1)) * u64::from(caches.resident_blocks_per_sm.max(1))).min(launch.blocks().max(1));
-    let window_ext = Extents { block: launch.block, blocks: window(launch.grid, resident), trips: &trips };
-    let waves = (blocks / resident as f64).max(1.0);
+    let window_dims = window(launch.grid, resident);
+    let window_ext = Extents { block: launch.block, blocks: window_dims, trips: &trips };
+    // The window is whole rows of the grid (a 2-D grid of 256 × 256 blocks with 408
+    // resident: 512 blocks), so the grid holds `blocks / window_blocks` windows, not
+    // `blocks / resident`: multiplying the window's data by the latter would count a row
+    // of blocks 512 / 408 times.
+    let window_blocks = window_dims.iter().product::<u64>().max(1) as f64;
+    let waves = (blocks / window_blocks).max(1.0);
 
     let mut streams: BTreeMap<StreamKey, Vec<&MemoryAccess>> = BTreeMap::new();
     let (mut unpatterned_load_sectors, mut unpatterned_store_sectors) = (0.0, 0.0);
@@ -670,6 +698,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             let (cached, uncached): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = members.iter().partition(|a| l1_keeps(a, caches));
             e.uncached_load_sectors += uncached.iter().map(|a| requested_sectors(a, warps)).sum::<f64>();
             e.near_rereads += near_rereads(&cached, &profile.loops, warps, sharing * warps_per_block, caches.l1_bytes_per_sm as f64);
+            if let Some(p) = members.first().and_then(|a| a.address.as_ref()) {
+                e.reuse_gap_blocks = e.reuse_gap_blocks.max(reuse_gap(p, launch.grid));
+            }
         }
     }
     // Distinct sectors never exceed the requested ones (a stream's rule can overshoot on
@@ -721,14 +752,17 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         ));
     }
 
-    // DRAM reads: each array's footprint once, plus the re-reads the L2 does not keep:
-    // across waves (their reuse distance is the grid's footprint) and within a wave (the
-    // window's).
+    // DRAM reads: each array's footprint once, plus the re-reads the L2 does not keep,
+    // each after the data that passes through L2 before it comes back: a re-read by a
+    // later wave after the data of the blocks launched in between (`reuse_gap`: a matrix
+    // product's B, read again one block row later; a data set read by every K-th block, K
+    // blocks later), at least a wave's data (the window: a stencil's halo rows, read again
+    // by the next wave); a block's re-read of its own data after a pass over the window.
     let grid_bytes: f64 = arrays.values().map(|a| (a.grid + a.store_grid) * SECTOR_BYTES).sum();
     let window_bytes: f64 = arrays.values().map(|a| a.window * SECTOR_BYTES).sum();
     let fits = grid_bytes <= caches.l2_bytes as f64;
-    let kept_across = l2_kept_share(grid_bytes, caches.l2_bytes as f64);
     let kept_within = l2_kept_share(window_bytes, caches.l2_bytes as f64);
+    let mut rereads_from_dram = false;
     // Data-dependent loads: every L2 miss, and at least the footprint's lines once (cold).
     let gather_dram_sectors = match footprint {
         Some(f) => (gather_l2_sectors * (1.0 - gather_l2_hit)).max(unpatterned_load_sectors.min(f / SECTOR_BYTES)),
@@ -751,22 +785,33 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // two of them: the data of that many blocks passes through L2 between their reads
         // (all blocks reading one table: the next block's; a data set shared by every K-th
         // block: K blocks' worth).
-        let sharing = if a.window > 0.0 { (resident as f64 * a.block / a.window).max(1.0) } else { 1.0 };
-        let kept_shared = l2_kept_share((resident as f64 / sharing * block_bytes).min(window_bytes), caches.l2_bytes as f64);
+        let sharing = if a.window > 0.0 { (window_blocks * a.block / a.window).max(1.0) } else { 1.0 };
+        let kept_shared = l2_kept_share((window_blocks / sharing * block_bytes).min(window_bytes), caches.l2_bytes as f64);
+        // A re-read by a later wave comes back after the data of the blocks launched in
+        // between: `reuse_gap_blocks` blocks' worth, at least the window's (a halo read
+        // again by the next wave), at most the grid's.
+        let across_bytes = (a.reuse_gap_blocks * block_bytes).clamp(window_bytes, grid_bytes.max(window_bytes));
+        let kept_across = l2_kept_share(across_bytes, caches.l2_bytes as f64);
+        // A block reads its own data again either in the same step from its other warps
+        // (a row of B for every warp of a naive product's block: at once, from L2) or in a
+        // later pass (a cache benchmark's sweep): the reads per distinct sector beyond one
+        // per warp are the passes.
+        let per_sector = if a.block > 0.0 { a.load_sectors_per_block / a.block } else { 1.0 };
+        let later_passes = if per_sector > warps_per_block { 1.0 - warps_per_block / per_sector } else { 0.0 };
         let sectors = a.grid
             + (per_wave - a.grid) * (1.0 - kept_across)
             + (first_reads - per_wave) * (1.0 - kept_shared)
-            + own_rereads / sharing * (1.0 - kept_within);
+            + own_rereads * later_passes / sharing * (1.0 - kept_within);
         reads += sectors * SECTOR_BYTES;
         if sectors > a.grid * 1.01 {
+            rereads_from_dram = true;
             t.notes.push(format!(
-                "`{base}`: re-read from DRAM ({resident} blocks at once): {:.1} MB for a {:.1} MB footprint (the L2 keeps {:.0} % of the re-reads across waves, over the grid's {:.1} MB, and {:.0} % of those within a wave, over its {:.1} MB)",
+                "`{base}`: re-read from DRAM ({resident} blocks at once): {:.1} MB for a {:.1} MB footprint (the L2 keeps {:.0} % of the re-reads by later waves, which come back after {:.1} MB of other data, and {:.0} % of those within a wave)",
                 sectors * SECTOR_BYTES / 1e6,
                 a.grid * SECTOR_BYTES / 1e6,
                 kept_across * 100.0,
-                grid_bytes / 1e6,
-                kept_within * 100.0,
-                window_bytes / 1e6
+                across_bytes / 1e6,
+                kept_shared.min(kept_within) * 100.0
             ));
         }
     }
@@ -796,10 +841,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             grid_bytes / 1e6,
             if fits { "fits in" } else { "exceeds" },
             caches.l2_bytes as f64 / 1e6,
-            match (fits, kept_across >= 0.99) {
-                (true, true) => ": each byte read once".to_string(),
-                (true, false) => format!(": near its size, the L2 keeps about {:.0} % of the re-reads between waves", kept_across * 100.0),
-                (false, _) => format!(": the L2 keeps about {:.0} % of the re-reads between waves of resident blocks", kept_across * 100.0),
+            match (fits, rereads_from_dram) {
+                (true, false) => ": each byte read once",
+                (false, false) => ": what later waves of resident blocks read again comes back from L2",
+                (_, true) => ": some of what the blocks read again comes back from DRAM (above)",
             }
         ));
     }

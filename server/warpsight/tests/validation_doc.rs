@@ -320,7 +320,13 @@ fn render(bench: &Report, conv: Option<&Report>) -> (Vec<(String, bool)>, String
                 targets.push(Target {
                     what: "Convolution: Spearman ≥ 0.7 across configurations",
                     value: format!("{gpu}: {}", rho(g.stats.spearman)),
-                    verdict: if r >= 0.7 { "met".into() } else { format!("missed by {:.2}", 0.7 - r) },
+                    verdict: if r >= 0.7 {
+                        "met".into()
+                    } else if 0.7 - r < 0.005 {
+                        format!("missed by {:.3}", 0.7 - r)
+                    } else {
+                        format!("missed by {:.2}", 0.7 - r)
+                    },
                 });
                 targets.push(Target {
                     what: "Convolution: predicted-best configuration within 1.2× of the measured best",
