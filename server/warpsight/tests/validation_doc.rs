@@ -818,8 +818,10 @@ const HELDOUT_NOTES: &str = "## Notes
   their A100 80 GB and L40 rows the check): the L2 keeps re-reads by a share that falls
   over a range around its size instead of all of them below it and none above, and data
   that blocks of one wave share counts as re-read after the data of the blocks launched
-  between them (docs/models/bottleneck.md and `kernel_profile::traffic`). Here only the
-  SGEMM kernels moved (their B re-read per block row now comes from DRAM, a term that
-  binds none of them): kernels 1, 2, 4, 5 from 1.06, 0.99, 1.25 and 0.90 to the ratios
-  above; the headline's MAPE over the 48 rows stayed 12 %.
+  between them; the pattern's own reuse gap for re-reads by later waves, at least a
+  wave's data, and the window of resident blocks counted once (docs/profile.md,
+  `kernel_profile::traffic`). Here only the SGEMM kernels moved (their B re-read per
+  block row now comes from DRAM, a term that binds none of them): kernels 4 and 5 from
+  1.25 and 0.90 to the ratios above, 1 and 2 by less than 0.01; the headline's MAPE over
+  the 48 rows stayed 12 %.
 ";
