@@ -824,4 +824,9 @@ const HELDOUT_NOTES: &str = "## Notes
   block row now comes from DRAM, a term that binds none of them): kernels 4 and 5 from
   1.25 and 0.90 to the ratios above, 1 and 2 by less than 0.01; the headline's MAPE over
   the 48 rows stayed 12 %.
+- A seventh, an estimate: the stream launch overhead of the Ada, Hopper and Blackwell
+  entries of gpu-data, 3.0 µs (after a V100 figure), is now 2.35 µs, the mean of the two
+  GPUs whose gpu-benches small-kernel tables measure it (the A100 80 GB and the A40 of
+  docs/validation.md). Here the H100 copies, transposes and reductions moved by 0.01 at
+  most.
 ";
