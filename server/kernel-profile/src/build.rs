@@ -234,6 +234,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 constant_operand: None,
                 read_only: None,
                 warp_aggregated: None,
+                pointer_chase: None,
             });
             continue;
         }
@@ -309,6 +310,11 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 && matches!(space, Space::Global | Space::Generic | Space::Shared)
                 && integer_add(instr)
                 && lanes.as_ref().is_some_and(|l| !l.unknown_stride && !l.addrs.is_empty() && l.addrs.iter().all(|a| *a == l.addrs[0])))
+            .then_some(true),
+            pointer_chase: (kind == AccessKind::Load
+                && matches!(c.class, AccessClass::Irregular | AccessClass::Uniform)
+                && matches!(space, Space::Global | Space::Generic)
+                && crate::index_range::is_pointer_chase(func, id as InstrId))
             .then_some(true),
         });
     }

@@ -71,6 +71,61 @@ pub fn data_span_bytes(func: &Function, id: InstrId) -> Option<u64> {
     Some(span.saturating_add(u64::from(instr.access_bytes().max(1))))
 }
 
+/// Whether global load `id` chases a pointer: its address is a value an earlier global
+/// load read, itself or plus a constant (`p = *p`, `p = p->next`), through copies and
+/// `cvta`, and otherwise only the kernel's parameters (the chase's start). A gather, whose
+/// loaded value is an index scaled and added to a base (`x[col[j]]`), is not one.
+pub fn is_pointer_chase(func: &Function, id: InstrId) -> bool {
+    let Some(instr) = func.instr(id) else { return false };
+    let Some(addr) = func.operands_of(instr).iter().find_map(|op| match op {
+        Operand::Addr { base: AddrBase::Reg(r), .. } => Some(*r),
+        _ => None,
+    }) else {
+        return false;
+    };
+    let mut seen = Vec::new();
+    chases(func, addr, &mut seen, 0) == Some(true)
+}
+
+/// `Some(true)` when register `r` holds a loaded pointer (on some definition), `Some(false)`
+/// when it holds only parameters, `None` when anything else enters it.
+fn chases(func: &Function, r: RegId, seen: &mut Vec<RegId>, depth: u32) -> Option<bool> {
+    if depth > MAX_DEPTH || func.register(r).and_then(|reg| reg.special).is_some() {
+        return None;
+    }
+    if seen.contains(&r) {
+        // A register redefined around a loop: its other definitions decide.
+        return Some(false);
+    }
+    seen.push(r);
+    let mut loaded = false;
+    for def in func.defs_of(r) {
+        let instr = func.instr(*def)?;
+        let from = |op: Option<&Operand>, seen: &mut Vec<RegId>| match op {
+            Some(Operand::Reg(src)) => chases(func, *src, seen, depth + 1),
+            _ => None,
+        };
+        let this = match predicate::decode(func, instr) {
+            Decoded::Data => match instr.class {
+                InstrClass::Load(Space::Global | Space::Generic) if instr.access_bytes() == 8 => Some(true),
+                _ => None,
+            },
+            Decoded::Param { .. } => Some(false),
+            Decoded::Copy => from(func.operands_of(instr).get(1), seen),
+            Decoded::Op { op: Op::Add, .. } => {
+                let ops = func.operands_of(instr);
+                match (ops.get(1), ops.get(2)) {
+                    (Some(a @ Operand::Reg(_)), Some(Operand::Imm(_))) | (Some(Operand::Imm(_)), Some(a @ Operand::Reg(_))) => from(Some(a), seen),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }?;
+        loaded |= this;
+    }
+    Some(loaded)
+}
+
 /// Where the address depends on data through one loaded byte alone (and on values fixed for
 /// the launch, added to it), the least and greatest address over the byte's 256 values
 /// that the branches guarding the access let through: each value is run through the

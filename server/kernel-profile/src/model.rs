@@ -296,6 +296,13 @@ pub struct MemoryAccess {
     /// Floating-point adds stay one per lane (`RED.E.ADD.F32` per lane in the same code).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warp_aggregated: Option<bool>,
+    /// Global loads only: `true` when the address is a pointer an earlier
+    /// load read (`p = *p`; `index_range::is_pointer_chase`). A chase around a fixed cycle
+    /// finds a line again only after the whole cycle, so a cache smaller than it keeps
+    /// none of it, where random gathers over the same bytes hit in proportion
+    /// (`traffic`, stated footprints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer_chase: Option<bool>,
 }
 
 /// The address of a memory instruction as `base + offset + Σ coefficient · variable`,

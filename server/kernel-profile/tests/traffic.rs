@@ -323,6 +323,36 @@ fn the_l2_keeps_a_footprint_below_its_size_and_loses_it_over_a_range_above() {
     assert_eq!(l2_kept_share(c, 0.0), 0.0);
 }
 
+/// tests/fixtures/measured/cu/gpu_latency.cu, `latency_chase`: `p = *p` around one random
+/// cycle of the buffer (gpu-benches' gpu-latency). The loads are pointer chases; a chase
+/// finds a line again only after the whole cycle, so at 1.8 × the 40 MiB L2 it misses every
+/// time (the gpu-latency tables reach their DRAM latency there), where random draws over
+/// the same bytes would hit 40/72 of the time.
+#[test]
+fn a_pointer_chase_past_the_l2_misses_every_time() {
+    let path = format!("{}/../../tests/fixtures/measured/ptx/sm_80/gpu_latency.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut p = common::profile_text(&text, "gpu_latency", "latency_chase", [1, 1, 1], [64, 1, 1], &[("param_1", 1 << 20), ("param_3", 0)]);
+    let chases = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load && a.pointer_chase == Some(true)).count();
+    assert!(chases >= 32, "the unrolled chase's loads: {:#?}", p.memory_accesses);
+    let footprint = 72.0 * MIB;
+    p.launch.footprint_bytes = Some(footprint as u64);
+    let t = estimate(&p, &a100(1, 0));
+    assert!(t.dram_read_bytes >= 0.99 * t.l2_load_sectors * SECTOR_BYTES, "{t:#?}");
+    // Random gathers over the same footprint (the loads not marked as a chase) would hit.
+    for a in &mut p.memory_accesses {
+        a.pointer_chase = None;
+    }
+    let g = estimate(&p, &a100(1, 0));
+    assert!(g.dram_read_bytes < 0.5 * g.l2_load_sectors * SECTOR_BYTES, "{g:#?}");
+}
+
+#[test]
+fn a_gather_through_a_loaded_index_is_not_a_pointer_chase() {
+    let p = common::profile_text(LUT_MAP, "lut_map.ptx", "lut_map", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);
+    assert!(p.memory_accesses.iter().all(|a| a.pointer_chase.is_none()), "{:#?}", p.memory_accesses);
+}
+
 /// nvcc -ptx -arch=sm_80 of `if (i < n) out[i] = lut[in[i]];` with `in` of bytes and `lut`
 /// of floats: a gather whose index is a loaded byte, so from a table of 256 floats.
 const LUT_MAP: &str = ".version 9.5\n.target sm_80\n.address_size 64\n.visible .entry lut_map(\n.param .u64 lut_map_param_0,\n.param .u64 lut_map_param_1,\n.param .u64 lut_map_param_2,\n.param .u32 lut_map_param_3\n)\n{\n.reg .pred %p<2>;\n.reg .f32 %f<2>;\n.reg .b32 %r<7>;\n.reg .b64 %rd<13>;\nld.param.u64 %rd1, [lut_map_param_0];\nld.param.u64 %rd2, [lut_map_param_1];\nld.param.u64 %rd3, [lut_map_param_2];\nld.param.u32 %r2, [lut_map_param_3];\nmov.u32 %r3, %ctaid.x;\nmov.u32 %r4, %ntid.x;\nmov.u32 %r5, %tid.x;\nmad.lo.s32 %r1, %r3, %r4, %r5;\nsetp.ge.s32 %p1, %r1, %r2;\n@%p1 bra $L__BB0_2;\ncvta.to.global.u64 %rd4, %rd1;\ncvt.s64.s32 %rd5, %r1;\nadd.s64 %rd6, %rd4, %rd5;\nld.global.u8 %r6, [%rd6];\ncvta.to.global.u64 %rd7, %rd2;\nmul.wide.u32 %rd8, %r6, 4;\nadd.s64 %rd9, %rd7, %rd8;\nld.global.f32 %f1, [%rd9];\ncvta.to.global.u64 %rd10, %rd3;\nmul.wide.s32 %rd11, %r1, 4;\nadd.s64 %rd12, %rd10, %rd11;\nst.global.f32 [%rd12], %f1;\n$L__BB0_2:\nret;\n}\n";

@@ -34,6 +34,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         constant_operand: None,
         read_only: None,
         warp_aggregated: None,
+        pointer_chase: None,
     }
 }
 
