@@ -428,8 +428,11 @@ exposure fitted on the V100 and A100 80 GB gpu-stream tables (the A100 40 GB and
 held out); the achievable DRAM fraction of the V100, the A100 80 GB and the A40 read off
 their gpu-stream tables at full occupancy, and of the H100 PCIe, H200 and L40 off their
 gpu-l2-cache tables beyond the L2, where those tables' L2-resident medians also give the L2
-bandwidths (so those GPUs' bandwidth plateaus are fitted, not judged; their low-occupancy
-rows, latency-bound, are); and the L1 wavefront rule read off the A100 gpu-strides CUPTI
+bandwidths (so those GPUs' bandwidth plateaus are fitted, not judged; the A40's
+low-occupancy gpu-stream rows, latency-bound, are); the share of re-reads the L2 keeps
+around its size (`kernel_profile::traffic::l2_kept_share`) read off the H200 and H100 PCIe
+gpu-l2-cache tables (the A100 80 GB and L40 ones, and the gpu-latency chases, are the
+check); and the L1 wavefront rule read off the A100 gpu-strides CUPTI
 counter columns, not its times (the A40's held out). The same numbers, per model and GPU,
 come from:
 
