@@ -56,10 +56,7 @@ const MAX_DEPTH: u32 = 24;
 /// plus the bytes one access moves. `None` when the address is not of that form.
 pub fn data_span_bytes(func: &Function, id: InstrId) -> Option<u64> {
     let instr = func.instr(id)?;
-    let addr = func.operands_of(instr).iter().find_map(|op| match op {
-        Operand::Addr { base: AddrBase::Reg(r), .. } => Some(*r),
-        _ => None,
-    })?;
+    let addr = address_register(func, instr)?;
     let (lo, hi) = match enumerated(func, id, addr) {
         Some(bounds) => bounds,
         None => match reg(func, addr, 0)? {
@@ -71,18 +68,20 @@ pub fn data_span_bytes(func: &Function, id: InstrId) -> Option<u64> {
     Some(span.saturating_add(u64::from(instr.access_bytes().max(1))))
 }
 
+/// The register a memory instruction's address is based on (`[%rd4]`, `[%rd4+8]`).
+fn address_register(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<RegId> {
+    func.operands_of(instr).iter().find_map(|op| match op {
+        Operand::Addr { base: AddrBase::Reg(r), .. } => Some(*r),
+        _ => None,
+    })
+}
+
 /// Whether global load `id` chases a pointer: its address is a value an earlier global
 /// load read, itself or plus a constant (`p = *p`, `p = p->next`), through copies and
 /// `cvta`, and otherwise only the kernel's parameters (the chase's start). A gather, whose
 /// loaded value is an index scaled and added to a base (`x[col[j]]`), is not one.
 pub fn is_pointer_chase(func: &Function, id: InstrId) -> bool {
-    let Some(instr) = func.instr(id) else { return false };
-    let Some(addr) = func.operands_of(instr).iter().find_map(|op| match op {
-        Operand::Addr { base: AddrBase::Reg(r), .. } => Some(*r),
-        _ => None,
-    }) else {
-        return false;
-    };
+    let Some(addr) = func.instr(id).and_then(|instr| address_register(func, instr)) else { return false };
     let mut seen = Vec::new();
     chases(func, addr, &mut seen, 0) == Some(true)
 }

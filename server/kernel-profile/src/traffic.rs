@@ -64,8 +64,8 @@
 //! DRAM latency past 60 MB. A pointer chase (`MemoryAccess::pointer_chase`: `p = *p`)
 //! around a fixed cycle finds a line again only after the whole cycle, so each cache keeps
 //! it by [`l2_kept_share`] of the footprint against its size (none past 1.5 ×), not by the
-//! share random draws find: the gpu-latency tables' rows just past the L1 and the L2 were
-//! predicted at 0.23-0.76 by the random rule and are within 0.86-1.18 by this one. Not
+//! share random draws find (the gpu-latency rows of docs/validation.md: within 1.5× on
+//! 93-100 % of each GPU's rows, against 80-93 % with the random rule). Not
 //! modelled: the A100's L2 is two partitions, the far one seen at a higher latency. Uniform accesses
 //! cost one sector per request and their distinct footprint from DRAM. Local memory the PTX names (stack arrays) is counted in L1 and assumed to
 //! stay there.
