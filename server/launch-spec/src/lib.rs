@@ -155,6 +155,27 @@ pub fn valid_arg_name(name: &str) -> bool {
     ident(name) || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// The value of a floating-point literal with a fractional part (`0.01`, `-2.5f`, `1e-3`),
+/// which no integer evaluator folds: a kernel's `float` or `double` parameter such as a
+/// SAXPY's `a` or an N-body softening term. `None` for anything else (an integral float
+/// such as `2.0` is an integer to [`parse_int`]).
+///
+/// Such a value is accepted and not used: the analysis folds integer arguments only (trip
+/// counts, addresses, guards), and a floating-point argument steers none of them in the
+/// kernels it models; a loop counted in floats (`for (t = 0; t < t_end; t += dt)`) stays
+/// an unknown trip count.
+pub fn float_literal(value: &str) -> Option<f64> {
+    let v = value.trim();
+    let body = v.strip_prefix(['-', '+']).unwrap_or(v);
+    let body = body.strip_suffix(['f', 'F']).unwrap_or(body);
+    let lower = body.to_ascii_lowercase();
+    if lower.starts_with("0x") || !lower.contains(['.', 'e']) || !lower.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let f: f64 = v.trim_end_matches(['f', 'F']).parse().ok()?;
+    (f.is_finite() && f.fract() != 0.0).then_some(f)
+}
+
 /// Parses `NAME=VALUE` (`--arg`) with the default evaluator.
 pub fn parse_arg(s: &str) -> Result<(String, i64), String> {
     parse_arg_with(s, &mut eval_const)
@@ -240,6 +261,8 @@ pub fn parse_items(text: &str, eval: &mut Eval<'_>) -> (PartialLaunch, Vec<Strin
                     Ok(v) => {
                         launch.args.insert(name.to_string(), v);
                     }
+                    // A floating-point argument is accepted and not used (see `float_literal`).
+                    Err(_) if float_literal(value).is_some() => {}
                     Err(e) => errors.push(format!("`{item}`: {e}")),
                 }
             }
@@ -522,6 +545,21 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn floating_point_arguments_are_recognised_and_accepted_without_use() {
+        for (v, f) in [("0.01", 0.01), ("-2.5f", -2.5), ("1e-3", 1e-3), (".5", 0.5), ("+1.5F", 1.5)] {
+            assert_eq!(float_literal(v), Some(f), "{v}");
+        }
+        // Integers, integral floats (integers to `parse_int`), hex, names and junk are not.
+        for v in ["3", "2.0", "1e6", "0x1p3", "n", "1<<20", "", "nan", "inf", "1.5.2"] {
+            assert_eq!(float_literal(v), None, "{v}");
+        }
+        let (l, errors) = parse_items("grid=64 eps2=0.01 n=1<<10 alpha=-0.5f", &mut eval_const);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(l.args, [("n".to_string(), 1024)].into());
+        assert_eq!(l.grid, Some([64, 1, 1]));
+    }
 
     #[test]
     fn every_dimension_spelling() {

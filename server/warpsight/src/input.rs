@@ -88,6 +88,16 @@ fn parse_compile_timeout(s: &str) -> Result<std::time::Duration, String> {
 }
 
 impl LaunchArgs {
+    /// One note per `--arg` with a floating-point value, which [`Self::settings`] accepts
+    /// and leaves out.
+    pub fn float_arg_notes(&self) -> Vec<String> {
+        self.args
+            .iter()
+            .filter(|a| cuda_frontend::launch::parse_arg(a).is_err() && a.split_once('=').is_some_and(|(n, v)| launch_spec_float(n, v)))
+            .map(|a| format!("--arg {a}: a floating-point value; the analysis folds integer arguments only (trip counts, addresses, guards), so it does not use it"))
+            .collect()
+    }
+
     pub fn settings(&self) -> anyhow::Result<analysis::Settings> {
         let mut s = analysis::Settings::default();
         if !self.gpus.is_empty() {
@@ -114,8 +124,16 @@ impl LaunchArgs {
             s.launch.footprint = Some(analysis::launch::parse_footprint(f).map_err(|e| anyhow::anyhow!("--footprint {e}"))?);
         }
         for a in &self.args {
-            let (k, v) = cuda_frontend::launch::parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}: expected NAME=VALUE with an integer (or constant expression) value"))?;
-            s.args.insert(k, v);
+            match cuda_frontend::launch::parse_arg(a) {
+                Ok((k, v)) => {
+                    s.args.insert(k, v);
+                }
+                // A floating-point value (`eps=0.01`) is accepted and not used: the analysis
+                // folds integer arguments only (launch_spec::float_literal).
+                // `float_arg_notes` says so, once.
+                Err(_) if a.split_once('=').is_some_and(|(n, v)| launch_spec_float(n, v)) => {}
+                Err(e) => bail!("--arg {e}: expected NAME=VALUE with an integer (or constant expression) value"),
+            }
         }
         s.graph_launch = self.graph_launch;
         s.profile.default_trip_count = analysis::settings::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;
@@ -379,4 +397,9 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: &analysis::Settings, disp
     let context = cuda_frontend::context::analysis_context(&prepared);
     let compile_failed = prepared.has_errors() || prepared.ptx.is_empty();
     Ok(Source { display_path, kind: SourceKind::Cuda, ptx: prepared.ptx, context, notes, compiler_errors, compile_failed })
+}
+
+/// `true` when `--arg NAME=VALUE` names an argument and gives it a floating-point value.
+fn launch_spec_float(name: &str, value: &str) -> bool {
+    analysis::launch::valid_arg_name(name.trim()) && analysis::launch::float_literal(value).is_some()
 }

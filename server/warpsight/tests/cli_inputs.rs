@@ -54,6 +54,22 @@ fn bad_flags_are_usage_errors() {
 }
 
 #[test]
+fn a_floating_point_argument_is_accepted_with_one_note_and_not_used() {
+    // SAXPY's `a` or an N-body softening term: no integer evaluator folds 0.5, and nothing
+    // the analysis folds depends on it, so it is accepted, said once on stderr and left out.
+    let (code, stdout, stderr) = run(&["analyze", "examples/vadd.ptx", "--format", "json", "--grid", "4096", "--block", "256", "--arg", "n=1<<20", "--arg", "alpha=0.5"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr.matches("--arg alpha=0.5: a floating-point value").count(), 1, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).expect("json");
+    let args = &v["files"][0]["kernels"][0]["launch"]["args"];
+    assert_eq!(args["n"], 1 << 20, "{args}");
+    assert!(args.get("alpha").is_none(), "{args}");
+    // A value that is neither is still a usage error.
+    let (code, _, stderr) = run(&["analyze", "examples/vadd.ptx", "--arg", "alpha=0.5.1"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
 fn garbage_lines_get_diagnostics_and_the_rest_is_analysed() {
     let text = std::fs::read_to_string(root().join("tests/fixtures/ptx/sm_80/transpose_naive.ptx")).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();

@@ -38,6 +38,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     // Flags are checked once, before anything is printed: a bad flag (an unknown `--gpu`
     // among them) is one error line and exit 2, never an empty report.
     args.launch.settings()?;
+    for note in args.launch.float_arg_notes() {
+        eprintln!("note: {note}");
+    }
     let input::Collected { files, notes } = input::collect_files(&args.paths);
     for note in notes {
         eprintln!("note: {note}");

@@ -26,6 +26,9 @@ pub fn matches_kernel(k: &analysis::KernelAnalysis, want: &str) -> bool {
 
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let loaded = input::load(&args.file, &args.launch)?;
+    for note in args.launch.float_arg_notes() {
+        eprintln!("note: {note}");
+    }
     let kernels = &loaded.analysis.kernels;
     let found: Vec<&analysis::KernelAnalysis> = kernels.iter().filter(|k| matches_kernel(k, &args.kernel)).collect();
     let k = match found.as_slice() {

@@ -200,7 +200,8 @@ impl<'de> Deserialize<'de> for Defines {
     }
 }
 
-/// Kernel argument values: integers or constant expressions (`1<<20`), by name.
+/// Kernel argument values: integers or constant expressions (`1<<20`), by name; a
+/// floating-point value (`a=2.5`) is accepted and left out, as `--arg` does.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Args(pub BTreeMap<String, i64>);
 
@@ -213,7 +214,12 @@ impl<'de> Deserialize<'de> for Args {
                 return Err(de::Error::custom(format!("argument `{name}` has no value (expected NAME=VALUE)")));
             };
             let Some((_, v)) = cuda_frontend::compile::parse_arg(&format!("{name}={value}")) else {
-                return Err(de::Error::custom(format!("argument `{name}={value}`: not an integer or constant expression")));
+                // A floating-point value (`a=2.5`) is accepted and not used: the analysis
+                // folds integer arguments only (launch_spec::float_literal).
+                if analysis::launch::float_literal(&value).is_some() {
+                    continue;
+                }
+                return Err(de::Error::custom(format!("argument `{name}={value}`: not an integer, constant expression or floating-point value")));
             };
             out.insert(name, v);
         }
@@ -435,7 +441,7 @@ mod tests {
     fn csv_rows_with_every_field() {
         let rows = csv(
             "source,kernel,gpu,grid,block,dynamic_smem,defines,args,time_ms,label,group,source_of_measurement,carveout,registers,arch,launch\n\
-             k.cu,scale,a100,64x256,128x2x1,1024,A=1;B,n=1<<20;m=3,0.5,cfg1,scale,ncu,9,32,sm_70,Graph\n\
+             k.cu,scale,a100,64x256,128x2x1,1024,A=1;B,n=1<<20;m=3;a=2.5,0.5,cfg1,scale,ncu,9,32,sm_70,Graph\n\
              k.ptx,scale,NVIDIA A40,4096,256,,,,2,,,,,,,\n",
         )
         .unwrap();
@@ -445,7 +451,7 @@ mod tests {
         assert_eq!(r.source, Path::new("dir/k.cu"));
         assert_eq!((r.grid, r.block, r.dynamic_smem), ([64, 256, 1], [128, 2, 1], 1024));
         assert_eq!(r.defines, ["A=1", "B"]);
-        assert_eq!(r.args, [("m".to_string(), 3), ("n".to_string(), 1 << 20)].into());
+        assert_eq!(r.args, [("m".to_string(), 3), ("n".to_string(), 1 << 20)].into(), "a=2.5 is accepted and left out");
         assert_eq!((r.time_ms, r.carveout, r.registers), (0.5, Some(9), Some(32)));
         assert_eq!((r.label.as_deref(), r.group.as_deref(), r.arch.as_deref()), (Some("cfg1"), Some("scale"), Some("sm_70")));
         assert_eq!(r.launch, LaunchMode::Graph);
@@ -460,14 +466,15 @@ mod tests {
     fn json_array_and_json_lines() {
         let arr = r#"[
           {"source": "k.cu", "kernel": "scale", "gpu": "a100", "grid": [64, 256], "block": "128",
-           "defines": {"A": 1, "T": "float"}, "args": {"n": "1<<10"}, "time_ms": 0.25},
+           "defines": {"A": 1, "T": "float"}, "args": {"n": "1<<10", "alpha": 0.5}, "time_ms": 0.25},
           {"source": "k.cu", "kernel": "scale", "gpu": "a100", "grid": 8, "block": [32, 4],
            "defines": ["X=2", "Y"], "time_ms": 1}
         ]"#;
         let rows = parse(Path::new("r.json"), arr).unwrap();
         assert_eq!(rows[0].grid, [64, 256, 1]);
         assert_eq!(rows[0].defines, ["A=1", "T=float"]);
-        assert_eq!(rows[0].args.get("n"), Some(&1024));
+        // A floating-point argument is accepted and left out (launch_spec::float_literal).
+        assert_eq!(rows[0].args, [("n".to_string(), 1024)].into());
         assert_eq!((rows[1].grid, rows[1].block), ([8, 1, 1], [32, 4, 1]));
         assert_eq!(rows[1].defines, ["X=2", "Y"]);
         assert_eq!(rows[1].at, "r.json row 2");
