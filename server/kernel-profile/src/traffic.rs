@@ -581,7 +581,19 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 t.global_load_requests += requests;
                 t.l1_load_sectors += requests * sectors;
                 t.l1_wavefronts += requests * l1_wavefronts.unwrap_or(1.0);
-                t.l1_data_bytes += requests * if l1_wavefronts.is_some() { 32.0 * active * f64::from(a.bytes_per_thread.max(1)) } else { sectors * SECTOR_BYTES };
+                // The bytes the data path returns: every active lane's, except where all lanes
+                // read one address, which the L1 broadcasts as one copy (as a shared-memory
+                // wavefront does, CUDA C++ Programming Guide, "Shared Memory": a broadcast
+                // costs one access): an N-body's `pos[j]`, a matrix-vector product's `x[c]`.
+                let lane_bytes = f64::from(a.bytes_per_thread.max(1));
+                t.l1_data_bytes += requests
+                    * if a.class == AccessClass::Uniform {
+                        lane_bytes
+                    } else if l1_wavefronts.is_some() {
+                        32.0 * active * lane_bytes
+                    } else {
+                        sectors * SECTOR_BYTES
+                    };
             }
             (_, AccessKind::Store) => {
                 t.global_store_requests += requests;

@@ -422,6 +422,19 @@ fn a_row_per_thread_rereads_its_sectors_from_l1() {
 }
 
 #[test]
+fn a_broadcast_load_returns_one_copy_through_the_l1_data_path() {
+    // The row-per-thread product again: per iteration a warp reads A at 32 rows (every
+    // lane's 4 bytes, 128 B through the data path) and x[j], one address for all 32 lanes,
+    // which the L1 returns once (4 B), not 32 times. 512 warps × 16384 iterations.
+    let n: i64 = 16384;
+    let p = common::profile_text(MATVEC_ROW_PER_THREAD, "matvec.ptx", "_Z6matvecPKfS0_Pfi", [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_3", n)]);
+    let t = estimate(&p, &a100(8, 0));
+    let iterations = 512.0 * n as f64;
+    check(&t, "l1_data_bytes", t.l1_data_bytes, iterations * (128.0 + 4.0), 0.01);
+    check(&t, "global_load_requests", t.global_load_requests, iterations * 2.0, 0.01);
+}
+
+#[test]
 fn before_volta_plain_global_loads_reread_from_l2_and_read_only_ones_from_l1() {
     // The same row-per-thread product where the GPU does not cache plain global loads in
     // L1 (compute capability 3.x, 5.x, 6.x: the CUDA guide's "normally not cached in

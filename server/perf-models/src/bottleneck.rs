@@ -727,7 +727,7 @@ pub fn estimate(
     // L1: a request takes its wavefronts, one per cycle (the data stage's bank passes or the
     // tag stage's line lookups, `kernel_profile::access::l1_wavefronts`: at least one), and
     // the bytes its lanes read at the data path's bytes per clock (whole sectors where the
-    // lanes are unknown).
+    // lanes are unknown, one copy where they all read one address).
     let requests_per_sm = (t.global_load_requests + t.global_store_requests + t.spill_requests) / active_sms;
     let wavefronts_per_sm = (t.l1_wavefronts + t.spill_requests) / active_sms;
     let l1_byte_cycles = t.l1_data_bytes / active_sms / p.l1_bytes_per_clk_per_sm.max(1.0);
