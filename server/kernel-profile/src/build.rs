@@ -444,6 +444,7 @@ fn loops(
     let mut infos = Vec::new();
     let mut used = Vec::new();
     let mut choices = concrete::DefChoices::for_function(func);
+    let unrolled = unroll_split(func);
     for (li, lp) in func.loops.iter().enumerate() {
         let (source_file, source_line) = match lp.loc {
             Some(loc) if loc.line > 0 => (module.file(loc.file).map(str::to_string), Some(loc.line)),
@@ -529,6 +530,26 @@ fn loops(
                     ));
                     (Some(v), None, v)
                 }
+                None if unrolled.contains_key(&li) => {
+                    // One of the two loops nvcc makes of a source loop it unrolls by `u`:
+                    // the source loop is taken to run the default count `n`, n mod u
+                    // iterations in the remainder loop and n / u in the unrolled one.
+                    let (part, u) = unrolled[&li];
+                    let n = options.default_trip_count.max(0.0).round();
+                    let v = match part {
+                        UnrollPart::Remainder => n % f64::from(u),
+                        UnrollPart::Main => (n / f64::from(u)).floor(),
+                    };
+                    let why = lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into());
+                    let what = match part {
+                        UnrollPart::Remainder => "the remainder loop",
+                        UnrollPart::Main => "the unrolled body",
+                    };
+                    assumptions.push(format!(
+                        "loop at {place}: trip count unknown ({why}); it is {what} of a source loop nvcc unrolled by {u}, which is assumed to run {n}: {v}"
+                    ));
+                    (None, None, v)
+                }
                 None => {
                     let why = lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into());
                     assumptions.push(format!("loop at {place}: trip count unknown ({why}): assumed {}", options.default_trip_count));
@@ -612,6 +633,77 @@ fn thread_average(formula: &ptx_ir::Expr, env: &Env<'_>) -> Option<(f64, f64, f6
 /// of nvcc's unroll-by-N after its remainder loop): the exit test and step are known, the
 /// start is taken from the counter's outermost definition, averaged over a warp's lanes.
 /// It overestimates by at most the remainder's iterations divided by the unroll factor.
+/// Which half of nvcc's unrolled loop a loop is (see [`unroll_split`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UnrollPart {
+    /// `n mod u` iterations, one at a time (`.pragma "nounroll"` in the PTX).
+    Remainder,
+    /// `n / u` iterations of `u` copies of the body.
+    Main,
+}
+
+/// The loops of `func` that nvcc made of one source loop it unrolled by `u` (its default
+/// `#pragma unroll 4`, or the pragma's factor), by loop index, when the count is known to
+/// neither: a remainder loop whose counter starts at `x & (u − 1)` (set outside the loop)
+/// and steps by −1 to 0, and a loop of the same source line with a counter that steps by
+/// ±u. nvcc emits both for `for (k = start; k < end; ++k)` with a data-dependent
+/// `end` (a CSR row's nonzeros); each then gets its share of the default count instead of
+/// the whole default each (five times it for u = 4).
+fn unroll_split(func: &Function) -> HashMap<usize, (UnrollPart, u32)> {
+    use ptx_ir::CmpOp;
+    use ptx_ir::trip::Expr;
+    let line = |lp: &ptx_ir::Loop| lp.loc.map(|l| (l.file, l.line)).filter(|(_, l)| *l > 0);
+    fn const_steps(lp: &ptx_ir::Loop) -> impl Iterator<Item = u64> + '_ {
+        lp.induction_vars.iter().filter_map(|v| match v.step {
+            Expr::Const(c) if c != 0 => Some(c.unsigned_abs()),
+            _ => None,
+        })
+    }
+    fn step_of(lp: &ptx_ir::Loop) -> Option<(&ptx_ir::ExitTest, i64)> {
+        let test = lp.exit_test.as_ref()?;
+        match lp.induction_vars.iter().find(|v| v.reg == test.iv)?.step {
+            Expr::Const(c) => Some((test, c)),
+            _ => None,
+        }
+    }
+    // Remainder loops: (source line, u) by loop index.
+    let mut remainders = HashMap::new();
+    for (li, lp) in func.loops.iter().enumerate() {
+        if !matches!(lp.trip_count, TripCount::Unknown) {
+            continue;
+        }
+        let (Some(at), Some((test, -1))) = (line(lp), step_of(lp)) else { continue };
+        if test.op != CmpOp::Ne || test.bound != Expr::Const(0) {
+            continue;
+        }
+        let mask = func.defs_of(test.iv).iter().filter_map(|&d| func.instrs.get(d as usize)).filter(|i| !lp.contains(i.block)).find_map(|i| match (i.base(), func.operands_of(i)) {
+            ("and", [_, _, Operand::Imm(m)]) => Some(*m),
+            _ => None,
+        });
+        if let Some(m) = mask.filter(|m| (1..=31).contains(m) && (m + 1).count_ones() == 1) {
+            remainders.insert(li, (at, (m + 1) as u32));
+        }
+    }
+    let mut out = HashMap::new();
+    for (li, lp) in func.loops.iter().enumerate() {
+        if !matches!(lp.trip_count, TripCount::Unknown) || remainders.contains_key(&li) {
+            continue;
+        }
+        // Its variables step u times as far as the remainder loop's (an index by u where the
+        // source loop steps by 1, by 128 where it strides by 32); with a data-dependent
+        // bound there is no exit test to name the counter, so any induction variable.
+        let Some(at) = line(lp) else { continue };
+        let steps: Vec<u64> = const_steps(lp).collect();
+        if let Some((&ri, &(_, u))) = remainders.iter().find(|(ri, (l, u))| {
+            *l == at && func.loops.get(**ri).is_some_and(|r| const_steps(r).any(|s| steps.contains(&(s * u64::from(*u)))))
+        }) {
+            out.insert(li, (UnrollPart::Main, u));
+            out.insert(ri, (UnrollPart::Remainder, u));
+        }
+    }
+    out
+}
+
 fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>, choices: &mut concrete::DefChoices) -> Option<f64> {
     use ptx_ir::CmpOp;
     let test = lp.exit_test.as_ref()?;

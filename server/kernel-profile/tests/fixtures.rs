@@ -145,6 +145,31 @@ fn spmv_csr_gather_is_irregular() {
 }
 
 #[test]
+fn a_data_dependent_loop_unrolled_by_4_runs_the_default_count_in_all() {
+    // for (jj = row_start; jj < row_end; jj++) with both bounds loaded: nvcc makes a
+    // remainder loop over (row_end - row_start) & 3 and a body unrolled by 4, neither
+    // count known. The source loop is taken to run the default count n: n % 4 + n / 4
+    // iterations, n FMAs per thread (both loops each assumed n ran it 5n for n = 16).
+    for n in [16.0, 13.0, 3.0] {
+        let options = kernel_profile::ProfileOptions { default_trip_count: n, ..Default::default() };
+        let p = common::profile_with(&common::fixture("spmv_csr"), "spmv_csr", "spmv_csr_scalar", [1024, 1, 1], [256, 1, 1], &[], &options);
+        let gather = line_of("spmv_csr", "dot += values[jj] * x[col_idx[jj]]");
+        let mut trips: Vec<f64> = p.loops.iter().filter(|l| l.source_line == Some(gather) || l.source_line == Some(gather - 1)).map(|l| l.assumed_trip_count).collect();
+        trips.sort_by(f64::total_cmp);
+        let (rem, main) = (n % 4.0, (n / 4.0).floor());
+        let mut want = vec![rem, main];
+        want.sort_by(f64::total_cmp);
+        assert_eq!(trips, want, "n = {n}: {:#?}", p.loops);
+        assert_eq!(executions_of(&p, "fma.rn.f32"), n, "n = {n}");
+        assert!(p.assumptions.iter().any(|a| a.contains("unrolled by 4")), "{:#?}", p.assumptions);
+        // The warp-per-row kernel strides by 32: the unrolled body steps by 128 (its
+        // pointers by 512 bytes), the remainder loop by 32.
+        let p = common::profile_with(&common::fixture("spmv_csr"), "spmv_csr", "spmv_csr_vector", [1024, 1, 1], [256, 1, 1], &[], &options);
+        assert_eq!(executions_of(&p, "fma.rn.f32"), n, "vector kernel, n = {n}: {:#?}", p.loops);
+    }
+}
+
+#[test]
 fn histogram_counts_atomics_and_flags_them_data_dependent() {
     // atomicAdd(&bins[data[i]], 1) in a grid-stride loop over n = 2^20 bytes with
     // 64 × 256 threads: 64 iterations, one atomic each.

@@ -24,11 +24,15 @@ pub fn profile(file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: 
 
 /// The profile of `kernel` in the PTX `text` (`file` names it in messages).
 pub fn profile_text(text: &str, file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
+    profile_with(text, file, kernel, grid, block, args, &ProfileOptions::default())
+}
+
+/// [`profile_text`] with the profile's options (the default trip count, ...).
+pub fn profile_with(text: &str, file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], options: &ProfileOptions) -> KernelProfile {
     let text = text.to_string();
     let (module, errors) = ptx_ir::parse_and_lower(&text);
     assert!(errors.is_empty(), "{file}: {errors:?}");
     let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
-    let options = ProfileOptions::default();
     let input = ProfileInput {
         module: &module,
         kernel: &name,
@@ -44,7 +48,7 @@ pub fn profile_text(text: &str, file: &str, kernel: &str, grid: [u32; 3], block:
         resources: None,
         source_param_names: &[],
         demangled: None,
-        options: &options,
+        options,
     };
     kernel_profile::build(&input).expect("profile")
 }

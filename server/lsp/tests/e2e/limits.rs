@@ -158,11 +158,14 @@ async fn every_out_of_range_setting_is_named_and_the_previous_value_kept() {
         assert!(text_of.contains(&format!("`{key}`")), "{key} not named in: {text_of}");
     }
     assert!(text_of.contains("10000 GPUs is more than the limit of 128"), "{text_of}");
-    // The previous values hold: the default GPU, the default trip count of 16.
+    // The previous values hold: the default GPU, the default trip count of 16, which the
+    // CSR row loop nvcc unrolled by 4 runs as 16 mod 4 remainder iterations and 16 / 4
+    // unrolled ones (docs/profile.md, trip counts).
     let report = ts.request("warpsight/kernelReport", json!({ "uri": uri })).await;
     let k = &report["kernels"][0];
     assert!(k["gpus"].get("a100-sxm4-80gb").is_some(), "{}", k["gpus"]);
-    assert!(k["loops"].as_array().is_some_and(|l| l.iter().all(|l| l["assumed_trip_count"] == 16.0)), "{}", k["loops"]);
+    let trips: Vec<f64> = k["loops"].as_array().map(|l| l.iter().filter_map(|l| l["assumed_trip_count"].as_f64()).collect()).unwrap_or_default();
+    assert_eq!(trips, [0.0, 4.0], "{}", k["loops"]);
     ts.shutdown().await;
 }
 
