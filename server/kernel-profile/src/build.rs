@@ -235,6 +235,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 read_only: None,
                 warp_aggregated: None,
                 pointer_chase: None,
+                walk: None,
             });
             continue;
         }
@@ -316,6 +317,9 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 && matches!(space, Space::Global | Space::Generic)
                 && crate::index_range::is_pointer_chase(func, id as InstrId))
             .then_some(true),
+            walk: (kind == AccessKind::Load && c.class == AccessClass::Irregular && matches!(space, Space::Global | Space::Generic) && data_span_bytes.is_none())
+                .then(|| walk_of(func, instr))
+                .flatten(),
         });
     }
     if choices.exhausted() {
@@ -633,6 +637,21 @@ fn thread_average(formula: &ptx_ir::Expr, env: &Env<'_>) -> Option<(f64, f64, f6
 /// of nvcc's unroll-by-N after its remainder loop): the exit test and step are known, the
 /// start is taken from the counter's outermost definition, averaged over a warp's lanes.
 /// It overestimates by at most the remainder's iterations divided by the unroll factor.
+/// The walk of a load whose address register is an induction variable of the innermost
+/// loop around it with a constant step ([`MemoryAccess::walk`]).
+fn walk_of(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<Walk> {
+    let reg = func.operands_of(instr).iter().find_map(|op| match op {
+        Operand::Addr { base: AddrBase::Reg(r), .. } => Some(*r),
+        _ => None,
+    })?;
+    let (li, lp) = func.loops.iter().enumerate().filter(|(_, l)| l.contains(instr.block)).max_by_key(|(_, l)| l.depth)?;
+    let iv = lp.induction_vars.iter().find(|v| v.reg == reg)?;
+    match iv.step {
+        ptx_ir::trip::Expr::Const(step) if step != 0 => Some(Walk { loop_index: u32::try_from(li).ok()?, pointer: func.reg_name(reg).to_string(), bytes_per_iteration: step }),
+        _ => None,
+    }
+}
+
 /// Which half of nvcc's unrolled loop a loop is (see [`unroll_split`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum UnrollPart {

@@ -303,6 +303,25 @@ pub struct MemoryAccess {
     /// (`traffic`, stated footprints).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer_chase: Option<bool>,
+    /// Data-dependent global loads only: the address is a pointer that the innermost loop
+    /// around the load advances by a constant each iteration (nvcc's strength-reduced
+    /// `&values[k]` in a CSR row walk `for (k = row_ptr[r]; k < row_ptr[r + 1]; ++k)`,
+    /// whose start was loaded). Each lane then walks its own run of memory, so a request's
+    /// sectors are mostly the ones the previous iteration read (`traffic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk: Option<Walk>,
+}
+
+/// A lane's walk through memory by a pointer a loop advances ([`MemoryAccess::walk`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Walk {
+    /// The loop (index into [`KernelProfile::loops`]) that advances the pointer.
+    pub loop_index: u32,
+    /// The PTX register of the pointer: the loads through one pointer (an unrolled body's
+    /// `[p]`, `[p+4]`, `[p+8]`, `[p+12]`) share its advance.
+    pub pointer: String,
+    /// Bytes the pointer moves per iteration of that loop.
+    pub bytes_per_iteration: i64,
 }
 
 /// The address of a memory instruction as `base + offset + Σ coefficient · variable`,

@@ -94,6 +94,11 @@
 //! partial last warp) scales a request's sectors and its same-address lanes by the share
 //! of active lanes, at least one of each.
 //!
+//! A data-dependent load through a pointer its loop advances by a constant
+//! (`MemoryAccess::walk`: a CSR row walk from a loaded start) is a row per thread whose
+//! lanes are unknown: its re-reads of the previous iteration's sectors stay in L1 by the
+//! rule for affine rows (`near_rereads`), and only the rest reaches L2 and DRAM.
+//!
 //! Everything here is an estimate from static information, and the notes say which rule
 //! produced each number.
 
@@ -670,6 +675,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let mut unpatterned_kept = true;
     // Whether every data-dependent load without a table chases pointers (`p = *p`).
     let mut unpatterned_chase = true;
+    // Data-dependent loads through a pointer a loop advances (`MemoryAccess::walk`), by
+    // loop and pointer: (bytes per iteration, loads, requested sectors, sectors per request).
+    let mut walks: BTreeMap<(u32, String), (u64, usize, f64, f64)> = BTreeMap::new();
     // Accesses that never run (a loop no thread enters) move nothing.
     for a in profile.memory_accesses.iter().filter(|a| is_offchip(a) && a.kind != AccessKind::Atomic && a.executions > 0.0) {
         let requests = a.executions.max(0.0) * warps;
@@ -689,6 +697,12 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                     unpatterned_kept &= l1_keeps(a, caches);
                     unpatterned_chase &= a.pointer_chase == Some(true);
                     unpatterned_load_sectors += requests * sectors;
+                    if let Some(w) = a.walk.as_ref().filter(|_| l1_keeps(a, caches)) {
+                        let g = walks.entry((w.loop_index, w.pointer.clone())).or_insert((w.bytes_per_iteration.unsigned_abs(), 0, 0.0, 0.0));
+                        g.1 += 1;
+                        g.2 += requests * sectors;
+                        g.3 = f64::max(g.3, sectors);
+                    }
                 } else {
                     unpatterned_stores += 1;
                     unpatterned_store_sectors += requests * sectors;
@@ -743,6 +757,26 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let chase_hits = |f: f64| (l2_kept_share(f, l1_left), l2_kept_share(f, caches.l2_bytes as f64));
     let (gather_l1_hit, gather_l2_hit) = footprint.map_or((0.0, 0.0), |f| if unpatterned_chase && unpatterned_loads > 0 { chase_hits(f) } else { hits(f) });
     let gather_l1_hit = if unpatterned_kept { gather_l1_hit } else { 0.0 };
+    // A walk (each lane's own run of memory, as a row per thread) re-reads the previous
+    // iteration's sectors: of the requested ones, `1 − step / (32·m)` for `m` loads through
+    // the pointer, kept by L1 when one iteration's lines of the SM's warps fit there, else
+    // in proportion (the rule of `near_rereads` for affine rows).
+    let warps_resident = sharing * warps_per_block;
+    let mut walk_near = 0.0;
+    for &(step, m, requested, per_request) in walks.values() {
+        let share = (1.0 - step as f64 / (SECTOR_BYTES * m as f64)).max(0.0);
+        let working_set = per_request.max(1.0) * 128.0 * warps_resident;
+        let kept = if working_set <= caches.l1_bytes_per_sm as f64 { 1.0 } else { caches.l1_bytes_per_sm as f64 / working_set };
+        walk_near += requested * share * kept;
+    }
+    if walk_near > 0.0 {
+        t.notes.push(format!(
+            "{} data-dependent load(s) walk a pointer their loop advances: {:.0} % of their requested sectors re-read the previous iteration's and hit L1",
+            walks.values().map(|g| g.1).sum::<usize>(),
+            100.0 * walk_near / walks.values().map(|g| g.2).sum::<f64>().max(1.0)
+        ));
+    }
+    let unpatterned_load_sectors = (unpatterned_load_sectors - walk_near).max(0.0);
     let gather_l2_sectors = unpatterned_load_sectors * (1.0 - gather_l1_hit);
     // Table gathers, each with its table's size as its footprint: L2 sectors, and DRAM
     // sectors (the misses, at least the table once).

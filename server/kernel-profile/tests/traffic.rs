@@ -5,7 +5,7 @@
 //! whitepaper, Table 3 and "L2 Cache").
 
 use kernel_profile::traffic::{CacheConfig, SECTOR_BYTES, Traffic, estimate};
-use kernel_profile::{AccessKind, KernelProfile};
+use kernel_profile::{AccessKind, KernelProfile, MemoryAccess};
 
 mod common;
 use common::profile;
@@ -432,6 +432,38 @@ fn a_broadcast_load_returns_one_copy_through_the_l1_data_path() {
     let iterations = 512.0 * n as f64;
     check(&t, "l1_data_bytes", t.l1_data_bytes, iterations * (128.0 + 4.0), 0.01);
     check(&t, "global_load_requests", t.global_load_requests, iterations * 2.0, 0.01);
+}
+
+#[test]
+fn a_csr_row_walk_rereads_its_sectors_from_l1_and_the_gather_does_not() {
+    // spmv_csr_scalar: `values[jj]` and `col_idx[jj]` from a loaded row start, so their
+    // lanes' addresses are unknown, but each is a pointer the loop advances (4 bytes in the
+    // remainder loop, 16 in the body unrolled by 4 with loads at +0, +4, +8, +12): every
+    // lane walks its own row. Of a request's 32 sectors, 1 − 16 / (32 · 4) = 7/8 are the
+    // previous iteration's; with 2048 blocks of 128 threads, 8 resident per SM (32 warps),
+    // one iteration's lines are 32 × 128 B × 32 warps = 128 KiB, which the A100's 192 KiB
+    // L1 keeps. `x[col_idx[jj]]` is a gather: no walk, every sector to L2.
+    let p = profile("spmv_csr", "spmv_csr_scalar", [2048, 1, 1], [128, 1, 1], &[]);
+    let gather = common::line_of("spmv_csr", "dot += values[jj] * x[col_idx[jj]]");
+    let irregular: Vec<_> = p.memory_accesses.iter().filter(|a| a.source_line == Some(gather) && a.kind == AccessKind::Load).collect();
+    let (walking, gathers): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = irregular.iter().copied().partition(|a| a.walk.is_some());
+    assert_eq!((walking.len(), gathers.len()), (10, 5), "{irregular:#?}");
+    let mut steps: Vec<i64> = walking.iter().filter_map(|a| a.walk.as_ref()).map(|w| w.bytes_per_iteration).collect();
+    steps.sort_unstable();
+    assert_eq!(steps, [4, 4, 16, 16, 16, 16, 16, 16, 16, 16]);
+    let t = estimate(&p, &a100(8, 0));
+    let mut stripped = p.clone();
+    for a in &mut stripped.memory_accesses {
+        a.walk = None;
+    }
+    let without = estimate(&stripped, &a100(8, 0));
+    // Per loop, the walking loads' requested sectors × their re-read share.
+    let requested = |step: i64| walking.iter().filter(|a| a.walk.as_ref().is_some_and(|w| w.bytes_per_iteration == step)).map(|a| a.executions * warps(&p) * a.transactions_per_request).sum::<f64>();
+    let near = requested(4) * (1.0 - 4.0 / 32.0) + requested(16) * (1.0 - 16.0 / (32.0 * 4.0));
+    assert!(near > 0.0);
+    check(&t, "l2_load_sectors", t.l2_load_sectors, without.l2_load_sectors - near, 1e-6);
+    check(&t, "dram_read_bytes", t.dram_read_bytes, without.dram_read_bytes - near * SECTOR_BYTES, 1e-6);
+    assert!(t.notes.iter().any(|n| n.contains("walk a pointer")), "{:?}", t.notes);
 }
 
 #[test]

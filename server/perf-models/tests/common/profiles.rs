@@ -35,6 +35,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         read_only: None,
         warp_aggregated: None,
         pointer_chase: None,
+        walk: None,
     }
 }
 
