@@ -633,10 +633,6 @@ fn thread_average(formula: &ptx_ir::Expr, env: &Env<'_>) -> Option<(f64, f64, f6
     (weight > 0.0).then(|| (sum / weight, lo, hi))
 }
 
-/// The trip count of a counted loop whose counter enters on several paths (the main loop
-/// of nvcc's unroll-by-N after its remainder loop): the exit test and step are known, the
-/// start is taken from the counter's outermost definition, averaged over a warp's lanes.
-/// It overestimates by at most the remainder's iterations divided by the unroll factor.
 /// The walk of a load whose address register is an induction variable of the innermost
 /// loop around it with a constant step ([`MemoryAccess::walk`]).
 fn walk_of(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<Walk> {
@@ -686,7 +682,7 @@ fn unroll_split(func: &Function) -> HashMap<usize, (UnrollPart, u32)> {
         }
     }
     // Remainder loops: (source line, u) by loop index.
-    let mut remainders = HashMap::new();
+    let mut remainders = BTreeMap::new();
     for (li, lp) in func.loops.iter().enumerate() {
         if !matches!(lp.trip_count, TripCount::Unknown) {
             continue;
@@ -723,6 +719,10 @@ fn unroll_split(func: &Function) -> HashMap<usize, (UnrollPart, u32)> {
     out
 }
 
+/// The trip count of a counted loop whose counter enters on several paths (the main loop
+/// of nvcc's unroll-by-N after its remainder loop): the exit test and step are known, the
+/// start is taken from the counter's outermost definition, averaged over a warp's lanes.
+/// It overestimates by at most the remainder's iterations divided by the unroll factor.
 fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>, choices: &mut concrete::DefChoices) -> Option<f64> {
     use ptx_ir::CmpOp;
     let test = lp.exit_test.as_ref()?;
