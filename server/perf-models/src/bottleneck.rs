@@ -162,6 +162,13 @@ pub struct Params {
     /// κ: how much of the latency spent waiting on off-chip loads stays exposed as the
     /// binding resource saturates (0: perfect overlap, 1: none). Calibratable.
     pub latency_exposure: f64,
+    /// Achievable fraction of the SM's load/store-unit and shared-memory throughput (the
+    /// `lsu` and `shared` terms), 1 unless calibrated: what a kernel's mix of memory and
+    /// arithmetic instructions reaches of the LD/ST lanes' and the banks' nominal rates, as
+    /// `dram_efficiency` is for DRAM. Calibratable: Turing and GA10x cards run Kernel
+    /// Tuner's convolution, whose shared loads and FMAs both near their rates, at about
+    /// 0.6-0.85 of the nominal (docs/validation.md, calibration).
+    pub lsu_efficiency: f64,
     /// Set when the parameters were fitted to the user's measurements.
     pub calibrated_on: Option<u32>,
     pub sources: Vec<String>,
@@ -174,6 +181,8 @@ pub mod keys {
     pub const BLOCK_OVERHEAD_NS: &str = "bottleneck.block_overhead_ns";
     pub const STORE_DRAIN_NS: &str = "bottleneck.store_drain_ns";
     pub const LATENCY_EXPOSURE: &str = "bottleneck.latency_exposure";
+    /// [`super::Params::lsu_efficiency`].
+    pub const LSU_EFFICIENCY: &str = "bottleneck.lsu_efficiency";
     pub const DRAM_LATENCY_CYCLES: &str = "bottleneck.dram_latency_cycles";
     pub const CALIBRATED_ON: &str = "bottleneck.calibrated_on";
     /// Dense FP16-input tensor-core multiply-adds per clock per SM (the architecture's
@@ -287,6 +296,7 @@ impl Params {
                 .filter(|v| v.is_finite())
                 .unwrap_or(fitted::LATENCY_EXPOSURE)
                 .clamp(0.0, 1.0),
+            lsu_efficiency: mp(keys::LSU_EFFICIENCY).filter(|v| *v <= 1.0).unwrap_or(1.0),
             calibrated_on,
             sources,
         }
@@ -691,6 +701,10 @@ pub fn estimate(
         let results_per_instr = if *pipe == Pipe::Fp16 { 64.0 } else { 32.0 };
         let mut cycles = warps_on_sm * n * results_per_instr / rate.max(1e-9);
         let mut detail = format!("{:.0} {} warp instructions per SM at {} results per cycle", warps_on_sm * n, pipe.name(), rate);
+        if *pipe == Pipe::Lsu && p.lsu_efficiency < 1.0 {
+            cycles /= p.lsu_efficiency.max(0.05);
+            detail.push_str(&format!(" × {:.2} achievable (calibrated)", p.lsu_efficiency));
+        }
         if *pipe == Pipe::Fp16 {
             detail.push_str(" (64 per warp instruction: a half2 per lane)");
         }
@@ -745,17 +759,19 @@ pub fn estimate(
             ),
         });
     }
-    // Shared memory: one 128-byte wavefront per cycle at 128 B/clk.
+    // Shared memory: one 128-byte wavefront per cycle at 128 B/clk (times the calibrated
+    // achievable fraction).
     let shared_cycles =
-        t.shared_wavefronts / active_sms * 128.0 / p.shared_bytes_per_clk_per_sm.max(1.0);
+        t.shared_wavefronts / active_sms * 128.0 / p.shared_bytes_per_clk_per_sm.max(1.0) / p.lsu_efficiency.clamp(0.05, 1.0);
     if shared_cycles > 0.0 {
         terms.push(Term {
             bound: Bound::Shared,
             us: us(shared_cycles),
             detail: format!(
-                "{:.0} shared-memory wavefronts per SM ({:.0} requests; bank conflicts add the rest)",
+                "{:.0} shared-memory wavefronts per SM ({:.0} requests; bank conflicts add the rest){}",
                 t.shared_wavefronts / active_sms,
-                t.shared_requests / active_sms
+                t.shared_requests / active_sms,
+                if p.lsu_efficiency < 1.0 { format!(" at {:.2} of the banks' rate (calibrated)", p.lsu_efficiency) } else { String::new() }
             ),
         });
     }

@@ -60,6 +60,40 @@ fn calibrating_on_half_the_rows_improves_the_other_half() {
 }
 
 #[test]
+fn a_shared_memory_bound_convolution_calibrates_the_load_store_efficiency() {
+    // Kernel Tuner's convolution on the TITAN RTX: its configurations are bound by the SM's
+    // load/store units and shared memory, which it runs below their nominal rates; the fit
+    // lowers `lsu_efficiency` from 1 and the held-out half improves.
+    if !root().join("../shared/data/measured/kernel-tuner").is_dir() {
+        eprintln!("skipped: ../shared/data/measured/kernel-tuner is absent (the Kernel Tuner cache files are read from there)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("titan.toml");
+    let run = Command::new(env!("CARGO_BIN_EXE_warpsight"))
+        .current_dir(root())
+        .args(["calibrate", "tests/fixtures/measured/corpus-kernel-tuner.toml", "--gpu", "titan-rtx", "--hold-out-every", "2", "--format", "json", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    if run.status.code() != Some(0) && stderr.contains("nvcc") && std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none() {
+        eprintln!("skipped: the convolution needs nvcc ({stderr})");
+        return;
+    }
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
+    let lsu = report["parameters"].as_array().and_then(|ps| ps.iter().find(|p| p["key"] == "bottleneck.lsu_efficiency")).expect("lsu_efficiency reported");
+    assert_eq!(lsu["before"].as_f64(), Some(1.0), "{report}");
+    assert!(lsu["after"].as_f64().is_some_and(|v| (0.4..0.95).contains(&v)), "{report}");
+    let held = &report["held_out"];
+    assert!(held["n"].as_u64().unwrap_or(0) >= 10, "{report}");
+    assert!(held["mape_after"].as_f64().unwrap() < held["mape_before"].as_f64().unwrap(), "{report}");
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("bottleneck.lsu_efficiency"), "{text}");
+}
+
+#[test]
 fn calibrate_needs_a_gpu_and_enough_rows() {
     let run = Command::new(env!("CARGO_BIN_EXE_warpsight"))
         .current_dir(root())

@@ -516,7 +516,11 @@ fn validation_doc_matches_the_measurements() {
     if !cuda {
         eprintln!("note: no nvcc: the convolution sections of docs/validation.md are kept as committed");
     }
-    let (sections, body) = render(&bench, conv.as_ref());
+    let (mut sections, mut body) = render(&bench, conv.as_ref());
+    // Calibration on the convolution's halves (needs nvcc, as the convolution does).
+    sections.push(("calibration".into(), true));
+    body.push_str(&section("calibration", &if cuda { calibration_section() } else { String::new() }));
+    body.push('\n');
     let mut doc = String::from(HEADER);
     if cuda {
         doc.push_str(&body);
@@ -547,6 +551,50 @@ fn validation_doc_matches_the_measurements() {
             committed.lines().nth(first).unwrap_or("<end>")
         );
     }
+}
+
+/// `warpsight calibrate` on Kernel Tuner's convolution for each of its four cards, every
+/// second configuration held out: the held-out error before and after, and what the fit
+/// moved (docs/models/bottleneck.md, Parameters, quotes this table).
+fn calibration_section() -> String {
+    let mut s = String::new();
+    writeln!(s, "## Calibration on held-out halves\n").unwrap();
+    writeln!(
+        s,
+        "`warpsight calibrate tests/fixtures/measured/corpus-kernel-tuner.toml --gpu ID --hold-out-every 2`: the five parameters of `bottleneck` (docs/cli.md, calibrate) fitted on every other configuration of the convolution, judged on the rest. This is what a user's own measurements of a kernel family buy; the uncalibrated rows above stay the model's prediction.\n"
+    )
+    .unwrap();
+    writeln!(s, "| GPU | fitted / held out | held-out MAPE before → after | held-out median ratio before → after | `lsu_efficiency` | `block_overhead_ns` |").unwrap();
+    writeln!(s, "|---|---|---|---|---|---|").unwrap();
+    let dir = tempfile::tempdir().expect("tempdir");
+    for gpu in ["rtx-2080-ti", "titan-rtx", "rtx-3090", "rtx-3060-laptop"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_warpsight"))
+            .current_dir(root())
+            .args(["calibrate", "tests/fixtures/measured/corpus-kernel-tuner.toml", "--gpu", gpu, "--hold-out-every", "2", "--format", "json", "-o"])
+            .arg(dir.path().join(format!("{gpu}.toml")))
+            .output()
+            .expect("run warpsight calibrate");
+        assert_eq!(out.status.code(), Some(0), "calibrate {gpu}: {}", String::from_utf8_lossy(&out.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("calibrate JSON");
+        let param = |key: &str| r["parameters"].as_array().and_then(|ps| ps.iter().find(|p| p["key"] == key)).and_then(|p| p["after"].as_f64()).unwrap_or(f64::NAN);
+        let h = &r["held_out"];
+        let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+        writeln!(
+            s,
+            "| {gpu} | {} / {} | {:.1} % → {:.1} % | {} → {} | {:.2} | {:.0} |",
+            r["fitted_rows"],
+            r["held_out_rows"],
+            100.0 * f(&h["mape_before"]),
+            100.0 * f(&h["mape_after"]),
+            ratio(f(&h["median_ratio_before"])),
+            ratio(f(&h["median_ratio_after"])),
+            param("bottleneck.lsu_efficiency"),
+            param("bottleneck.block_overhead_ns"),
+        )
+        .unwrap();
+    }
+    writeln!(s).unwrap();
+    s
 }
 
 /// The two TU102 cards of the Kernel Tuner set against each other, over every configuration

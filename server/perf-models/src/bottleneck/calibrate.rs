@@ -1,6 +1,6 @@
 //! Fitting the `bottleneck` model's calibratable parameters to measured kernel times.
 //!
-//! Four parameters, each with a physical meaning and a bounded range, are fitted for one
+//! Five parameters, each with a physical meaning and a bounded range, are fitted for one
 //! GPU by minimising the sum of squared log ratios `Σ ln(predicted / measured)²` (a ratio
 //! error: a kernel twice too slow costs as much as one twice too fast, and a 10 µs kernel
 //! weighs as much as a 10 ms one):
@@ -11,6 +11,7 @@
 //! | `dram_latency_cycles` | 0.5× – 2× the database value | loaded DRAM latency |
 //! | `block_overhead_ns` | 0 – 2000 ns | block dispatch, prologue and retirement |
 //! | `latency_exposure` | 0 – 1 | share of the off-chip load latency on the chain left exposed at saturation (0: hidden; 1: added) |
+//! | `lsu_efficiency` | 0.4 – 1.0 | achievable fraction of the SM's load/store-unit and shared-memory rates (1 in the database) |
 //!
 //! The search is coordinate descent with a golden-section line search per parameter,
 //! a fixed number of rounds: deterministic, no random start, and the result never worse
@@ -48,10 +49,11 @@ enum Knob {
     DramLatency,
     BlockOverhead,
     Exposure,
+    LsuEfficiency,
 }
 
 impl Knob {
-    const ALL: [Knob; 4] = [Knob::DramEfficiency, Knob::DramLatency, Knob::BlockOverhead, Knob::Exposure];
+    const ALL: [Knob; 5] = [Knob::DramEfficiency, Knob::DramLatency, Knob::BlockOverhead, Knob::Exposure, Knob::LsuEfficiency];
 
     fn range(self, base: &Params) -> (f64, f64) {
         match self {
@@ -59,6 +61,7 @@ impl Knob {
             Knob::DramLatency => (0.5 * base.dram_latency_cycles, 2.0 * base.dram_latency_cycles),
             Knob::BlockOverhead => (0.0, 2000.0),
             Knob::Exposure => (0.0, 1.0),
+            Knob::LsuEfficiency => (0.4, 1.0),
         }
     }
 
@@ -68,6 +71,7 @@ impl Knob {
             Knob::DramLatency => p.dram_latency_cycles = v,
             Knob::BlockOverhead => p.block_overhead_ns = v,
             Knob::Exposure => p.latency_exposure = v,
+            Knob::LsuEfficiency => p.lsu_efficiency = v,
         }
     }
 }
@@ -157,6 +161,7 @@ pub fn model_params(fit: &Fit) -> Vec<(&'static str, f64)> {
         (super::keys::DRAM_LATENCY_CYCLES, p.dram_latency_cycles),
         (super::keys::BLOCK_OVERHEAD_NS, p.block_overhead_ns),
         (super::keys::LATENCY_EXPOSURE, p.latency_exposure),
+        (super::keys::LSU_EFFICIENCY, p.lsu_efficiency),
         (super::keys::CALIBRATED_ON, fit.used as f64),
     ]
 }

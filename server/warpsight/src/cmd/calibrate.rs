@@ -164,6 +164,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<Exit> {
         ParamChange { key: bottleneck::keys::DRAM_LATENCY_CYCLES.into(), before: base.dram_latency_cycles, after: fit.params.dram_latency_cycles },
         ParamChange { key: bottleneck::keys::BLOCK_OVERHEAD_NS.into(), before: base.block_overhead_ns, after: fit.params.block_overhead_ns },
         ParamChange { key: bottleneck::keys::LATENCY_EXPOSURE.into(), before: base.latency_exposure, after: fit.params.latency_exposure },
+        ParamChange { key: bottleneck::keys::LSU_EFFICIENCY.into(), before: base.lsu_efficiency, after: fit.params.lsu_efficiency },
     ];
     let report = CalibrationReport {
         gpu: gpu.id.clone(),
