@@ -19,6 +19,16 @@ fn shared_present() -> bool {
     root().join("../shared/data/measured/gpu-benches/gpu-stream").is_dir()
 }
 
+/// `warpsight calibrate CORPUS --gpu GPU --hold-out-every 2 --format json -o OUT`.
+fn calibrate_halves(corpus: &str, gpu: &str, out: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_warpsight"))
+        .current_dir(root())
+        .args(["calibrate", corpus, "--gpu", gpu, "--hold-out-every", "2", "--format", "json", "-o"])
+        .arg(out)
+        .output()
+        .expect("run")
+}
+
 #[test]
 fn calibrating_on_half_the_rows_improves_the_other_half() {
     if !shared_present() {
@@ -27,12 +37,7 @@ fn calibrating_on_half_the_rows_improves_the_other_half() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("a40.toml");
-    let run = Command::new(env!("CARGO_BIN_EXE_warpsight"))
-        .current_dir(root())
-        .args(["calibrate", "tests/fixtures/measured/corpus-gpu-benches.toml", "--gpu", "a40", "--hold-out-every", "2", "--format", "json", "-o"])
-        .arg(&out)
-        .output()
-        .expect("run");
+    let run = calibrate_halves("tests/fixtures/measured/corpus-gpu-benches.toml", "a40", &out);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
@@ -70,12 +75,7 @@ fn a_shared_memory_bound_convolution_calibrates_the_load_store_efficiency() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("titan.toml");
-    let run = Command::new(env!("CARGO_BIN_EXE_warpsight"))
-        .current_dir(root())
-        .args(["calibrate", "tests/fixtures/measured/corpus-kernel-tuner.toml", "--gpu", "titan-rtx", "--hold-out-every", "2", "--format", "json", "-o"])
-        .arg(&out)
-        .output()
-        .expect("run");
+    let run = calibrate_halves("tests/fixtures/measured/corpus-kernel-tuner.toml", "titan-rtx", &out);
     let stderr = String::from_utf8_lossy(&run.stderr);
     if run.status.code() != Some(0) && stderr.contains("nvcc") && std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none() {
         eprintln!("skipped: the convolution needs nvcc ({stderr})");
