@@ -636,10 +636,7 @@ fn thread_average(formula: &ptx_ir::Expr, env: &Env<'_>) -> Option<(f64, f64, f6
 /// The walk of a load whose address register is an induction variable of the innermost
 /// loop around it with a constant step ([`MemoryAccess::walk`]).
 fn walk_of(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<Walk> {
-    let reg = func.operands_of(instr).iter().find_map(|op| match op {
-        Operand::Addr { base: AddrBase::Reg(r), .. } => Some(*r),
-        _ => None,
-    })?;
+    let reg = crate::index_range::address_register(func, instr)?;
     let (li, lp) = func.loops.iter().enumerate().filter(|(_, l)| l.contains(instr.block)).max_by_key(|(_, l)| l.depth)?;
     let iv = lp.induction_vars.iter().find(|v| v.reg == reg)?;
     match iv.step {

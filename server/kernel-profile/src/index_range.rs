@@ -69,7 +69,7 @@ pub fn data_span_bytes(func: &Function, id: InstrId) -> Option<u64> {
 }
 
 /// The register a memory instruction's address is based on (`[%rd4]`, `[%rd4+8]`).
-fn address_register(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<RegId> {
+pub(crate) fn address_register(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<RegId> {
     func.operands_of(instr).iter().find_map(|op| match op {
         Operand::Addr { base: AddrBase::Reg(r), .. } => Some(*r),
         _ => None,

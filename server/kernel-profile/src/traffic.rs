@@ -65,7 +65,8 @@
 //! around a fixed cycle finds a line again only after the whole cycle, so each cache keeps
 //! it by [`l2_kept_share`] of the footprint against its size (none past 1.5 ×), not by the
 //! share random draws find (the gpu-latency rows of docs/validation.md: within 1.5× on
-//! 93-100 % of each GPU's rows, against 80-93 % with the random rule). Not
+//! 93-100 % of each GPU's rows; 80-93 % with the random rule, in the docs/validation.md of
+//! commit 6cf0a9b). Not
 //! modelled: the A100's L2 is two partitions, the far one seen at a higher latency. Uniform accesses
 //! cost one sector per request and their distinct footprint from DRAM. Local memory the PTX names (stack arrays) is counted in L1 and assumed to
 //! stay there.
@@ -434,18 +435,23 @@ fn near_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], war
     }
     let mut near = 0.0;
     for (step, group) in groups.values() {
-        let m = group.len() as f64;
-        let share = (1.0 - *step as f64 / (SECTOR_BYTES * m)).max(0.0);
-        if share <= 0.0 {
-            continue;
-        }
         let per_request = group.iter().map(|a| a.transactions_per_request.max(1.0)).fold(0.0, f64::max);
-        let working_set = per_request * 128.0 * warps_per_sm;
-        let kept = if working_set <= l1_bytes { 1.0 } else { l1_bytes / working_set };
         let requested: f64 = group.iter().map(|a| a.executions.max(0.0) * warps * a.transactions_per_request.max(0.0)).sum();
-        near += requested * share * kept;
+        near += requested * near_reread_share(step.unsigned_abs(), group.len(), per_request, warps_per_sm, l1_bytes);
     }
     near
+}
+
+/// The share of a stream's requested sectors that re-read the previous iteration's and
+/// that L1 keeps: `1 − step / (32·m)` for `m` loads moving `step` bytes per iteration, times
+/// the share of one iteration's lines of the SM's resident warps (128 bytes per sector
+/// requested) that L1 holds. Shared by [`near_rereads`] (affine rows) and the walks of
+/// data-dependent loads ([`MemoryAccess::walk`]).
+fn near_reread_share(step: u64, m: usize, per_request: f64, warps_per_sm: f64, l1_bytes: f64) -> f64 {
+    let share = (1.0 - step as f64 / (SECTOR_BYTES * m.max(1) as f64)).max(0.0);
+    let working_set = per_request.max(1.0) * 128.0 * warps_per_sm;
+    let kept = if working_set <= l1_bytes { 1.0 } else { l1_bytes / working_set };
+    share * kept
 }
 
 /// Half-capacity point of [`l2_kept_share`], as a fraction of the nominal L2 size: a
@@ -761,14 +767,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // iteration's sectors: of the requested ones, `1 − step / (32·m)` for `m` loads through
     // the pointer, kept by L1 when one iteration's lines of the SM's warps fit there, else
     // in proportion (the rule of `near_rereads` for affine rows).
-    let warps_resident = sharing * warps_per_block;
-    let mut walk_near = 0.0;
-    for &(step, m, requested, per_request) in walks.values() {
-        let share = (1.0 - step as f64 / (SECTOR_BYTES * m as f64)).max(0.0);
-        let working_set = per_request.max(1.0) * 128.0 * warps_resident;
-        let kept = if working_set <= caches.l1_bytes_per_sm as f64 { 1.0 } else { caches.l1_bytes_per_sm as f64 / working_set };
-        walk_near += requested * share * kept;
-    }
+    let walk_near: f64 = walks
+        .values()
+        .map(|&(step, m, requested, per_request)| requested * near_reread_share(step, m, per_request, sharing * warps_per_block, caches.l1_bytes_per_sm as f64))
+        .sum();
     if walk_near > 0.0 {
         t.notes.push(format!(
             "{} data-dependent load(s) walk a pointer their loop advances: {:.0} % of their requested sectors re-read the previous iteration's and hit L1",
@@ -832,7 +834,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // Each block's first read of its distinct data; what the waves read if each kept
         // its window's sharing; and the blocks' re-reads of their own data past L1. A
         // re-read comes back after a pass over the window; blocks that read the same data
-        // at once (`sharing` of them) fetch it once between them.
+        // at once (`readers` of them) fetch it once between them.
         let first_reads = (a.block * blocks).clamp(a.grid, l2_of_array);
         let per_wave = (a.window * waves).clamp(a.grid, first_reads);
         let own_rereads = l2_of_array - first_reads;
@@ -840,8 +842,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // two of them: the data of that many blocks passes through L2 between their reads
         // (all blocks reading one table: the next block's; a data set shared by every K-th
         // block: K blocks' worth).
-        let sharing = if a.window > 0.0 { (window_blocks * a.block / a.window).max(1.0) } else { 1.0 };
-        let kept_shared = l2_kept_share((window_blocks / sharing * block_bytes).min(window_bytes), caches.l2_bytes as f64);
+        let readers = if a.window > 0.0 { (window_blocks * a.block / a.window).max(1.0) } else { 1.0 };
+        let kept_shared = l2_kept_share((window_blocks / readers * block_bytes).min(window_bytes), caches.l2_bytes as f64);
         // A re-read by a later wave comes back after the data of the blocks launched in
         // between: `reuse_gap_blocks` blocks' worth, at least the window's (a halo read
         // again by the next wave), at most the grid's.
@@ -856,7 +858,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         let sectors = a.grid
             + (per_wave - a.grid) * (1.0 - kept_across)
             + (first_reads - per_wave) * (1.0 - kept_shared)
-            + own_rereads * later_passes / sharing * (1.0 - kept_within);
+            + own_rereads * later_passes / readers * (1.0 - kept_within);
         reads += sectors * SECTOR_BYTES;
         if sectors > a.grid * 1.01 {
             rereads_from_dram = true;

@@ -176,6 +176,15 @@ pub fn float_literal(value: &str) -> Option<f64> {
     (f.is_finite() && f.fract() != 0.0).then_some(f)
 }
 
+/// `NAME=VALUE` with a valid argument name and a floating-point value ([`float_literal`]):
+/// an argument that is accepted and not used. `None` for anything else.
+pub fn float_arg(s: &str) -> Option<(&str, f64)> {
+    let (name, value) = s.split_once('=')?;
+    let name = name.trim();
+    valid_arg_name(name).then_some(())?;
+    Some((name, float_literal(value)?))
+}
+
 /// Parses `NAME=VALUE` (`--arg`) with the default evaluator.
 pub fn parse_arg(s: &str) -> Result<(String, i64), String> {
     parse_arg_with(s, &mut eval_const)
@@ -555,6 +564,9 @@ mod tests {
         for v in ["3", "2.0", "1e6", "0x1p3", "n", "1<<20", "", "nan", "inf", "1.5.2"] {
             assert_eq!(float_literal(v), None, "{v}");
         }
+        assert_eq!(float_arg("eps=0.01"), Some(("eps", 0.01)));
+        assert_eq!(float_arg("eps=1"), None);
+        assert_eq!(float_arg("1x=0.5"), None);
         let (l, errors) = parse_items("grid=64 eps2=0.01 n=1<<10 alpha=-0.5f", &mut eval_const);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(l.args, [("n".to_string(), 1024)].into());

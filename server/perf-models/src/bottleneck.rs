@@ -165,9 +165,9 @@ pub struct Params {
     /// Achievable fraction of the SM's load/store-unit and shared-memory throughput (the
     /// `lsu` and `shared` terms), 1 unless calibrated: what a kernel's mix of memory and
     /// arithmetic instructions reaches of the LD/ST lanes' and the banks' nominal rates, as
-    /// `dram_efficiency` is for DRAM. Calibratable: Turing and GA10x cards run Kernel
-    /// Tuner's convolution, whose shared loads and FMAs both near their rates, at about
-    /// 0.6-0.85 of the nominal (docs/validation.md, calibration).
+    /// `dram_efficiency` is for DRAM. Calibratable, within 0.05-1: fitted on half of
+    /// Kernel Tuner's convolution per card it is 0.63-0.87 (docs/validation.md,
+    /// "Calibration on held-out halves").
     pub lsu_efficiency: f64,
     /// Set when the parameters were fitted to the user's measurements.
     pub calibrated_on: Option<u32>,
@@ -650,6 +650,9 @@ pub fn estimate(
     }
 
     // Pipes.
+    // The calibrated achievable fraction of the LD/ST lanes' and the banks' rates, held to
+    // 0.05-1 here, the one place both terms read it.
+    let lsu_efficiency = p.lsu_efficiency.clamp(0.05, 1.0);
     let mut per_pipe: BTreeMap<Pipe, f64> = BTreeMap::new();
     for (class, n) in &profile.counts.dynamic {
         if let Some(pipe) = pipe_of(*class) {
@@ -701,9 +704,9 @@ pub fn estimate(
         let results_per_instr = if *pipe == Pipe::Fp16 { 64.0 } else { 32.0 };
         let mut cycles = warps_on_sm * n * results_per_instr / rate.max(1e-9);
         let mut detail = format!("{:.0} {} warp instructions per SM at {} results per cycle", warps_on_sm * n, pipe.name(), rate);
-        if *pipe == Pipe::Lsu && p.lsu_efficiency < 1.0 {
-            cycles /= p.lsu_efficiency.max(0.05);
-            detail.push_str(&format!(" × {:.2} achievable (calibrated)", p.lsu_efficiency));
+        if *pipe == Pipe::Lsu && lsu_efficiency < 1.0 {
+            cycles /= lsu_efficiency;
+            detail.push_str(&format!(" × {lsu_efficiency:.2} achievable (calibrated)"));
         }
         if *pipe == Pipe::Fp16 {
             detail.push_str(" (64 per warp instruction: a half2 per lane)");
@@ -762,7 +765,7 @@ pub fn estimate(
     // Shared memory: one 128-byte wavefront per cycle at 128 B/clk (times the calibrated
     // achievable fraction).
     let shared_cycles =
-        t.shared_wavefronts / active_sms * 128.0 / p.shared_bytes_per_clk_per_sm.max(1.0) / p.lsu_efficiency.clamp(0.05, 1.0);
+        t.shared_wavefronts / active_sms * 128.0 / p.shared_bytes_per_clk_per_sm.max(1.0) / lsu_efficiency;
     if shared_cycles > 0.0 {
         terms.push(Term {
             bound: Bound::Shared,
@@ -771,7 +774,7 @@ pub fn estimate(
                 "{:.0} shared-memory wavefronts per SM ({:.0} requests; bank conflicts add the rest){}",
                 t.shared_wavefronts / active_sms,
                 t.shared_requests / active_sms,
-                if p.lsu_efficiency < 1.0 { format!(" at {:.2} of the banks' rate (calibrated)", p.lsu_efficiency) } else { String::new() }
+                if lsu_efficiency < 1.0 { format!(" at {lsu_efficiency:.2} of the banks' rate (calibrated)") } else { String::new() }
             ),
         });
     }

@@ -93,7 +93,7 @@ impl LaunchArgs {
     pub fn float_arg_notes(&self) -> Vec<String> {
         self.args
             .iter()
-            .filter(|a| cuda_frontend::launch::parse_arg(a).is_err() && a.split_once('=').is_some_and(|(n, v)| is_float_arg(n, v)))
+            .filter(|a| cuda_frontend::launch::parse_arg(a).is_err() && analysis::launch::float_arg(a).is_some())
             .map(|a| format!("--arg {a}: a floating-point value; the analysis folds integer arguments only (trip counts, addresses, guards), so it does not use it"))
             .collect()
     }
@@ -131,7 +131,7 @@ impl LaunchArgs {
                 // A floating-point value (`eps=0.01`) is accepted and not used: the analysis
                 // folds integer arguments only (launch_spec::float_literal).
                 // `float_arg_notes` says so, once.
-                Err(_) if a.split_once('=').is_some_and(|(n, v)| is_float_arg(n, v)) => {}
+                Err(_) if analysis::launch::float_arg(a).is_some() => {}
                 Err(e) => bail!("--arg {e}: expected NAME=VALUE with an integer (or constant expression) value"),
             }
         }
@@ -397,9 +397,4 @@ fn load_cuda(path: &Path, args: &LaunchArgs, settings: &analysis::Settings, disp
     let context = cuda_frontend::context::analysis_context(&prepared);
     let compile_failed = prepared.has_errors() || prepared.ptx.is_empty();
     Ok(Source { display_path, kind: SourceKind::Cuda, ptx: prepared.ptx, context, notes, compiler_errors, compile_failed })
-}
-
-/// `true` when `--arg NAME=VALUE` names an argument and gives it a floating-point value.
-fn is_float_arg(name: &str, value: &str) -> bool {
-    analysis::launch::valid_arg_name(name.trim()) && analysis::launch::float_literal(value).is_some()
 }
