@@ -8,25 +8,14 @@
 // A skipped test says why on stderr, as the other tests that need ../shared do.
 #![allow(clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{calibrate_halves, root};
 
 fn shared_present() -> bool {
     root().join("../shared/data/measured/gpu-benches/gpu-stream").is_dir()
-}
-
-/// `warpsight calibrate CORPUS --gpu GPU --hold-out-every 2 --format json -o OUT`.
-fn calibrate_halves(corpus: &str, gpu: &str, out: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_warpsight"))
-        .current_dir(root())
-        .args(["calibrate", corpus, "--gpu", gpu, "--hold-out-every", "2", "--format", "json", "-o"])
-        .arg(out)
-        .output()
-        .expect("run")
 }
 
 #[test]

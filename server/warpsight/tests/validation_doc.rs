@@ -10,17 +10,16 @@
 // Skips and notes are told on stderr, as the test harness shows them.
 #![allow(clippy::print_stderr)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use analysis::validation::{self, ErrorStats, Observation, Summary};
+use common::root;
 use serde::Deserialize;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 #[derive(Deserialize)]
 struct Report {
@@ -568,12 +567,7 @@ fn calibration_section() -> String {
     writeln!(s, "|---|---|---|---|---|---|").unwrap();
     let dir = tempfile::tempdir().expect("tempdir");
     for gpu in ["rtx-2080-ti", "titan-rtx", "rtx-3090", "rtx-3060-laptop"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_warpsight"))
-            .current_dir(root())
-            .args(["calibrate", "tests/fixtures/measured/corpus-kernel-tuner.toml", "--gpu", gpu, "--hold-out-every", "2", "--format", "json", "-o"])
-            .arg(dir.path().join(format!("{gpu}.toml")))
-            .output()
-            .expect("run warpsight calibrate");
+        let out = common::calibrate_halves("tests/fixtures/measured/corpus-kernel-tuner.toml", gpu, &dir.path().join(format!("{gpu}.toml")));
         assert_eq!(out.status.code(), Some(0), "calibrate {gpu}: {}", String::from_utf8_lossy(&out.stderr));
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("calibrate JSON");
         let param = |key: &str| r["parameters"].as_array().and_then(|ps| ps.iter().find(|p| p["key"] == key)).and_then(|p| p["after"].as_f64()).unwrap_or(f64::NAN);

@@ -1,0 +1,21 @@
+//! Helpers shared by the test crates that run `warpsight calibrate` (`calibrate_cli.rs` and
+//! `validation_doc.rs`), so that both run the same command.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `warpsight calibrate CORPUS --gpu GPU --hold-out-every 2 --format json -o OUT`, run in the
+/// repository root: fit on every other row of the GPU's, judge on the rest.
+pub fn calibrate_halves(corpus: &str, gpu: &str, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpsight"))
+        .current_dir(root())
+        .args(["calibrate", corpus, "--gpu", gpu, "--hold-out-every", "2", "--format", "json", "-o"])
+        .arg(out)
+        .output()
+        .expect("run warpsight calibrate")
+}
