@@ -31,8 +31,10 @@
 //!   all of it up to 0.6 × C, then 1 / (1 + (F / (c·C))^k) (scaled to meet 1 at 0.6), with
 //!   c = 0.95 and k = 10 read off the gpu-benches gpu-l2-cache tables of the H200 and
 //!   H100 PCIe (a cyclic sweep; reading each row's time as the larger of its L2 and DRAM
-//!   times, 0.42-0.48 of the re-reads hit at 0.94 × C, 0.11-0.23 at 1.13 × C, 0.01-0.03 at
-//!   1.49 × C; the curve gives 0.53, 0.15 and 0.01); the A100 80 GB and L40 rows of
+//!   times, a row at B GB/s hits with 1 − D / B of its re-reads, D the median of the rows
+//!   past 4 × C: 0.42-0.48 of the re-reads hit at 0.94 × C, 0.11-0.23 at 1.13 × C, 0.01-0.03
+//!   at 1.49 × C, which `tests/traffic.rs` recomputes from the tables; the curve gives 0.53,
+//!   0.15 and 0.01); the A100 80 GB and L40 rows of
 //!   docs/validation.md are the check. DRAM reads = footprint + re-reads across waves ×
 //!   (1 − kept(that gap's data)) + data shared within a wave × (1 − kept(the data of the blocks
 //!   launched between two that share it)) + a block's re-reads of its own data past L1 in

@@ -657,3 +657,49 @@ fn shared_loads_merged_into_a_vector_load_conflict_as_the_vector_load() {
     check(&t, "shared_requests", t.shared_requests, loads + stores, 1e-9);
     check(&t, "shared_wavefronts", t.shared_wavefronts, 8.0 * loads + stores, 1e-9);
 }
+
+/// The hit shares that `l2_kept_share`'s documentation quotes, recomputed from the gpu-benches
+/// gpu-l2-cache tables (github.com/te42kyfo/gpu-benches at commit 1c36d50; kept in
+/// `../shared/data/measured`, never in this repository; skipped with a message when absent).
+/// A row of F kB at B GB/s, past the L2's own bandwidth, is read as DRAM-bound: the share of
+/// its re-reads that hit is `1 − D / B`, D the table's DRAM bandwidth (the median of its rows
+/// past 4 × the nominal L2, where nothing is kept). The nominal L2 is 50 MB on both (NVIDIA
+/// H100 Tensor Core GPU Architecture whitepaper, Table 3).
+#[test]
+fn the_quoted_l2_hit_shares_are_those_of_the_gpu_l2_cache_tables() {
+    let dir = format!("{}/../../../shared/data/measured/gpu-benches/gpu-l2-cache", env!("CARGO_MANIFEST_DIR"));
+    if !std::path::Path::new(&dir).is_dir() {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("skipped: {dir} is absent (public gpu-benches result tables; see tests/fixtures/measured/README.md)");
+        }
+        return;
+    }
+    let l2_kib = 51_200.0;
+    // (table, [(F / C, quoted hit share)]): traffic.rs's module documentation and the
+    // constants L2_KEPT_HALF_AT and L2_KEPT_SHARPNESS.
+    let quoted: [(&str, [(f64, f64); 4]); 2] = [
+        ("h200.txt", [(0.94, 0.48), (1.13, 0.23), (1.36, 0.07), (1.49, 0.03)]),
+        ("h100_pcie.txt", [(0.94, 0.42), (1.13, 0.11), (1.36, 0.02), (1.49, 0.01)]),
+    ];
+    for (file, points) in quoted {
+        let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap_or_else(|e| panic!("{file}: {e}"));
+        // Rows: "512 kB   <data set> kB   <time>ms   <spread>%   <bandwidth> GB/s ...".
+        let rows: Vec<(f64, f64)> = text
+            .lines()
+            .filter_map(|line| {
+                let w: Vec<&str> = line.split_whitespace().collect();
+                (w.len() >= 7 && w[1] == "kB" && w[3] == "kB" && w[7] == "GB/s").then(|| Some((w[2].parse().ok()?, w[6].parse().ok()?)))?
+            })
+            .collect();
+        assert!(rows.len() > 40, "{file}: {} rows parsed", rows.len());
+        let mut past: Vec<f64> = rows.iter().filter(|(kib, _)| *kib > 4.0 * l2_kib).map(|r| r.1).collect();
+        past.sort_by(f64::total_cmp);
+        let dram = past[past.len() / 2];
+        for (at, share) in points {
+            let (_, bw) = rows.iter().min_by(|a, b| (a.0 / l2_kib - at).abs().total_cmp(&(b.0 / l2_kib - at).abs())).copied().expect("rows");
+            let hit = 1.0 - dram / bw;
+            assert!((hit - share).abs() < 0.006, "{file} at {at} x L2: {bw} GB/s against {dram} GB/s is a hit share of {hit:.3}, the documentation says {share}");
+        }
+    }
+}
