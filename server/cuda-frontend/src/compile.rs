@@ -135,7 +135,7 @@ impl Default for Options {
 
 /// Parses `NAME=VALUE` for `--arg` (the value may be a constant expression: `n=1<<20`);
 /// see [`crate::launch::parse_arg`] for the error.
-pub fn parse_arg(s: &str) -> Option<(String, i64)> {
+pub fn parse_arg(s: &str) -> Option<(String, launch_spec::ArgValue)> {
     crate::launch::parse_arg(s).ok()
 }
 

@@ -248,8 +248,9 @@ pub fn scan_source(src: &str, user_args: &[(String, i64)]) -> SourceScan {
 
 /// Parses `NAME=VALUE` for `--arg` with the shared grammar ([`launch_spec::parse_arg_with`]);
 /// the value is a constant expression of the front end's folder (`1<<20`, `sizeof(float)`,
-/// `min(a, b)`), the name an identifier or `argv[K]`.
-pub fn parse_arg(s: &str) -> Result<(String, i64), String> {
+/// `min(a, b)`) or a floating-point literal ([`launch_spec::ArgValue`]), the name an
+/// identifier or `argv[K]`.
+pub fn parse_arg(s: &str) -> Result<(String, launch_spec::ArgValue), String> {
     let lx = lex("");
     let env = Env::new(&lx, &[]);
     let mut eval = |expr: &str| -> Result<i64, String> {

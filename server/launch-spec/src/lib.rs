@@ -176,22 +176,45 @@ pub fn float_literal(value: &str) -> Option<f64> {
     (f.is_finite() && f.fract() != 0.0).then_some(f)
 }
 
-/// `NAME=VALUE` with a valid argument name and a floating-point value ([`float_literal`]):
-/// an argument that is accepted and not used. `None` for anything else.
-pub fn float_arg(s: &str) -> Option<(&str, f64)> {
-    let (name, value) = s.split_once('=')?;
-    let name = name.trim();
-    valid_arg_name(name).then_some(())?;
-    Some((name, float_literal(value)?))
+/// A kernel argument's value as written (`--arg`, an annotation, a validate row).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgValue {
+    /// An integer or integer constant expression (`1<<20`), folded: what the analysis uses
+    /// (trip counts, addresses, guards).
+    Int(i64),
+    /// A floating-point literal with a fractional part ([`float_literal`]): accepted and not
+    /// used, since the analysis folds integer arguments only.
+    Float(f64),
+}
+
+impl ArgValue {
+    /// The integer the analysis folds; `None` for a floating-point value.
+    pub fn int(self) -> Option<i64> {
+        match self {
+            ArgValue::Int(v) => Some(v),
+            ArgValue::Float(_) => None,
+        }
+    }
+}
+
+/// Folds an argument's value with `eval`; a value `eval` cannot fold that is a
+/// floating-point literal ([`float_literal`]) is [`ArgValue::Float`], anything else is
+/// `eval`'s error.
+pub fn parse_value_with(value: &str, eval: &mut Eval<'_>) -> Result<ArgValue, String> {
+    let value = value.trim();
+    match eval(value) {
+        Ok(v) => Ok(ArgValue::Int(v)),
+        Err(e) => float_literal(value).map(ArgValue::Float).ok_or(e),
+    }
 }
 
 /// Parses `NAME=VALUE` (`--arg`) with the default evaluator.
-pub fn parse_arg(s: &str) -> Result<(String, i64), String> {
+pub fn parse_arg(s: &str) -> Result<(String, ArgValue), String> {
     parse_arg_with(s, &mut eval_const)
 }
 
-/// Parses `NAME=VALUE`, folding the value with `eval`.
-pub fn parse_arg_with(s: &str, eval: &mut Eval<'_>) -> Result<(String, i64), String> {
+/// Parses `NAME=VALUE`, folding the value with `eval` ([`parse_value_with`]).
+pub fn parse_arg_with(s: &str, eval: &mut Eval<'_>) -> Result<(String, ArgValue), String> {
     let Some((name, value)) = s.split_once('=') else {
         return Err(format!("`{s}`: expected NAME=VALUE"));
     };
@@ -201,7 +224,7 @@ pub fn parse_arg_with(s: &str, eval: &mut Eval<'_>) -> Result<(String, i64), Str
             "`{s}`: `{name}` is not a name (an identifier, or argv[K])"
         ));
     }
-    let v = eval(value.trim()).map_err(|e| format!("`{s}`: {e}"))?;
+    let v = parse_value_with(value, eval).map_err(|e| format!("`{s}`: {e}"))?;
     Ok((name.to_string(), v))
 }
 
@@ -266,12 +289,12 @@ pub fn parse_items(text: &str, eval: &mut Eval<'_>) -> (PartialLaunch, Vec<Strin
                     errors.push(format!("`{item}`: `{name}` is not a name"));
                     continue;
                 }
-                match eval(value) {
-                    Ok(v) => {
+                match parse_value_with(value, eval) {
+                    Ok(ArgValue::Int(v)) => {
                         launch.args.insert(name.to_string(), v);
                     }
-                    // A floating-point argument is accepted and not used (see `float_literal`).
-                    Err(_) if float_literal(value).is_some() => {}
+                    // Accepted and not used (see `ArgValue::Float`).
+                    Ok(ArgValue::Float(_)) => {}
                     Err(e) => errors.push(format!("`{item}`: {e}")),
                 }
             }
@@ -564,9 +587,14 @@ mod tests {
         for v in ["3", "2.0", "1e6", "0x1p3", "n", "1<<20", "", "nan", "inf", "1.5.2"] {
             assert_eq!(float_literal(v), None, "{v}");
         }
-        assert_eq!(float_arg("eps=0.01"), Some(("eps", 0.01)));
-        assert_eq!(float_arg("eps=1"), None);
-        assert_eq!(float_arg("1x=0.5"), None);
+        assert_eq!(parse_arg("eps=0.01"), Ok(("eps".to_string(), ArgValue::Float(0.01))));
+        assert_eq!(parse_arg("eps=1"), Ok(("eps".to_string(), ArgValue::Int(1))));
+        assert_eq!(parse_arg("eps=2.0"), Ok(("eps".to_string(), ArgValue::Int(2))));
+        assert_eq!(parse_arg("eps=1e-3f"), Ok(("eps".to_string(), ArgValue::Float(1e-3))));
+        assert!(parse_arg("1x=0.5").is_err());
+        assert!(parse_arg("eps=0.5.5").is_err());
+        assert_eq!(ArgValue::Float(0.5).int(), None);
+        assert_eq!(ArgValue::Int(3).int(), Some(3));
         let (l, errors) = parse_items("grid=64 eps2=0.01 n=1<<10 alpha=-0.5f", &mut eval_const);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(l.args, [("n".to_string(), 1024)].into());
@@ -617,9 +645,9 @@ mod tests {
         assert!(eval_const("N").unwrap_err().contains("`N` is not a number"));
         assert!(eval_const("(1").is_err());
         assert!(eval_const("1 2").is_err());
-        assert_eq!(parse_arg("n=1<<20"), Ok(("n".to_string(), 1 << 20)));
-        assert_eq!(parse_arg("argv[1]=4096"), Ok(("argv[1]".to_string(), 4096)));
-        assert_eq!(parse_arg("param_2 = 7"), Ok(("param_2".to_string(), 7)));
+        assert_eq!(parse_arg("n=1<<20"), Ok(("n".to_string(), ArgValue::Int(1 << 20))));
+        assert_eq!(parse_arg("argv[1]=4096"), Ok(("argv[1]".to_string(), ArgValue::Int(4096))));
+        assert_eq!(parse_arg("param_2 = 7"), Ok(("param_2".to_string(), ArgValue::Int(7))));
         assert!(parse_arg("n").is_err());
         assert!(parse_arg("a b=1").is_err());
         assert!(parse_arg("argv[x]=1").is_err());

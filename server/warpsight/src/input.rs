@@ -93,7 +93,7 @@ impl LaunchArgs {
     pub fn float_arg_notes(&self) -> Vec<String> {
         self.args
             .iter()
-            .filter(|a| cuda_frontend::launch::parse_arg(a).is_err() && analysis::launch::float_arg(a).is_some())
+            .filter(|a| matches!(cuda_frontend::launch::parse_arg(a), Ok((_, analysis::launch::ArgValue::Float(_)))))
             .map(|a| format!("--arg {a}: a floating-point value; the analysis folds integer arguments only (trip counts, addresses, guards), so it does not use it"))
             .collect()
     }
@@ -125,13 +125,12 @@ impl LaunchArgs {
         }
         for a in &self.args {
             match cuda_frontend::launch::parse_arg(a) {
-                Ok((k, v)) => {
+                Ok((k, analysis::launch::ArgValue::Int(v))) => {
                     s.args.insert(k, v);
                 }
                 // A floating-point value (`eps=0.01`) is accepted and not used: the analysis
-                // folds integer arguments only (launch_spec::float_literal).
-                // `float_arg_notes` says so, once.
-                Err(_) if analysis::launch::float_arg(a).is_some() => {}
+                // folds integer arguments only. `float_arg_notes` says so, once.
+                Ok((_, analysis::launch::ArgValue::Float(_))) => {}
                 Err(e) => bail!("--arg {e}: expected NAME=VALUE with an integer (or constant expression) value"),
             }
         }

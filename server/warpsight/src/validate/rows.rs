@@ -213,15 +213,15 @@ impl<'de> Deserialize<'de> for Args {
             let Some(value) = value else {
                 return Err(de::Error::custom(format!("argument `{name}` has no value (expected NAME=VALUE)")));
             };
-            let Some((_, v)) = cuda_frontend::compile::parse_arg(&format!("{name}={value}")) else {
-                // A floating-point value (`a=2.5`) is accepted and not used: the analysis
-                // folds integer arguments only (launch_spec::float_literal).
-                if analysis::launch::float_literal(&value).is_some() {
-                    continue;
+            match cuda_frontend::compile::parse_arg(&format!("{name}={value}")) {
+                Some((_, analysis::launch::ArgValue::Int(v))) => {
+                    out.insert(name, v);
                 }
-                return Err(de::Error::custom(format!("argument `{name}={value}`: not an integer, constant expression or floating-point value")));
-            };
-            out.insert(name, v);
+                // A floating-point value (`a=2.5`) is accepted and not used: the analysis
+                // folds integer arguments only.
+                Some((_, analysis::launch::ArgValue::Float(_))) => {}
+                None => return Err(de::Error::custom(format!("argument `{name}={value}`: not an integer, constant expression or floating-point value"))),
+            }
         }
         Ok(Args(out))
     }
@@ -473,7 +473,7 @@ mod tests {
         let rows = parse(Path::new("r.json"), arr).unwrap();
         assert_eq!(rows[0].grid, [64, 256, 1]);
         assert_eq!(rows[0].defines, ["A=1", "T=float"]);
-        // A floating-point argument is accepted and left out (launch_spec::float_literal).
+        // A floating-point argument is accepted and left out (launch_spec::ArgValue::Float).
         assert_eq!(rows[0].args, [("n".to_string(), 1024)].into());
         assert_eq!((rows[1].grid, rows[1].block), ([8, 1, 1], [32, 4, 1]));
         assert_eq!(rows[1].defines, ["X=2", "Y"]);
