@@ -422,13 +422,16 @@ struct Chain {
 /// (that of its latest-finishing operand plus its own); the instruction that ends the
 /// block's critical path gives the block's off-chip part. Where two operands finish at the
 /// same cycle, the path with more off-chip latency is taken: the warp is then waiting on
-/// that load too.
+/// that load too. A shared store that a barrier waits for ([`stores_awaited_by_a_barrier`])
+/// takes the shared-memory latency, and a barrier after it in the block starts once it is
+/// performed (`bar.sync` orders the memory accesses before it: PTX ISA, `bar.sync`).
 fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Chain {
     let mut total = Chain::default();
     for block in &profile.blocks {
         if block.executions <= 0.0 || block.instructions.is_empty() {
             continue;
         }
+        let awaited = stores_awaited_by_a_barrier(profile, block);
         let global_loads = block
             .instructions
             .iter()
@@ -438,13 +441,23 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
         // (finish cycle, off-chip load cycles on the path that finishes it)
         let mut finish = vec![(0.0_f64, 0.0_f64); block.instructions.len()];
         let mut path = (0.0_f64, 0.0_f64);
+        // The shared stores a barrier of this block waits for, as (finish, off-chip part).
+        let mut pending = (0.0_f64, 0.0_f64);
         for (i, ins) in block.instructions.iter().enumerate() {
-            let ready = ins
+            let mut ready = ins
                 .deps
                 .iter()
                 .filter_map(|&d| finish.get(d as usize).copied())
                 .fold((0.0_f64, 0.0_f64), later);
+            if ins.class == InstrClass::Barrier {
+                ready = later(ready, pending);
+                pending = (0.0, 0.0);
+            }
             let (lat, offchip_lat) = match ins.class {
+                // A shared store that a barrier waits for before any other memory access:
+                // `bar.sync` completes only once the memory accesses before it are performed
+                // (PTX ISA, `bar.sync`), so the store's latency is on the warp's path.
+                InstrClass::Store(Space::Shared) if awaited.get(i).copied().unwrap_or(false) => (p.shared_latency_cycles, 0.0),
                 // A store, or an atomic whose result nothing reads (ptxas issues a RED), is
                 // handed to the memory system: the warp does not wait for it.
                 InstrClass::Store(_) => (0.0, 0.0),
@@ -460,12 +473,41 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
                 _ => (p.alu_latency_cycles, 0.0),
             };
             finish[i] = (ready.0 + lat, ready.1 + offchip_lat);
+            if matches!(ins.class, InstrClass::Store(Space::Shared)) && awaited.get(i).copied().unwrap_or(false) {
+                pending = later(pending, finish[i]);
+            }
             path = later(path, finish[i]);
         }
         total.cycles += block.executions * path.0;
         total.offchip_cycles += block.executions * path.1;
     }
     total
+}
+
+/// For each instruction of `block`, whether it is a shared-memory store that a barrier
+/// waits for: the next memory access or barrier after it is a barrier, in the block or,
+/// past its end, at the start of a successor (the `if (tid < s)` body of a tree reduction
+/// step, whose store the step's `__syncthreads()` in the next block waits for).
+fn stores_awaited_by_a_barrier(profile: &KernelProfile, block: &kernel_profile::BlockProfile) -> Vec<bool> {
+    let syncs = |c: InstrClass| c == InstrClass::Barrier;
+    let touches = |c: InstrClass| matches!(c, InstrClass::Load(_) | InstrClass::Store(_) | InstrClass::Atomic(_) | InstrClass::Barrier);
+    let barrier_after_end = block.successors.iter().any(|&id| {
+        profile.blocks.iter().find(|b| b.id == id).and_then(|b| b.instructions.iter().map(|i| i.class).find(|&c| touches(c))).is_some_and(syncs)
+    });
+    let n = block.instructions.len();
+    let mut out = vec![false; n];
+    // Scanning backwards: whether the next access or barrier is a barrier.
+    let mut next_is_barrier = barrier_after_end;
+    for i in (0..n).rev() {
+        let c = block.instructions[i].class;
+        if c == InstrClass::Store(Space::Shared) {
+            out[i] = next_is_barrier;
+        }
+        if touches(c) {
+            next_is_barrier = syncs(c);
+        }
+    }
+    out
 }
 
 /// The later of two (finish, off-chip part) paths; at the same finish, the one with more
@@ -1093,6 +1135,28 @@ mod tests {
         let mut both = atomic.clone();
         both.blocks.push(BlockProfile { id: 1, ..shared.blocks[0].clone() });
         assert_eq!(chain_cycles(&both, &p, &loads), Chain { cycles: 504.0 + 68.0, offchip_cycles: 500.0 });
+    }
+
+    #[test]
+    fn a_barrier_waits_for_the_shared_stores_before_it() {
+        let (p, loads) = params();
+        const LDS: InstrClass = InstrClass::Load(Space::Shared);
+        const STS: InstrClass = InstrClass::Store(Space::Shared);
+        // A tree-reduction step in one block: part[t] += part[t + s]; __syncthreads().
+        // LDS 30 → add 4 → the store performed 30 later → the barrier 30: 94.
+        let step = one_block(&[(LDS, &[]), (LDS, &[]), (ADD, &[0, 1]), (STS, &[2]), (InstrClass::Barrier, &[])], 1.0);
+        assert_eq!(chain_cycles(&step, &p, &loads).cycles, 94.0);
+        // The same with the barrier in the next block (the `if (t < s)` body, then the
+        // barrier after it): the store's 30 cycles are on the body's path, 64.
+        let mut split = one_block(&[(LDS, &[]), (ADD, &[0]), (STS, &[1])], 1.0);
+        split.blocks[0].successors = vec![1];
+        let barrier = one_block(&[(InstrClass::Barrier, &[]), (ADD, &[])], 1.0);
+        split.blocks.push(BlockProfile { id: 1, ..barrier.blocks[0].clone() });
+        assert_eq!(chain_cycles(&split, &p, &loads).cycles, 64.0 + 30.0);
+        // A store followed by a load before any barrier is handed off as before (a
+        // warp-synchronous tail; in-order shared memory serves the load after it).
+        let tail = one_block(&[(LDS, &[]), (ADD, &[0]), (STS, &[1]), (LDS, &[]), (InstrClass::Barrier, &[])], 1.0);
+        assert_eq!(chain_cycles(&tail, &p, &loads).cycles, 34.0);
     }
 
     #[test]
