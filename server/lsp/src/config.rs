@@ -334,6 +334,9 @@ impl Config {
                             Some(n) => {
                                 kept.insert(k, n);
                             }
+                            // A kernel's `float`/`double` argument, as `--arg eps=0.01` and
+                            // annotations accept it (launch_spec::ArgValue::Float): said, not used.
+                            None if x.as_f64().is_some_and(|f| f.is_finite() && f.fract() != 0.0) => refuse(&format!("args.{k}"), &x, "is a floating-point value; the analysis folds integer arguments only (trip counts, addresses, guards), so it does not use it"),
                             None => refuse(&format!("args.{k}"), &x, "is not a 64-bit integer; this argument was left out"),
                         }
                     }
@@ -533,7 +536,7 @@ mod tests {
                 "`gpus`: [\"a100\",7] is not an array of GPU ids (strings)",
                 "`launch.grid`: \"8x\" is not X, XxY or XxYxZ (positive 32-bit integers) or [x, y, z]",
                 "`launch.dynamicSmem`: -1 is not a byte count from 0 to 4294967295",
-                "`args.n`: 2.5 is not a 64-bit integer; this argument was left out",
+                "`args.n`: 2.5 is a floating-point value; the analysis folds integer arguments only (trip counts, addresses, guards), so it does not use it",
                 "`defaultTripCount`: \"many\" is not a number",
                 "`graphLaunch`: \"yes\" is not true or false",
                 "`nvcc`: 3 is not a path (a string)",
