@@ -527,6 +527,16 @@ fn later(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
 /// [`Params::sync_mma_fraction`] of the rate. `None` for an opcode without a shape
 /// (`tcgen05` and other forms): the caller keeps the per-instruction rate.
 fn tensor_op(opcode: &str, p: &Params) -> Option<(f64, f64)> {
+    let (fmas, types_factor, warpgroup) = tensor_shape(opcode, p.tensor_fp32_acc_half_rate)?;
+    // The warp-level forms run at `sync_mma_fraction` of the rate only `wgmma` reaches.
+    Some((fmas, types_factor * if warpgroup { 1.0 } else { p.sync_mma_fraction }))
+}
+
+/// One tensor-core warp instruction from its PTX opcode: its multiply-adds per warp
+/// (M·N·K of the shape; a `wgmma` a quarter, issued by each warp of its warpgroup), its
+/// peak rate relative to dense FP16 inputs (see [`tensor_op`]), and whether it is the
+/// warpgroup form. `None` for an opcode without a shape.
+fn tensor_shape(opcode: &str, fp32_acc_half_rate: bool) -> Option<(f64, f64, bool)> {
     let mut fmas = None;
     let mut types = Vec::new();
     for part in opcode.split('.') {
@@ -539,13 +549,10 @@ fn tensor_op(opcode: &str, p: &Params) -> Option<(f64, f64)> {
         }
     }
     let mut fmas = fmas?;
-    // The warp-level forms run at `sync_mma_fraction` of the rate only `wgmma` reaches.
-    let form = if opcode.starts_with("wgmma") {
+    let warpgroup = opcode.starts_with("wgmma");
+    if warpgroup {
         fmas /= 4.0;
-        1.0
-    } else {
-        p.sync_mma_fraction
-    };
+    }
     let has = |t: &str| types.contains(&t);
     let types_factor = if has("f64") {
         1.0 / 16.0
@@ -555,13 +562,34 @@ fn tensor_op(opcode: &str, p: &Params) -> Option<(f64, f64)> {
         4.0
     } else if has("s8") || has("u8") || has("e4m3") || has("e5m2") {
         2.0
-    } else if p.tensor_fp32_acc_half_rate && types.first() == Some(&"f32") {
+    } else if fp32_acc_half_rate && types.first() == Some(&"f32") {
         // The destination (accumulator) type comes first after the shape.
         0.5
     } else {
         1.0
     };
-    Some((fmas, types_factor * form))
+    Some((fmas, types_factor, warpgroup))
+}
+
+/// The tensor cores' share of the roofline floor: seconds for the kernel's tensor-core
+/// instructions at the GPU's peak rate for their shapes and types (every form at the
+/// `wgmma` peak: a floor, not the warp-level forms' achievable rate). `None` without a
+/// tensor rate for the GPU or a tensor instruction; an instruction without a shape counts
+/// as `fallback_fmas` multiply-adds at the FP16 rate.
+pub(crate) fn peak_tensor_seconds(profile: &KernelProfile, gpu: &gpu_spec::Gpu, warps: f64, sm_hz: f64, fallback_fmas: f64) -> Option<f64> {
+    let p = Params::from_gpu(gpu);
+    let rate = p.tensor_fma_per_clk.filter(|r| *r > 0.0)?;
+    let mut cycles = 0.0;
+    let mut any = false;
+    for b in &profile.blocks {
+        let e = b.executions.max(0.0);
+        for i in b.instructions.iter().filter(|i| i.class == InstrClass::Tensor) {
+            any = true;
+            let (fmas, factor, _) = tensor_shape(&i.opcode, p.tensor_fp32_acc_half_rate).unwrap_or((fallback_fmas, 1.0, false));
+            cycles += e * fmas / (rate * factor);
+        }
+    }
+    (any && sm_hz > 0.0).then(|| cycles * warps / sm_hz)
 }
 
 /// SM cycles per tensor-core warp instruction, averaged over the kernel's tensor

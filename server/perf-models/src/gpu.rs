@@ -252,14 +252,15 @@ impl GpuParams {
     }
 }
 
-/// Dense FP16 tensor FLOPs per clock per SM from the database entry, when it records
-/// one (as `instr_latency_cycles` does not carry throughputs, we read the issue table's
-/// optional `tensor_fp16_flops_per_clock` entry and otherwise assume none).
+/// Dense FP16 tensor FLOPs per clock per SM from the database entry: twice its
+/// `bottleneck.tensor_fp16_fma_per_clk_per_sm` (gpu-data, per architecture, from the
+/// whitepapers), 0 where it has none (no tensor cores).
 fn tensor_flops_per_clock_per_sm(gpu: &gpu_spec::Gpu) -> f64 {
-    gpu.issue_cycles
-        .get("tensor_fp16_flops_per_clock")
+    gpu.model_params
+        .get(crate::bottleneck::keys::TENSOR_FMA_PER_CLK)
         .copied()
-        .unwrap_or(0.0)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .map_or(0.0, |fma| 2.0 * fma)
 }
 
 /// Resident blocks per SM of a profile's launch on a database GPU, by NVIDIA's occupancy

@@ -139,12 +139,16 @@ pub fn floor_terms(
             n(InstrClass::Fp16) * threads / rate(2.0 * f64::from(gpu.units.fp32)),
         ),
     ];
-    if gpu.tensor_fp16_flops_per_clock_per_sm > 0.0 {
-        let flops = n(InstrClass::Tensor) * warps * TENSOR_FLOPS_PER_WARP_INSTR;
-        terms.push((
-            "tensor",
-            flops / (gpu.tensor_fp16_flops_per_clock_per_sm * sm_hz),
-        ));
+    // Tensor cores: each instruction's multiply-adds from its shape and types at the
+    // database GPU's peak (bottleneck::peak_tensor_seconds); a preset without the
+    // database's entry counts every instruction as one m16n8k8.
+    let tensor = gpu
+        .spec
+        .as_deref()
+        .and_then(|spec| crate::bottleneck::peak_tensor_seconds(profile, spec, warps, sm_hz, TENSOR_FLOPS_PER_WARP_INSTR / 2.0))
+        .or_else(|| (gpu.tensor_fp16_flops_per_clock_per_sm > 0.0).then(|| n(InstrClass::Tensor) * warps * TENSOR_FLOPS_PER_WARP_INSTR / (gpu.tensor_fp16_flops_per_clock_per_sm * sm_hz)));
+    if let Some(secs) = tensor {
+        terms.push(("tensor", secs));
     }
     let (class, secs) = terms
         .into_iter()

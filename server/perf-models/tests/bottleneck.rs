@@ -566,3 +566,33 @@ fn full_sms_of_fmas_reach_the_datasheet_peaks() {
         assert!((got / datasheet - 1.0).abs() < 0.03, "{id} {opcode}: {got:.3} TFLOPS against the datasheet's {datasheet}");
     }
 }
+
+/// The roofline floor's tensor term is the datasheet peak of each instruction's shape and
+/// types (the datasheets of `full_sms_of_fmas_reach_the_datasheet_peaks`), a warp-level
+/// `mma.sync` on Hopper at the same peak as `wgmma` (a floor, not the achievable rate).
+/// Before, the database GPUs had no tensor term in the floor at all.
+#[test]
+fn the_roofline_floor_takes_tensor_instructions_at_the_datasheet_peak() {
+    use perf_models::GpuParams;
+    use perf_models::roofline::{self, FloorConfig};
+    const MMA: &str = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+    let mma = 16.0 * 8.0 * 16.0 * 2.0;
+    const WGMMA: &str = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16";
+    let wgmma = 64.0 * 128.0 * 16.0 * 2.0 / 4.0;
+    for (id, opcode, flops_per_instr, datasheet) in [
+        ("a100-sxm4-80gb", MMA, mma, 312.0),
+        ("rtx-3090", MMA, mma, 71.0),
+        ("h100-sxm", WGMMA, wgmma, 989.4),
+        ("h100-sxm", MMA, mma, 989.4),
+    ] {
+        let g = gpu(id);
+        let k = 512;
+        let mut p = fma_chain(k, InstrClass::Tensor, opcode);
+        launch(&mut p, g.sm_count * 64, 256, 0);
+        let floor = roofline::predict(&p, &GpuParams::from_spec(&g), &FloorConfig { l2_reuse_discount: 0.0 }).expect("applies");
+        let flops = f64::from(g.sm_count) * 64.0 * 8.0 * k as f64 * flops_per_instr;
+        let got = flops / (floor.breakdown["compute_us"] * 1e-6) / 1e12;
+        assert!((got / datasheet - 1.0).abs() < 0.03, "{id} {opcode}: {got:.1} TFLOPS against the datasheet's {datasheet}: {}", floor.explanation);
+        assert!(floor.explanation.contains("tensor"), "{}", floor.explanation);
+    }
+}
