@@ -184,7 +184,7 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> O
             gpu.mem_bandwidth_gbs
         ),
         _ if t.l2_resident && t.dram_read_bytes + t.dram_write_bytes > 0.0 => format!(
-            "floor: the {class} arithmetic at peak rate takes {comp_us:.2} µs, more than its memory traffic ({mem_us:.2} µs: its {:.1} MB of arrays fit in the {:.1} MB L2, where repeated launches find them; a first launch moves them from DRAM in {:.2} µs)",
+            "floor: the {class} arithmetic at peak rate takes {comp_us:.2} µs, more than its memory traffic ({mem_us:.2} µs: the {:.1} MB it reads and writes fit in the {:.1} MB L2, where repeated launches find them; a first launch moves them through DRAM in {:.2} µs)",
             (t.dram_read_bytes + t.dram_write_bytes) / 1e6,
             gpu.l2_bytes as f64 / 1e6,
             (t.dram_read_bytes + t.dram_write_bytes) / (gpu.mem_bandwidth_gbs * 1e9) * 1e6,

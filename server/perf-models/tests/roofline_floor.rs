@@ -89,7 +89,7 @@ fn arrays_that_fit_in_l2_stay_there_between_launches() {
     assert_eq!(f.breakdown["dram_read_bytes"], 8.0 * MIB);
     assert_eq!(f.bound, Bound::Compute, "{}", f.explanation);
     // The explanation says why the memory term is 0 rather than "no memory traffic".
-    assert!(f.explanation.contains("its 12.6 MB of arrays fit in the 41.9 MB L2, where repeated launches find them; a first launch moves them from DRAM in 6.17 µs"), "{}", f.explanation);
+    assert!(f.explanation.contains("the 12.6 MB it reads and writes fit in the 41.9 MB L2, where repeated launches find them; a first launch moves them through DRAM in 6.17 µs"), "{}", f.explanation);
 }
 
 #[test]
