@@ -77,7 +77,7 @@
 
 pub mod calibrate;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use kernel_profile::traffic::{self, CacheConfig, Traffic};
 use kernel_profile::{InstrClass, KernelProfile, Space};
@@ -166,7 +166,7 @@ pub struct Params {
     /// `lsu` and `shared` terms), 1 unless calibrated: what a kernel's mix of memory and
     /// arithmetic instructions reaches of the LD/ST lanes' and the banks' nominal rates, as
     /// `dram_efficiency` is for DRAM. Calibratable, within 0.05-1: fitted on half of
-    /// Kernel Tuner's convolution per card it is 0.63-0.87 (docs/validation.md,
+    /// Kernel Tuner's convolution per card it is 0.57-0.88 (docs/validation.md,
     /// "Calibration on held-out halves").
     pub lsu_efficiency: f64,
     /// Set when the parameters were fitted to the user's measurements.
@@ -427,7 +427,10 @@ struct Chain {
 /// performed (`bar.sync` orders the memory accesses before it: PTX ISA, `bar.sync`).
 fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Chain {
     let mut total = Chain::default();
-    for block in &profile.blocks {
+    let groups = guarded_groups(profile);
+    // Per group of guarded bodies: the largest (executions × path) so far, counted once.
+    let mut group_max: HashMap<usize, (f64, f64)> = HashMap::new();
+    for (bi, block) in profile.blocks.iter().enumerate() {
         if block.executions <= 0.0 || block.instructions.is_empty() {
             continue;
         }
@@ -478,10 +481,69 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
             }
             path = later(path, finish[i]);
         }
-        total.cycles += block.executions * path.0;
-        total.offchip_cycles += block.executions * path.1;
+        let weighted = (block.executions * path.0, block.executions * path.1);
+        match groups.get(bi).copied().flatten() {
+            Some(g) => {
+                let m = group_max.entry(g).or_insert((0.0, 0.0));
+                *m = later(*m, weighted);
+            }
+            None => {
+                total.cycles += weighted.0;
+                total.offchip_cycles += weighted.1;
+            }
+        }
+    }
+    for (cycles, offchip) in group_max.into_values() {
+        total.cycles += cycles;
+        total.offchip_cycles += offchip;
     }
     total
+}
+
+/// Most instructions in a guarded body that ptxas is taken to turn into predicated
+/// instructions (an estimate: nvdisasm shows the one-load bodies of a bounds-checked tile
+/// load, `if (row < m && col < k) v = A[...]`, each seven PTX instructions, issued as
+/// predicated `LDG`s back to back with no branch; bodies of hundreds of instructions keep
+/// their branch).
+const IF_CONVERTED_MAX_INSTRUCTIONS: usize = 16;
+
+/// For each block of `profile.blocks` (by position), the group of guarded bodies it
+/// belongs to, if any. A guarded body is a block B that its head H (the block before it)
+/// branches around: H's successors are B and J, B's only successor is J, J follows B, B
+/// has no barrier and at most [`IF_CONVERTED_MAX_INSTRUCTIONS`] instructions. ptxas issues
+/// such a body as predicated instructions in H's stream, so the loads of consecutive
+/// bodies (B1, J1 = H2, B2, J2 = H3, ...: the unrolled bounds-checked loads of a tile) are
+/// in flight together, not one after another: a group's bodies count once, by the
+/// longest, in [`chain_cycles`]; the heads and joins between them keep their own paths.
+fn guarded_groups(profile: &KernelProfile) -> Vec<Option<usize>> {
+    let blocks = &profile.blocks;
+    let mut out = vec![None; blocks.len()];
+    let mut group = 0;
+    let mut last_body: Option<usize> = None;
+    for i in 1..blocks.len().saturating_sub(1) {
+        let (head, body, join) = (&blocks[i - 1], &blocks[i], &blocks[i + 1]);
+        let mut head_succ = head.successors.clone();
+        head_succ.sort_unstable();
+        let mut pair = vec![body.id, join.id];
+        pair.sort_unstable();
+        let only_head_enters = blocks.iter().filter(|b| b.successors.contains(&body.id)).count() == 1;
+        let guarded = head_succ == pair
+            && body.successors == [join.id]
+            && only_head_enters
+            && body.instructions.len() <= IF_CONVERTED_MAX_INSTRUCTIONS
+            && !body.instructions.iter().any(|n| n.class == InstrClass::Barrier);
+        if !guarded {
+            continue;
+        }
+        // The same group as the previous body when only its join (this body's head) lies
+        // between them.
+        if last_body.map(|l| l + 2) != Some(i) {
+            group += 1;
+        }
+        out[i] = Some(group);
+        last_body = Some(i);
+    }
+    out
 }
 
 /// For each instruction of `block`, whether it is a shared-memory store that a barrier
@@ -1185,6 +1247,48 @@ mod tests {
         // warp-synchronous tail; in-order shared memory serves the load after it).
         let tail = one_block(&[(LDS, &[]), (ADD, &[0]), (STS, &[1]), (LDS, &[]), (InstrClass::Barrier, &[])], 1.0);
         assert_eq!(chain_cycles(&tail, &p, &loads).cycles, 34.0);
+    }
+
+    /// One block of [`blocks`]: its instructions (class, in-block dependences) and its
+    /// successors.
+    type TestBlock<'a> = (&'a [(InstrClass, &'a [u32])], &'a [u32]);
+
+    /// Blocks in layout order, all run once.
+    fn blocks(list: &[TestBlock<'_>]) -> KernelProfile {
+        let mut p = one_block(&[], 1.0);
+        p.blocks = list
+            .iter()
+            .enumerate()
+            .map(|(id, (instrs, succ))| {
+                let b = one_block(instrs, 1.0).blocks.remove(0);
+                BlockProfile { id: id as u32, successors: succ.to_vec(), ..b }
+            })
+            .collect();
+        p
+    }
+
+    #[test]
+    fn consecutive_guarded_loads_are_in_flight_together() {
+        let (p, loads) = params();
+        // `if (r0 < m) v0 = A[i0]; if (r1 < m) v1 = A[i1];`: heads 0 and 2 branch around
+        // the one-load bodies 1 and 3; ptxas predicates both loads and issues them back to
+        // back, so the chain waits for one load, not two: 4 + 4 + 4 + 500.
+        let two = blocks(&[(&[(ADD, &[])], &[1, 2]), (&[(LD, &[])], &[2]), (&[(ADD, &[])], &[3, 4]), (&[(LD, &[])], &[4]), (&[(ADD, &[])], &[])]);
+        assert_eq!(chain_cycles(&two, &p, &loads), Chain { cycles: 512.0, offchip_cycles: 500.0 });
+        // A body with a barrier keeps its branch: both loads count.
+        let barrier = blocks(&[(&[(ADD, &[])], &[1, 2]), (&[(LD, &[]), (InstrClass::Barrier, &[])], &[2]), (&[(ADD, &[])], &[3, 4]), (&[(LD, &[])], &[4]), (&[(ADD, &[])], &[])]);
+        assert_eq!(chain_cycles(&barrier, &p, &loads).cycles, 1012.0);
+        // Bodies with other code between them (a loop's exit test and its latch) are
+        // separate groups, each waited for.
+        let apart = blocks(&[
+            (&[(ADD, &[])], &[1, 2]),
+            (&[(LD, &[])], &[2]),
+            (&[(ADD, &[])], &[3]),
+            (&[(ADD, &[])], &[4, 5]),
+            (&[(LD, &[])], &[5]),
+            (&[(ADD, &[])], &[]),
+        ]);
+        assert_eq!(chain_cycles(&apart, &p, &loads).cycles, 1016.0);
     }
 
     #[test]
