@@ -518,6 +518,13 @@ const IF_CONVERTED_MAX_INSTRUCTIONS: usize = 16;
 fn guarded_groups(profile: &KernelProfile) -> Vec<Option<usize>> {
     let blocks = &profile.blocks;
     let mut out = vec![None; blocks.len()];
+    // How many blocks branch or fall into each block id.
+    let mut entries: HashMap<u32, usize> = HashMap::new();
+    for b in blocks {
+        for s in &b.successors {
+            *entries.entry(*s).or_default() += 1;
+        }
+    }
     let mut group = 0;
     let mut last_body: Option<usize> = None;
     for i in 1..blocks.len().saturating_sub(1) {
@@ -526,7 +533,7 @@ fn guarded_groups(profile: &KernelProfile) -> Vec<Option<usize>> {
         head_succ.sort_unstable();
         let mut pair = vec![body.id, join.id];
         pair.sort_unstable();
-        let only_head_enters = blocks.iter().filter(|b| b.successors.contains(&body.id)).count() == 1;
+        let only_head_enters = entries.get(&body.id) == Some(&1);
         let guarded = head_succ == pair
             && body.successors == [join.id]
             && only_head_enters

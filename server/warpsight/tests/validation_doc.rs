@@ -900,9 +900,11 @@ const HELDOUT_NOTES: &str = "## Notes
   targets they miss).
 - The tensor-core GEMM's two rows are within 1.5× for a reason we doubt. The model calls
   both DRAM-bound on 2.2 GB: it reads B from DRAM again for every block row, because the
-  blocks between two that share a B tile read 2 MB each over their lifetime, far more than
-  the 6 MB L2 holds. But the blocks step through k together, so what the L2 must hold
-  between two reads of a B tile is one k-step of the resident blocks' tiles, about 1.3 MB.
+  blocks launched between two that share a B tile read 2 MB each over their lifetime, far
+  more than the 6 MB L2 holds. That is the reuse distance when blocks start one by one as
+  others finish. But identical blocks that start together in a wave also step through k
+  together, and then what the L2 must hold between two reads of a B tile is one k-step of
+  the resident blocks' tiles, about 1.3 MB; which of the two holds here is not measured.
   With B read about once per wave the DRAM term would fall below V07's next terms (shared
   memory 1.33 ms, LSU 1.38 ms, the barrier phases 1.28 ms), and its prediction would be
   about 1.5 ms (an estimate: those terms combined, not computed here), some 0.4 of the
