@@ -187,16 +187,6 @@ pub enum ArgValue {
     Float(f64),
 }
 
-impl ArgValue {
-    /// The integer the analysis folds; `None` for a floating-point value.
-    pub fn int(self) -> Option<i64> {
-        match self {
-            ArgValue::Int(v) => Some(v),
-            ArgValue::Float(_) => None,
-        }
-    }
-}
-
 /// Folds an argument's value with `eval`; a value `eval` cannot fold that is a
 /// floating-point literal ([`float_literal`]) is [`ArgValue::Float`], anything else is
 /// `eval`'s error.
@@ -593,8 +583,6 @@ mod tests {
         assert_eq!(parse_arg("eps=1e-3f"), Ok(("eps".to_string(), ArgValue::Float(1e-3))));
         assert!(parse_arg("1x=0.5").is_err());
         assert!(parse_arg("eps=0.5.5").is_err());
-        assert_eq!(ArgValue::Float(0.5).int(), None);
-        assert_eq!(ArgValue::Int(3).int(), Some(3));
         let (l, errors) = parse_items("grid=64 eps2=0.01 n=1<<10 alpha=-0.5f", &mut eval_const);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(l.args, [("n".to_string(), 1024)].into());

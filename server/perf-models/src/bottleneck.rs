@@ -428,13 +428,14 @@ struct Chain {
 fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Chain {
     let mut total = Chain::default();
     let groups = guarded_groups(profile);
+    let index: HashMap<u32, usize> = profile.blocks.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
     // Per group of guarded bodies: the largest (executions × path) so far, counted once.
     let mut group_max: HashMap<usize, (f64, f64)> = HashMap::new();
     for (bi, block) in profile.blocks.iter().enumerate() {
         if block.executions <= 0.0 || block.instructions.is_empty() {
             continue;
         }
-        let awaited = stores_awaited_by_a_barrier(profile, block);
+        let awaited = stores_awaited_by_a_barrier(profile, &index, block);
         let global_loads = block
             .instructions
             .iter()
@@ -557,11 +558,12 @@ fn guarded_groups(profile: &KernelProfile) -> Vec<Option<usize>> {
 /// waits for: the next memory access or barrier after it is a barrier, in the block or,
 /// past its end, at the start of a successor (the `if (tid < s)` body of a tree reduction
 /// step, whose store the step's `__syncthreads()` in the next block waits for).
-fn stores_awaited_by_a_barrier(profile: &KernelProfile, block: &kernel_profile::BlockProfile) -> Vec<bool> {
+/// `index` maps block ids to positions in `profile.blocks`.
+fn stores_awaited_by_a_barrier(profile: &KernelProfile, index: &HashMap<u32, usize>, block: &kernel_profile::BlockProfile) -> Vec<bool> {
     let syncs = |c: InstrClass| c == InstrClass::Barrier;
     let touches = |c: InstrClass| matches!(c, InstrClass::Load(_) | InstrClass::Store(_) | InstrClass::Atomic(_) | InstrClass::Barrier);
-    let barrier_after_end = block.successors.iter().any(|&id| {
-        profile.blocks.iter().find(|b| b.id == id).and_then(|b| b.instructions.iter().map(|i| i.class).find(|&c| touches(c))).is_some_and(syncs)
+    let barrier_after_end = block.successors.iter().any(|id| {
+        index.get(id).and_then(|&i| profile.blocks[i].instructions.iter().map(|n| n.class).find(|&c| touches(c))).is_some_and(syncs)
     });
     let n = block.instructions.len();
     let mut out = vec![false; n];
