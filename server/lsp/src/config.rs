@@ -336,7 +336,7 @@ impl Config {
                             }
                             // A kernel's `float`/`double` argument, as `--arg eps=0.01` and
                             // annotations accept it (launch_spec::ArgValue::Float): said, not used.
-                            None if x.as_f64().is_some_and(|f| f.is_finite() && f.fract() != 0.0) => refuse(&format!("args.{k}"), &x, "is a floating-point value; the analysis folds integer arguments only (trip counts, addresses, guards), so it does not use it"),
+                            None if x.is_f64() && analysis::launch::float_literal(&x.to_string()).is_some() => refuse(&format!("args.{k}"), &x, "is a floating-point value; the analysis folds integer arguments only (trip counts, addresses, guards), so it does not use it"),
                             None => refuse(&format!("args.{k}"), &x, "is not a 64-bit integer; this argument was left out"),
                         }
                     }
