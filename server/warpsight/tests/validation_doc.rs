@@ -560,11 +560,15 @@ fn calibration_section() -> String {
     writeln!(s, "## Calibration on held-out halves\n").unwrap();
     writeln!(
         s,
-        "`warpsight calibrate tests/fixtures/measured/corpus-kernel-tuner.toml --gpu ID --hold-out-every 2`: the five parameters of `bottleneck` (docs/cli.md, calibrate) fitted on every other configuration of the convolution, judged on the rest. This is what a user's own measurements of a kernel family buy; the uncalibrated rows above stay the model's prediction.\n"
+        "`warpsight calibrate tests/fixtures/measured/corpus-kernel-tuner.toml --gpu ID --hold-out-every 2`: the six parameters of `bottleneck` (docs/cli.md, calibrate) fitted on every other configuration of the convolution, judged on the rest. This is what a user's own measurements of a kernel family buy; the uncalibrated rows above stay the model's prediction.\n"
     )
     .unwrap();
-    writeln!(s, "| GPU | fitted / held out | held-out MAPE before → after | held-out median ratio before → after | `lsu_efficiency` | `block_overhead_ns` |").unwrap();
-    writeln!(s, "|---|---|---|---|---|---|").unwrap();
+    writeln!(
+        s,
+        "| GPU | fitted / held out | held-out MAPE before → after | held-out median ratio before → after | `lsu_efficiency` | `fp32_lsu_serial_share` | `block_overhead_ns` |"
+    )
+    .unwrap();
+    writeln!(s, "|---|---|---|---|---|---|---|").unwrap();
     let dir = tempfile::tempdir().expect("tempdir");
     for gpu in ["rtx-2080-ti", "titan-rtx", "rtx-3090", "rtx-3060-laptop"] {
         let out = common::calibrate_halves("tests/fixtures/measured/corpus-kernel-tuner.toml", gpu, &dir.path().join(format!("{gpu}.toml")));
@@ -575,7 +579,7 @@ fn calibration_section() -> String {
         let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
         writeln!(
             s,
-            "| {gpu} | {} / {} | {:.1} % → {:.1} % | {} → {} | {:.2} | {:.0} |",
+            "| {gpu} | {} / {} | {:.1} % → {:.1} % | {} → {} | {:.2} | {:.2} | {:.0} |",
             r["fitted_rows"],
             r["held_out_rows"],
             100.0 * f(&h["mape_before"]),
@@ -583,6 +587,7 @@ fn calibration_section() -> String {
             ratio(f(&h["median_ratio_before"])),
             ratio(f(&h["median_ratio_after"])),
             param("bottleneck.lsu_efficiency"),
+            param("bottleneck.fp32_lsu_serial_share"),
             param("bottleneck.block_overhead_ns"),
         )
         .unwrap();

@@ -93,8 +93,8 @@ fn builtin_entry(id: &str) -> Option<String> {
 fn gpu_file(gpu: &gpu_spec::Gpu, fit: &calibrate::Fit, from: &str) -> anyhow::Result<String> {
     let entry = builtin_entry(&gpu.id).with_context(|| format!("no built-in entry for `{}` to calibrate", gpu.id))?;
     let src = format!(
-        "derived: fitted by warpsight calibrate on {} measurements ({from}); RMS log error {:.3} -> {:.3}",
-        fit.used, fit.rms_log_error_before, fit.rms_log_error_after
+        "derived: fitted by warpsight calibrate on {} measurements ({from}); mean |ln(predicted/measured)| {:.3} -> {:.3}",
+        fit.used, fit.mean_abs_log_error_before, fit.mean_abs_log_error_after
     )
     .replace('"', "'");
     let lines: Vec<String> = calibrate::model_params(fit)
@@ -165,6 +165,11 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<Exit> {
         ParamChange { key: bottleneck::keys::BLOCK_OVERHEAD_NS.into(), before: base.block_overhead_ns, after: fit.params.block_overhead_ns },
         ParamChange { key: bottleneck::keys::LATENCY_EXPOSURE.into(), before: base.latency_exposure, after: fit.params.latency_exposure },
         ParamChange { key: bottleneck::keys::LSU_EFFICIENCY.into(), before: base.lsu_efficiency, after: fit.params.lsu_efficiency },
+        ParamChange {
+            key: bottleneck::keys::FP32_LSU_SERIAL_SHARE.into(),
+            before: base.fp32_lsu_serial_share,
+            after: fit.params.fp32_lsu_serial_share,
+        },
     ];
     let report = CalibrationReport {
         gpu: gpu.id.clone(),
