@@ -166,7 +166,7 @@ pub struct Params {
     /// `lsu` and `shared` terms), 1 unless calibrated: what a kernel's mix of memory and
     /// arithmetic instructions reaches of the LD/ST lanes' and the banks' nominal rates, as
     /// `dram_efficiency` is for DRAM. Calibratable, within 0.05-1: fitted on half of
-    /// Kernel Tuner's convolution per card it is 0.57-0.88 (docs/validation.md,
+    /// Kernel Tuner's convolution per card it is 0.77-1.00 (docs/validation.md,
     /// "Calibration on held-out halves").
     pub lsu_efficiency: f64,
     /// The share of the FP32 pipe's time that the load/store path does not overlap: the
@@ -235,9 +235,9 @@ pub mod fitted {
     /// gpu-data/architectures.toml, repeated here for the tests that check it. Fitted on one
     /// card and judged on another: on the RTX 2080 Ti's 34 configurations of Kernel Tuner's
     /// convolution (docs/validation.md) the mean |ln(predicted/measured)| is smallest near 1
-    /// (0.51 at 0, 0.36 at 0.5, 0.31 at 0.9, 1.0 and 1.1, 0.32 at 1.2), so the end of the
+    /// (0.51 at 0, 0.36 at 0.5, 0.31 at 0.9 and at 1, 0.32 at 1.2), so the end of the
     /// range, no overlap, was taken; on the held-out TITAN RTX the median ratio goes from
-    /// 0.60 to 0.88. On Turing the convolution's measured times are close to the `lsu` or
+    /// 0.60 to 0.89. On Turing the convolution's measured times are close to the `lsu` or
     /// `shared` term plus the `fp32` term over configurations whose two terms differ
     /// fourfold, which a clock lower than the rated boost (a common factor) would not give.
     /// Not identified: a simulation of one partition issuing nvcc's SASS in order, with the
