@@ -247,6 +247,17 @@ pub mod fitted {
     pub const FP32_LSU_SERIAL_SHARE_TURING: f64 = 1.0;
 }
 
+/// [`Params::tensor_fma_per_clk`] of a database GPU (the one place that reads it, shared
+/// with the roofline's tensor term).
+pub(crate) fn tensor_fma_per_clk(gpu: &gpu_spec::Gpu) -> Option<f64> {
+    gpu.model_params.get(keys::TENSOR_FMA_PER_CLK).copied().filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// [`Params::tensor_fp32_acc_half_rate`] of a database GPU.
+fn tensor_fp32_acc_half_rate(gpu: &gpu_spec::Gpu) -> bool {
+    gpu.name.contains("GeForce") && gpu.cc.major >= 7
+}
+
 impl Params {
     /// Resolves the parameters of a database GPU.
     pub fn from_gpu(gpu: &gpu_spec::Gpu) -> Params {
@@ -288,8 +299,8 @@ impl Params {
             pipe_rate,
             int_mul_rate: gpu.results_per_clk_per_sm("int_mul").filter(|v| *v > 0.0 && gpu.cc.major >= 7),
             fp32_int_shared: gpu.cc.major < 7,
-            tensor_fma_per_clk: mp(keys::TENSOR_FMA_PER_CLK),
-            tensor_fp32_acc_half_rate: gpu.name.contains("GeForce") && gpu.cc.major >= 7,
+            tensor_fma_per_clk: tensor_fma_per_clk(gpu),
+            tensor_fp32_acc_half_rate: tensor_fp32_acc_half_rate(gpu),
             sync_mma_fraction: mp(keys::SYNC_MMA_FRACTION).filter(|v| *v > 0.0 && *v <= 1.0).unwrap_or(1.0),
             l1_bytes_per_clk_per_sm: gpu.l1_bytes_per_clk_per_sm,
             shared_bytes_per_clk_per_sm: gpu.shared_bytes_per_clk_per_sm,
@@ -672,15 +683,15 @@ fn tensor_shape(opcode: &str, fp32_acc_half_rate: bool) -> Option<(f64, f64, boo
 /// tensor rate for the GPU or a tensor instruction; an instruction without a shape counts
 /// as `fallback_fmas` multiply-adds at the FP16 rate.
 pub(crate) fn peak_tensor_seconds(profile: &KernelProfile, gpu: &gpu_spec::Gpu, warps: f64, sm_hz: f64, fallback_fmas: f64) -> Option<f64> {
-    let p = Params::from_gpu(gpu);
-    let rate = p.tensor_fma_per_clk.filter(|r| *r > 0.0)?;
+    let rate = tensor_fma_per_clk(gpu)?;
+    let half_rate = tensor_fp32_acc_half_rate(gpu);
     let mut cycles = 0.0;
     let mut any = false;
     for b in &profile.blocks {
         let e = b.executions.max(0.0);
         for i in b.instructions.iter().filter(|i| i.class == InstrClass::Tensor) {
             any = true;
-            let (fmas, factor, _) = tensor_shape(&i.opcode, p.tensor_fp32_acc_half_rate).unwrap_or((fallback_fmas, 1.0, false));
+            let (fmas, factor, _) = tensor_shape(&i.opcode, half_rate).unwrap_or((fallback_fmas, 1.0, false));
             cycles += e * fmas / (rate * factor);
         }
     }

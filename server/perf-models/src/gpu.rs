@@ -256,11 +256,7 @@ impl GpuParams {
 /// `bottleneck.tensor_fp16_fma_per_clk_per_sm` (gpu-data, per architecture, from the
 /// whitepapers), 0 where it has none (no tensor cores).
 fn tensor_flops_per_clock_per_sm(gpu: &gpu_spec::Gpu) -> f64 {
-    gpu.model_params
-        .get(crate::bottleneck::keys::TENSOR_FMA_PER_CLK)
-        .copied()
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .map_or(0.0, |fma| 2.0 * fma)
+    crate::bottleneck::tensor_fma_per_clk(gpu).map_or(0.0, |fma| 2.0 * fma)
 }
 
 /// Resident blocks per SM of a profile's launch on a database GPU, by NVIDIA's occupancy
