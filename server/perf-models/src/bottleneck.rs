@@ -235,15 +235,17 @@ pub mod fitted {
     /// gpu-data/architectures.toml, repeated here for the tests that check it. Fitted on one
     /// card and judged on another: on the RTX 2080 Ti's 34 configurations of Kernel Tuner's
     /// convolution (docs/validation.md) the mean |ln(predicted/measured)| is smallest near 1
-    /// (0.51 at 0, 0.36 at 0.5, 0.31 at 0.9 and at 1, 0.32 at 1.2), so the end of the
-    /// range, no overlap, was taken; on the held-out TITAN RTX the median ratio goes from
+    /// (0.51 at 0, 0.36 at 0.5, 0.31 at 0.9 and at 1, 0.32 at 1.2: a one-off scan of the
+    /// share with the other parameters fixed, not in the repository; `warpsight calibrate`
+    /// on half the configurations, the other parameters moving too, gives 0.82), so the end
+    /// of the range, no overlap, was taken; on the held-out TITAN RTX the median ratio goes from
     /// 0.60 to 0.89. On Turing the convolution's measured times are close to the `lsu` or
     /// `shared` term plus the `fp32` term over configurations whose two terms differ
     /// fourfold, which a clock lower than the rated boost (a common factor) would not give.
     /// Not identified: a simulation of one partition issuing nvcc's SASS in order, with the
     /// pipes' occupancies, overlapped the two (docs/models/bottleneck.md). The GA10x cards of
-    /// the same corpus would take about 0.3 and the RTX A6000 SGEMM of docs/heldout.md 0, so
-    /// the other architectures keep 0.
+    /// the same corpus would take about 0.3 by the same scan (0 by `calibrate`) and the RTX
+    /// A6000 SGEMM of docs/heldout.md 0, so the other architectures keep 0.
     pub const FP32_LSU_SERIAL_SHARE_TURING: f64 = 1.0;
 }
 

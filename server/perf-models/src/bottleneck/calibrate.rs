@@ -7,7 +7,8 @@
 //! cannot fix (a configuration that another compiler spilled, a mechanism the model lacks)
 //! would otherwise pull every parameter toward them. On Kernel Tuner's convolution fitted on
 //! every other configuration, squares raised the held-out MAPE of both Turing cards (TITAN
-//! RTX 32.1 → 34.5 %, median ratio 0.89 → 1.15); absolute values lower it on all four cards
+//! RTX 32.1 → 34.5 %, median ratio 0.89 → 1.15, run once before the change and not kept);
+//! absolute values lower it on all four cards
 //! (docs/validation.md, "Calibration on held-out halves"):
 //!
 //! | parameter | range | meaning |
