@@ -642,3 +642,46 @@ fn the_roofline_floor_takes_tensor_instructions_at_the_datasheet_peak() {
         assert!(floor.explanation.contains("tensor"), "{}", floor.explanation);
     }
 }
+
+/// The share of a lone warp's in-order waits that the chain takes comes from gpu-data: the
+/// whole on Turing, a quarter on GA10x (both fitted on Kernel Tuner's convolution, see
+/// `bottleneck::fitted`), none where no measurement shows it. On a Turing card a block of
+/// shared loads each read by the next FMA, one warp per scheduler, is then charged about one
+/// shared-load latency per load in its latency term; on an A100 its critical path.
+#[test]
+fn the_in_order_share_of_the_chain_is_read_per_architecture() {
+    use bottleneck::fitted::{IN_ORDER_EXPOSURE_GA10X, IN_ORDER_EXPOSURE_TURING};
+    for (id, share) in [
+        ("rtx-2080-ti", IN_ORDER_EXPOSURE_TURING),
+        ("titan-rtx", IN_ORDER_EXPOSURE_TURING),
+        ("rtx-3090", IN_ORDER_EXPOSURE_GA10X),
+        ("rtx-3060-laptop", IN_ORDER_EXPOSURE_GA10X),
+        ("a100-sxm4-80gb", 0.0),
+        ("h100-pcie", 0.0),
+    ] {
+        assert_eq!(Params::from_gpu(&gpu(id)).in_order_exposure, share, "{id}");
+    }
+    let k = 256;
+    let mut p = fma_chain(2 * k, InstrClass::Fp32, "fma.rn.f32");
+    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
+        i.deps.clear();
+        if n % 2 == 0 {
+            i.class = InstrClass::Load(kernel_profile::Space::Shared);
+            i.opcode = "ld.shared.f32".into();
+        } else {
+            i.deps.push(n as u32 - 1);
+        }
+    }
+    // One block of 4 warps per SM: one warp per scheduler.
+    let mut chain = |id: &str| {
+        let g = gpu(id);
+        launch(&mut p, g.sm_count, 128, 0);
+        bottleneck::predict(&p, &g).expect("applies").breakdown["chain_cycles"]
+    };
+    let turing = Params::from_gpu(&gpu("rtx-2080-ti"));
+    let per_load = chain("rtx-2080-ti") / k as f64;
+    // Each pair: the load's latency, then one cycle to issue the next load after the FMA.
+    assert!((per_load - (turing.shared_latency_cycles + 1.0)).abs() < 0.1, "{per_load} cycles per shared load");
+    let a100 = Params::from_gpu(&gpu("a100-sxm4-80gb"));
+    assert_eq!(chain("a100-sxm4-80gb"), a100.shared_latency_cycles + a100.alu_latency_cycles);
+}
