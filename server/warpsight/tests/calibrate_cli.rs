@@ -55,16 +55,21 @@ fn calibrating_on_half_the_rows_improves_the_other_half() {
 
 #[test]
 fn a_shared_memory_bound_convolution_calibrates_the_load_store_efficiency() {
-    // Kernel Tuner's convolution on the TITAN RTX: its configurations are bound by the SM's
-    // load/store units and shared memory, which it runs below their nominal rates; the fit
-    // lowers `lsu_efficiency` from 1 and the held-out half improves.
+    // Kernel Tuner's convolution on the RTX 3060 Laptop: its configurations are bound by the
+    // SM's load/store units and shared memory, which it runs below their nominal rates
+    // (uncalibrated, the model predicts a median 0.72 of its measured times); the fit lowers
+    // `lsu_efficiency` from 1 and the held-out half improves. Until 2026-11-29 this was the
+    // TITAN RTX, at a median 0.89 then; since the in-order share of the chain its
+    // uncalibrated median is 0.91 and a fit on half its configurations no longer improves
+    // the other half (27.5 → 28.2 % MAPE, docs/validation.md, "Calibration on held-out
+    // halves", shows every card).
     if !root().join("../shared/data/measured/kernel-tuner").is_dir() {
         eprintln!("skipped: ../shared/data/measured/kernel-tuner is absent (the Kernel Tuner cache files are read from there)");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("titan.toml");
-    let run = calibrate_halves("tests/fixtures/measured/corpus-kernel-tuner.toml", "titan-rtx", &out);
+    let out = dir.path().join("rtx-3060-laptop.toml");
+    let run = calibrate_halves("tests/fixtures/measured/corpus-kernel-tuner.toml", "rtx-3060-laptop", &out);
     let stderr = String::from_utf8_lossy(&run.stderr);
     if run.status.code() != Some(0) && stderr.contains("nvcc") && std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none() {
         eprintln!("skipped: the convolution needs nvcc ({stderr})");
