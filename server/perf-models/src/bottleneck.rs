@@ -273,15 +273,17 @@ pub mod fitted {
     /// RTX 2080 Ti's 34 configurations of Kernel Tuner's convolution and judged on the TITAN
     /// RTX (docs/validation.md): the configurations with at most one resident warp per
     /// scheduler ran 1.6-2.1 times longer than the throughput terms and the critical path
-    /// allowed, about one shared-load latency per shared load, which is what the in-order
+    /// allowed (per-row breakdowns, not in the repository), about one shared-load latency
+    /// per shared load, which is what the in-order
     /// schedule of nvcc's PTX (each `ld.shared` followed by the `fma` that reads it) gives.
     /// The end of the range: the whole in-order schedule.
     pub const IN_ORDER_EXPOSURE_TURING: f64 = 1.0;
     /// See [`super::Params::in_order_exposure`]; the GA10x value in gpu-data, fitted on the RTX
     /// 3090's convolution configurations (the RTX 3060 Laptop and the RTX A6000 SGEMM of
     /// docs/heldout.md held out). The same PTX schedule over-predicts the GA10x cards' lone
-    /// warps (up to 1.7 times at one to two warps per scheduler): their SMs hide most of the
-    /// waits that Turing's leave exposed, why is not identified.
+    /// warps (up to 1.7 times at one to two warps per scheduler, in per-row breakdowns not
+    /// in the repository): their SMs hide most of the waits that Turing's leave exposed, why
+    /// is not identified.
     pub const IN_ORDER_EXPOSURE_GA10X: f64 = 0.25;
 }
 
@@ -376,6 +378,15 @@ impl Params {
         }
     }
 
+    /// Results per clock per SM of a pipe: the tensor pipe's fallback is an eighth of the
+    /// FP16 rate (for instructions whose shape gives no multiply-adds), an unknown pipe 32.
+    fn results_per_clk(&self, pipe: Pipe) -> f64 {
+        match pipe {
+            Pipe::Tensor => self.pipe_rate.get(&Pipe::Fp16).copied().unwrap_or(128.0) / 8.0,
+            _ => self.pipe_rate.get(&pipe).copied().unwrap_or(32.0),
+        }
+    }
+
     fn cycles_to_us(&self, cycles: f64) -> f64 {
         cycles / self.clock_hz * 1e6
     }
@@ -400,6 +411,20 @@ fn pipe_of(class: InstrClass) -> Option<Pipe> {
         InstrClass::Load(_) | InstrClass::Store(_) | InstrClass::Atomic(_) => Some(Pipe::Lsu),
         _ => None,
     }
+}
+
+/// Results of the pipe's rate one warp instruction takes: 32 lanes, and 64 on the FP16 pipe.
+/// The CUDA guide's table counts a half2 instruction's lane as two results, and ptxas issues
+/// a single-half operation as the same instruction on one half (`HADD2`, `HFMA2` with a
+/// `.H0_H0` operand): an FP16 warp instruction takes 64 results either way.
+fn results_per_instr(pipe: Pipe) -> f64 {
+    if pipe == Pipe::Fp16 { 64.0 } else { 32.0 }
+}
+
+/// The memory spaces whose accesses pass the SM's load/store units (the `lsu` term):
+/// global, local, shared and generic. Constant, parameter and texture loads use other paths.
+fn lsu_space(s: Space) -> bool {
+    matches!(s, Space::Global | Space::Local | Space::Shared | Space::Generic)
 }
 
 /// One named term of the estimate.
@@ -490,12 +515,11 @@ struct Chain {
     offchip_cycles: f64,
 }
 
-/// One warp's dependence chain in cycles: Σ over basic blocks of executions × the longer of
-/// the critical path of the block's dependence graph, each instruction weighted by its
-/// latency, and the block's in-order issue ([`InOrder`]: a warp issues its instructions in
-/// program order, so an instruction that waits for an operand holds up the ones after it).
-/// Along
-/// the way each instruction carries the off-chip load latency of the path that finishes it
+/// One warp's dependence chain in cycles: Σ over basic blocks of executions × the critical
+/// path of the block's dependence graph, each instruction weighted by its latency, plus
+/// [`Params::in_order_exposure`] of what the block's in-order schedule ([`InOrder`]: a warp
+/// issues its instructions in program order, so an instruction that waits for an operand
+/// holds up the ones after it) needs beyond that path. Along the way each instruction carries the off-chip load latency of the path that finishes it
 /// (that of its latest-finishing operand plus its own); the instruction that ends the
 /// block's critical path gives the block's off-chip part. Where two operands finish at the
 /// same cycle, the path with more off-chip latency is taken: the warp is then waiting on
@@ -667,14 +691,12 @@ impl InOrder {
 /// multiply-adds at the partition's share of the tensor rate. `None` for instructions that
 /// take only their issue slot.
 fn partition_cycles(ins: &kernel_profile::InstrNode, p: &Params) -> (Option<Pipe>, f64) {
-    let per_sm = |results_per_clk: Option<f64>, results: f64| match results_per_clk {
-        Some(r) if r > 0.0 => results * p.schedulers_per_sm / r,
-        _ => 1.0,
-    };
+    // A warp instruction of `results` at the SM's `rate` per clock, on one of its partitions.
+    let on_partition = |results: f64, rate: f64| if rate > 0.0 { results * p.schedulers_per_sm / rate } else { 1.0 };
     match ins.class {
         InstrClass::Load(s) | InstrClass::Store(s) | InstrClass::Atomic(s) => {
-            if matches!(s, Space::Global | Space::Local | Space::Shared | Space::Generic) {
-                (Some(Pipe::Lsu), per_sm(p.pipe_rate.get(&Pipe::Lsu).copied(), 32.0))
+            if lsu_space(s) {
+                (Some(Pipe::Lsu), on_partition(32.0, p.results_per_clk(Pipe::Lsu)))
             } else {
                 (None, 1.0)
             }
@@ -683,15 +705,12 @@ fn partition_cycles(ins: &kernel_profile::InstrNode, p: &Params) -> (Option<Pipe
             let shaped = p.tensor_fma_per_clk.filter(|r| *r > 0.0).zip(tensor_op(&ins.opcode, p));
             let cycles = match shaped {
                 Some((rate, (fmas, factor))) => fmas / (rate * factor) * p.schedulers_per_sm,
-                None => per_sm(p.pipe_rate.get(&Pipe::Fp16).map(|r| r / 8.0), 32.0),
+                None => on_partition(32.0, p.results_per_clk(Pipe::Tensor)),
             };
             (Some(Pipe::Tensor), cycles)
         }
         class => match pipe_of(class) {
-            Some(pipe) => {
-                let results = if pipe == Pipe::Fp16 { 64.0 } else { 32.0 };
-                (Some(pipe), per_sm(p.pipe_rate.get(&pipe).copied(), results))
-            }
+            Some(pipe) => (Some(pipe), on_partition(results_per_instr(pipe), p.results_per_clk(pipe))),
             None => (None, 1.0),
         },
     }
@@ -1004,17 +1023,12 @@ pub fn estimate(
     // 1.02 on an A100; gpu-cache's L1-resident floats deliver 64 B per clock per SM on the
     // A40 and the L40. Constant, parameter and texture loads use other paths; the bytes
     // (wavefronts) are charged by the L1 and shared terms below.
-    let lsu_spaces = |s: Space| matches!(s, Space::Global | Space::Local | Space::Shared | Space::Generic);
     let lsu_instr = profile.counts.dynamic_of(|c| match c {
-        InstrClass::Load(s) | InstrClass::Store(s) | InstrClass::Atomic(s) => lsu_spaces(s),
+        InstrClass::Load(s) | InstrClass::Store(s) | InstrClass::Atomic(s) => lsu_space(s),
         _ => false,
     }) + spill_loads
         + spill_stores;
     per_pipe.insert(Pipe::Lsu, lsu_instr);
-    let rate_of = |pipe: &Pipe| match pipe {
-        Pipe::Tensor => p.pipe_rate.get(&Pipe::Fp16).copied().unwrap_or(128.0) / 8.0,
-        _ => p.pipe_rate.get(pipe).copied().unwrap_or(32.0),
-    };
     // Which integer instructions share a pipe with FP32 (`int_on_fma`): integer
     // multiply-adds since Volta (the FMA pipe executes FP32 and IMAD, the ALU pipe the other
     // integer instructions: Nsight Compute Kernel Profiling Guide, "Pipelines"; on GA10x,
@@ -1033,13 +1047,8 @@ pub fn estimate(
         per_pipe.entry(Pipe::Fp32).or_insert(0.0);
     }
     for (pipe, n) in &per_pipe {
-        let rate = rate_of(pipe);
-        // The CUDA guide's table counts a half2 instruction's lane as two results, and
-        // ptxas issues a single-half operation as the same instruction on one half
-        // (`HADD2`, `HFMA2` with a `.H0_H0` operand): an FP16 warp instruction takes 64
-        // results of the pipe's rate either way.
-        let results_per_instr = if *pipe == Pipe::Fp16 { 64.0 } else { 32.0 };
-        let mut cycles = warps_on_sm * n * results_per_instr / rate.max(1e-9);
+        let rate = p.results_per_clk(*pipe);
+        let mut cycles = warps_on_sm * n * results_per_instr(*pipe) / rate.max(1e-9);
         let mut detail = format!("{:.0} {} warp instructions per SM at {} results per cycle", warps_on_sm * n, pipe.name(), rate);
         if *pipe == Pipe::Lsu && lsu_efficiency < 1.0 {
             cycles /= lsu_efficiency;
@@ -1059,7 +1068,7 @@ pub fn estimate(
             );
         }
         if *pipe == Pipe::Fp32 && int_on_fma > 0.0 {
-            let int_rate = if p.fp32_int_shared { rate_of(&Pipe::Int) } else { p.int_mul_rate.unwrap_or(rate) };
+            let int_rate = if p.fp32_int_shared { p.results_per_clk(Pipe::Int) } else { p.int_mul_rate.unwrap_or(rate) };
             let int_cycles = warps_on_sm * int_on_fma * 32.0 / int_rate.max(1e-9);
             cycles = if p.fp32_int_shared {
                 // One set of cores: the two kinds take turns.

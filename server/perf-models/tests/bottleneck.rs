@@ -79,6 +79,31 @@ fn a_tiny_launch_is_launch_bound() {
     assert!(pred.time_us < params.launch_overhead_us + 5.0);
 }
 
+/// A profile of `k` conflict-free shared loads and `k` FP32 FMAs per thread, alternating in
+/// one basic block; each FMA reads the load before it when `fma_reads_load`, else nothing.
+fn shared_loads_and_fmas(k: usize, fma_reads_load: bool) -> KernelProfile {
+    let mut p = fma_chain(2 * k, InstrClass::Fp32, "fma.rn.f32");
+    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
+        i.deps.clear();
+        if n % 2 == 0 {
+            i.class = InstrClass::Load(kernel_profile::Space::Shared);
+            i.opcode = "ld.shared.f32".into();
+        } else if fma_reads_load {
+            i.deps.push(n as u32 - 1);
+        }
+    }
+    p.counts.dynamic.clear();
+    p.counts.dynamic.insert(InstrClass::Fp32, k as f64);
+    p.counts.dynamic.insert(InstrClass::Load(kernel_profile::Space::Shared), k as f64);
+    p.memory_accesses = vec![serde_json::from_value(serde_json::json!({
+        "ptx_line": 1, "space": "shared", "kind": "load", "bytes_per_thread": 4, "vector_width": 1,
+        "class": "coalesced", "transactions_per_request": 1.0, "executions": k as f64,
+        "bank_conflict_ways": 1
+    }))
+    .expect("access")];
+    p
+}
+
 /// A profile of `k` dependent FP32 FMAs per thread (one basic block, each instruction
 /// reading the previous one).
 fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
@@ -481,23 +506,7 @@ fn shared_loads_bind_on_the_load_store_lanes_of_a_16_lane_sm() {
 #[test]
 fn on_turing_the_load_store_path_takes_the_fp32_time_on_top() {
     let k = 1024;
-    let mut p = fma_chain(2 * k, InstrClass::Fp32, "fma.rn.f32");
-    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
-        i.deps.clear();
-        if n % 2 == 0 {
-            i.class = InstrClass::Load(kernel_profile::Space::Shared);
-            i.opcode = "ld.shared.f32".into();
-        }
-    }
-    p.counts.dynamic.clear();
-    p.counts.dynamic.insert(InstrClass::Fp32, k as f64);
-    p.counts.dynamic.insert(InstrClass::Load(kernel_profile::Space::Shared), k as f64);
-    p.memory_accesses = vec![serde_json::from_value(serde_json::json!({
-        "ptx_line": 1, "space": "shared", "kind": "load", "bytes_per_thread": 4, "vector_width": 1,
-        "class": "coalesced", "transactions_per_request": 1.0, "executions": k as f64,
-        "bank_conflict_ways": 1
-    }))
-    .expect("access")];
+    let mut p = shared_loads_and_fmas(k, false);
     assert_eq!(Params::from_gpu(&gpu("rtx-2080-ti")).fp32_lsu_serial_share, bottleneck::fitted::FP32_LSU_SERIAL_SHARE_TURING);
     assert_eq!(Params::from_gpu(&gpu("titan-rtx")).fp32_lsu_serial_share, bottleneck::fitted::FP32_LSU_SERIAL_SHARE_TURING);
     assert_eq!(Params::from_gpu(&gpu("rtx-3090")).fp32_lsu_serial_share, 0.0);
@@ -662,16 +671,7 @@ fn the_in_order_share_of_the_chain_is_read_per_architecture() {
         assert_eq!(Params::from_gpu(&gpu(id)).in_order_exposure, share, "{id}");
     }
     let k = 256;
-    let mut p = fma_chain(2 * k, InstrClass::Fp32, "fma.rn.f32");
-    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
-        i.deps.clear();
-        if n % 2 == 0 {
-            i.class = InstrClass::Load(kernel_profile::Space::Shared);
-            i.opcode = "ld.shared.f32".into();
-        } else {
-            i.deps.push(n as u32 - 1);
-        }
-    }
+    let mut p = shared_loads_and_fmas(k, true);
     // One block of 4 warps per SM: one warp per scheduler.
     let mut chain = |id: &str| {
         let g = gpu(id);

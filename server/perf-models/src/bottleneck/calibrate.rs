@@ -77,6 +77,29 @@ impl Knob {
         }
     }
 
+    /// The model-parameter key the value is written under (`super::keys`).
+    fn key(self) -> &'static str {
+        match self {
+            Knob::DramEfficiency => super::keys::DRAM_EFFICIENCY,
+            Knob::DramLatency => super::keys::DRAM_LATENCY_CYCLES,
+            Knob::BlockOverhead => super::keys::BLOCK_OVERHEAD_NS,
+            Knob::Exposure => super::keys::LATENCY_EXPOSURE,
+            Knob::LsuEfficiency => super::keys::LSU_EFFICIENCY,
+            Knob::Fp32LsuSerial => super::keys::FP32_LSU_SERIAL_SHARE,
+        }
+    }
+
+    fn get(self, p: &Params) -> f64 {
+        match self {
+            Knob::DramEfficiency => p.dram_efficiency,
+            Knob::DramLatency => p.dram_latency_cycles,
+            Knob::BlockOverhead => p.block_overhead_ns,
+            Knob::Exposure => p.latency_exposure,
+            Knob::LsuEfficiency => p.lsu_efficiency,
+            Knob::Fp32LsuSerial => p.fp32_lsu_serial_share,
+        }
+    }
+
     fn set(self, p: &mut Params, v: f64) {
         match self {
             Knob::DramEfficiency => p.dram_efficiency = v,
@@ -165,17 +188,16 @@ pub fn fit(samples: &[Sample<'_>], base: &Params) -> Fit {
     Fit { params: best, mean_abs_log_error_before: before, mean_abs_log_error_after: after, used }
 }
 
-/// The model-parameter entries a calibrated GPU file carries (key, value), in the keys of
-/// [`super::keys`].
+/// The calibratable parameters of `p` (key in [`super::keys`], value), in the order they
+/// are fitted.
+pub fn calibratable(p: &Params) -> Vec<(&'static str, f64)> {
+    Knob::ALL.iter().map(|k| (k.key(), k.get(p))).collect()
+}
+
+/// The model-parameter entries a calibrated GPU file carries (key, value): the fitted
+/// parameters and the number of measurements.
 pub fn model_params(fit: &Fit) -> Vec<(&'static str, f64)> {
-    let p = &fit.params;
-    vec![
-        (super::keys::DRAM_EFFICIENCY, p.dram_efficiency),
-        (super::keys::DRAM_LATENCY_CYCLES, p.dram_latency_cycles),
-        (super::keys::BLOCK_OVERHEAD_NS, p.block_overhead_ns),
-        (super::keys::LATENCY_EXPOSURE, p.latency_exposure),
-        (super::keys::LSU_EFFICIENCY, p.lsu_efficiency),
-        (super::keys::FP32_LSU_SERIAL_SHARE, p.fp32_lsu_serial_share),
-        (super::keys::CALIBRATED_ON, fit.used as f64),
-    ]
+    let mut out = calibratable(&fit.params);
+    out.push((super::keys::CALIBRATED_ON, fit.used as f64));
+    out
 }

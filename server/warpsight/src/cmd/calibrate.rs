@@ -159,18 +159,11 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<Exit> {
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from(format!("{}.calibrated.toml", gpu.id)));
     std::fs::write(&output, &text).with_context(|| format!("writing {}", output.display()))?;
 
-    let parameters = vec![
-        ParamChange { key: bottleneck::keys::DRAM_EFFICIENCY.into(), before: base.dram_efficiency, after: fit.params.dram_efficiency },
-        ParamChange { key: bottleneck::keys::DRAM_LATENCY_CYCLES.into(), before: base.dram_latency_cycles, after: fit.params.dram_latency_cycles },
-        ParamChange { key: bottleneck::keys::BLOCK_OVERHEAD_NS.into(), before: base.block_overhead_ns, after: fit.params.block_overhead_ns },
-        ParamChange { key: bottleneck::keys::LATENCY_EXPOSURE.into(), before: base.latency_exposure, after: fit.params.latency_exposure },
-        ParamChange { key: bottleneck::keys::LSU_EFFICIENCY.into(), before: base.lsu_efficiency, after: fit.params.lsu_efficiency },
-        ParamChange {
-            key: bottleneck::keys::FP32_LSU_SERIAL_SHARE.into(),
-            before: base.fp32_lsu_serial_share,
-            after: fit.params.fp32_lsu_serial_share,
-        },
-    ];
+    let parameters = calibrate::calibratable(&base)
+        .into_iter()
+        .zip(calibrate::calibratable(&fit.params))
+        .map(|((key, before), (_, after))| ParamChange { key: key.into(), before, after })
+        .collect();
     let report = CalibrationReport {
         gpu: gpu.id.clone(),
         fitted_rows: fit_samples.len(),
