@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use ptx_ir::ir::{AddrBase, Function, InstrId, Module, Operand, RegId, SpecialReg};
+use ptx_ir::ir::{AddrBase, Function, Instr, InstrId, Module, Operand, RegId, SpecialReg};
 use ptx_ir::trip::TripCount;
 use ptx_ir::{InstrClass, Space};
 
@@ -1083,6 +1083,8 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec
         // The node of each issued instruction (a vector load's merged members read it).
         let mut node_of: HashMap<InstrId, u32> = HashMap::new();
         let mut instructions = Vec::new();
+        // What the previous issued instruction read (the operand reuse cache's content).
+        let mut previous_reads: Vec<RegId> = Vec::new();
         for id in block.instrs.start..block.instrs.end {
             let Some(instr) = func.instr(id) else { continue };
             let mut deps: Vec<u32> = func.srcs(instr).iter().filter_map(|s| last_def.get(s)).flatten().copied().collect();
@@ -1108,7 +1110,10 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec
                 None => (instr.opcode.to_string(), None),
             };
             let result_unused = matches!(instr.class, InstrClass::Atomic(_)) && func.dsts(instr).iter().all(|d| !read.contains(d));
-            instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from, result_unused });
+            let reads = register_reads(func, folding, id, instr);
+            let reads_three_registers = reads.len() >= 3 && !reads.iter().any(|r| previous_reads.contains(r));
+            previous_reads = reads;
+            instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from, result_unused, reads_three_registers });
         }
         res.push(BlockProfile {
             id: b as u32,
@@ -1119,6 +1124,42 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec
         });
     }
     res
+}
+
+/// The distinct registers an issued instruction reads from the register file, as ptxas
+/// issues it: a contracted `mul` + `add` reads the multiply's operands and the add's other
+/// one; a value ptxas writes into an operand field is no register read (a folded constant
+/// load or a kernel parameter: `c[bank][offset]`; a `mov` of an immediate or a special register:
+/// `sass::Folding`), and one passed through a folded `mov` of a register is that register;
+/// predicates live in their own file. Address registers count: they are read like any other.
+fn register_reads(func: &Function, folding: &sass::Folding, id: InstrId, instr: &Instr) -> Vec<RegId> {
+    let is_pred = |r: RegId| func.register(r).and_then(|reg| reg.ty.as_deref()) == Some("pred");
+    let mut srcs: Vec<RegId> = func.srcs(instr).to_vec();
+    if let Some(mul) = folding.contracted.get(&id).and_then(|m| func.instr(*m)) {
+        let product = func.dsts(mul).to_vec();
+        srcs.retain(|r| !product.contains(r));
+        srcs.extend_from_slice(func.srcs(mul));
+    }
+    let mut out: Vec<RegId> = Vec::new();
+    for r in srcs {
+        if is_pred(r) || func.register(r).is_some_and(|reg| reg.special.is_some()) {
+            continue;
+        }
+        let resolved: Vec<RegId> = match func.unique_def(r) {
+            Some(d) if folding.const_operands.contains(&d) || func.instr(d).is_some_and(|def| def.class == InstrClass::Load(Space::Param)) => Vec::new(),
+            Some(d) if folding.operands.contains(&d) => func
+                .instr(d)
+                .map(|def| func.srcs(def).iter().copied().filter(|s| !is_pred(*s) && func.register(*s).is_some_and(|reg| reg.special.is_none())).collect())
+                .unwrap_or_default(),
+            _ => vec![r],
+        };
+        for x in resolved {
+            if !out.contains(&x) {
+                out.push(x);
+            }
+        }
+    }
+    out
 }
 
 /// Register pressure from liveness: the most 32-bit registers live at once (64-bit values

@@ -476,6 +476,16 @@ pub struct InstrNode {
     /// `red`: the reduction on memory that, unlike `atom`, returns no value).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub result_unused: bool,
+    /// The instruction reads three different registers, none of which the block's previous
+    /// issued instruction read ([`crate::build`]'s `register_reads`: a contracted pair reads
+    /// the multiply's operands and the add's other one; constant-bank operands, parameters,
+    /// immediates and predicates are no register reads). An FMA-pipe instruction of that kind
+    /// cannot take an operand from the operand reuse cache, which holds what the previous
+    /// instruction read (Jia et al. 2018, "Dissecting the NVIDIA Volta GPU Architecture via
+    /// Microbenchmarking", §2.1 control information: reuse flags; §3.5 register banks), so
+    /// the register file supplies all three.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reads_three_registers: bool,
 }
 
 #[cfg(test)]

@@ -532,6 +532,50 @@ mod tests {
         );
     }
 
+    /// `InstrNode::reads_three_registers`: the dependent multiply-subtract chains of a
+    /// compute sweep alternate, so no FMA shares a register with the one before it (nvdisasm
+    /// of the sm_86 cubin of tests/fixtures/heldout/roofline_sweep.cu: `FFMA R16, R10, R16,
+    /// -R7` then `FFMA R17, R11, R17, -R8`, no reuse flags); an outer product's FMAs share
+    /// one factor with the previous one; a constant-bank factor, a parameter or an immediate
+    /// is no register read; a register passed through a folded `mov` is the register.
+    #[test]
+    fn fmas_reading_three_registers_the_previous_instruction_did_not_read_are_marked() {
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             ld.global.f32 %f1, [%rd1];
+             ld.global.f32 %f2, [%rd1+4];
+             ld.global.f32 %f3, [%rd1+8];
+             ld.global.f32 %f4, [%rd1+12];
+             mul.f32 %f5, %f1, %f1;
+             sub.f32 %f6, %f5, %f2;
+             mul.f32 %f7, %f3, %f3;
+             sub.f32 %f8, %f7, %f4;
+             mul.f32 %f9, %f1, %f6;
+             sub.f32 %f10, %f9, %f2;
+             mul.f32 %f11, %f3, %f8;
+             sub.f32 %f12, %f11, %f4;
+             fma.rn.f32 %f13, %f1, %f3, %f10;
+             fma.rn.f32 %f14, %f1, %f4, %f12;
+             ld.const.f32 %f15, [cm+8];
+             fma.rn.f32 %f16, %f2, %f15, %f13;
+             fma.rn.f32 %f17, %f2, 0f40000000, %f14;
+             mov.b32 %r1, %f4;
+             mov.b32 %f18, %r1;
+             fma.rn.f32 %f19, %f18, %f3, %f6;
+             st.global.f32 [%rd1], %f16;
+             st.global.f32 [%rd1+4], %f17;
+             st.global.f32 [%rd1+8], %f19;",
+        );
+        let f = &m.functions[0];
+        let blocks = crate::build::block_profiles_for_test(f, &analyse(f));
+        let fmas: Vec<bool> = blocks.iter().flat_map(|b| &b.instructions).filter(|i| i.opcode.starts_with("fma")).map(|i| i.reads_three_registers).collect();
+        // The four chain steps (the first two read two registers each: f1·f1 − f2), the
+        // outer product's two FMAs (the first shares f3 with the chain step before it, the
+        // second f1 with the first), the constant and the immediate factor, and f4 through
+        // two moves with f3 and f6, none of which the FMA before it read.
+        assert_eq!(fmas, [false, false, true, true, false, false, false, false, true]);
+    }
+
     /// Item 4: four words at 16-byte aligned offsets from a 16-byte aligned base are one
     /// `LDS.128`, two at an 8-byte aligned offset one `LDS.64`; loads 32 bytes apart, or
     /// from a base only known to be 4-byte aligned, stay scalar (ptxas 13.5, sm_86, on a

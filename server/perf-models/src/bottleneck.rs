@@ -18,7 +18,9 @@
 //!   architecture whitepapers where the table has no row); integer multiply-adds share the
 //!   FMA pipe with FP32 since Volta, and every integer instruction shares the CUDA cores
 //!   with FP32 before it (Nsight Compute Kernel Profiling Guide, "Pipelines"; Tesla V100
-//!   whitepaper, "Volta SM Architecture");
+//!   whitepaper, "Volta SM Architecture"); an FP32 instruction reading three registers the
+//!   operand reuse cache cannot supply takes 3 / [`Params::register_reads_per_clk`] cycles
+//!   of its partition, which binds on SMs whose FP32 pipe takes one instruction per clock;
 //! - L1: one wavefront per cycle, a request's wavefronts being the larger of its data-bank
 //!   passes and its tag lookups (`kernel_profile::access::l1_wavefronts`), or the bytes its
 //!   lanes read at the L1's bytes per clock, whichever is more; shared: one wavefront
@@ -195,6 +197,14 @@ pub struct Params {
     /// not derived from the architecture; see [`fitted::IN_ORDER_EXPOSURE_TURING`]. 0 unless
     /// gpu-data sets it.
     pub in_order_exposure: f64,
+    /// Register-file operand reads per clock per SM partition, where gpu-data gives them
+    /// (Volta and later: 2). An FP32 instruction that reads three registers none of which
+    /// the previous instruction read ([`kernel_profile::model::InstrNode::reads_three_registers`])
+    /// then takes 3 / this many cycles of its partition, which binds where the FP32 pipe
+    /// takes one instruction per clock (GA10x, Ada, Hopper: 32 lanes per partition) and not
+    /// where it takes one per two (GV100, TU10x, GA100: 16). Derived, not fitted: see
+    /// gpu-data/architectures.toml and docs/models/bottleneck.md.
+    pub register_reads_per_clk: Option<f64>,
     /// Set when the parameters were fitted to the user's measurements.
     pub calibrated_on: Option<u32>,
     pub sources: Vec<String>,
@@ -222,6 +232,8 @@ pub mod keys {
     pub const SYNC_MMA_FRACTION: &str = "bottleneck.sync_mma_rate_fraction";
     /// [`super::Params::atomic_serial_ns`] where an architecture has its own value.
     pub const ATOMIC_SERIAL_NS: &str = "bottleneck.atomic_serial_ns";
+    /// [`super::Params::register_reads_per_clk`].
+    pub const REGISTER_READS_PER_CLK: &str = "bottleneck.register_reads_per_clk";
 }
 
 /// Defaults fitted on the gpu-benches `gpu-stream` tables of the V100 and the A100 80 GB
@@ -373,6 +385,7 @@ impl Params {
             lsu_efficiency: mp(keys::LSU_EFFICIENCY).filter(|v| *v <= 1.0).unwrap_or(1.0),
             fp32_lsu_serial_share: mp(keys::FP32_LSU_SERIAL_SHARE).map_or(0.0, |v| v.min(1.0)),
             in_order_exposure: mp(keys::IN_ORDER_EXPOSURE).map_or(0.0, |v| v.min(1.0)),
+            register_reads_per_clk: mp(keys::REGISTER_READS_PER_CLK),
             calibrated_on,
             sources,
         }
@@ -957,6 +970,37 @@ pub fn predict(profile: &KernelProfile, gpu: &gpu_spec::Gpu) -> Option<Predictio
     Some(prediction(&est, &params))
 }
 
+/// FP32-pipe instructions per thread that read three registers the operand reuse cache
+/// cannot supply, and the register file's reads per clock per partition.
+struct RegisterReads {
+    instructions: f64,
+    reads_per_clk: f64,
+}
+
+impl RegisterReads {
+    /// Cycles such an instruction adds beyond the `per_instr` cycles its lanes take: the
+    /// three reads take 3 / `reads_per_clk` cycles of the partition.
+    fn cycles_each(&self, per_instr: f64) -> f64 {
+        (3.0 / self.reads_per_clk - per_instr).max(0.0)
+    }
+}
+
+/// The FP32 instructions of [`Params::register_reads_per_clk`]'s limit, per thread (each
+/// basic block's expected executions times its flagged FP32-pipe nodes); `None` where
+/// gpu-data gives no register-read rate or no instruction reads three registers.
+fn register_read_cycles(profile: &KernelProfile, p: &Params) -> Option<RegisterReads> {
+    let reads_per_clk = p.register_reads_per_clk.filter(|r| *r > 0.0)?;
+    let instructions: f64 = profile
+        .blocks
+        .iter()
+        .map(|b| {
+            b.executions.max(0.0)
+                * b.instructions.iter().filter(|i| i.reads_three_registers && pipe_of(i.class) == Some(Pipe::Fp32)).count() as f64
+        })
+        .sum();
+    (instructions > 0.0).then_some(RegisterReads { instructions, reads_per_clk })
+}
+
 /// The estimate with explicit parameters (what `calibrate` varies).
 pub fn estimate(
     profile: &KernelProfile,
@@ -1083,6 +1127,21 @@ pub fn estimate(
             } else {
                 format!("{detail}, and {:.0} integer multiply-add warp instructions on the same FMA pipe at {int_rate} per cycle", warps_on_sm * int_on_fma)
             };
+        }
+        // After the integer share above, which recomputes the pipe's cycles.
+        if *pipe == Pipe::Fp32
+            && let Some(extra) = register_read_cycles(profile, p)
+        {
+            let per_instr = 32.0 * p.schedulers_per_sm / rate.max(1e-9);
+            cycles += warps_on_sm * extra.instructions * extra.cycles_each(per_instr) / p.schedulers_per_sm;
+            if extra.cycles_each(per_instr) > 0.0 {
+                detail.push_str(&format!(
+                    ", {:.0} of them reading three registers none of which the previous instruction read, {:.1} cycles each at {} register reads per cycle per partition",
+                    warps_on_sm * extra.instructions,
+                    per_instr + extra.cycles_each(per_instr),
+                    extra.reads_per_clk
+                ));
+            }
         }
         terms.push(Term { bound: Bound::Pipe(*pipe), us: us(cycles), detail });
     }
@@ -1387,7 +1446,7 @@ mod tests {
             serde_json::from_str(include_str!("../tests/fixtures/vector_add.json")).expect("fixture");
         let instructions = instrs
             .iter()
-            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None, result_unused: false })
+            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None, result_unused: false, reads_three_registers: false })
             .collect();
         p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None }];
         p

@@ -118,6 +118,7 @@ fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
             deps: if i == 0 { vec![] } else { vec![(i - 1) as u32] },
             fused_from: None,
             result_unused: false,
+            reads_three_registers: false,
         })
         .collect();
     p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![], active_lane_fraction: None }];
@@ -219,7 +220,7 @@ fn the_breakdown_splits_the_chain_into_off_chip_loads_and_the_rest() {
 fn load_barrier_compute(k: usize, with_barrier: bool) -> KernelProfile {
     use kernel_profile::model::{BlockProfile, InstrNode};
     let mut p = vector_add();
-    let node = |class, opcode: &str| InstrNode { class, opcode: opcode.into(), deps: vec![], fused_from: None, result_unused: false };
+    let node = |class, opcode: &str| InstrNode { class, opcode: opcode.into(), deps: vec![], fused_from: None, result_unused: false, reads_three_registers: false };
     let mut instrs = Vec::new();
     if with_barrier {
         instrs.push(node(InstrClass::Barrier, "bar.sync"));
@@ -684,4 +685,33 @@ fn the_in_order_share_of_the_chain_is_read_per_architecture() {
     assert!((per_load - (turing.shared_latency_cycles + 1.0)).abs() < 0.1, "{per_load} cycles per shared load");
     let a100 = Params::from_gpu(&gpu("a100-sxm4-80gb"));
     assert_eq!(chain("a100-sxm4-80gb"), a100.shared_latency_cycles + a100.alu_latency_cycles);
+}
+
+/// An FMA reading three registers the operand reuse cache cannot supply takes 1.5 cycles of
+/// its partition at two register reads per clock (gpu-data, Volta and later): on a 128-lane
+/// SM (an RTX 3090, an H100), whose FP32 pipe takes one instruction per clock, a full SM of
+/// such FMAs runs at two thirds of the FP32 peak; on a 64-lane SM (an A100), whose pipe
+/// takes one per two clocks, at the peak, as without them. gpu-benches' gpu-roofline
+/// measures 0.62-0.64 and 0.96 (tests/fixtures/heldout/roofline-sweep.csv).
+#[test]
+fn fmas_reading_three_registers_run_at_two_thirds_of_a_128_lane_peak() {
+    let k = 2048;
+    for (id, slowdown) in [("rtx-3090", 1.5), ("h100-sxm", 1.5), ("a100-sxm4-80gb", 1.0), ("titan-rtx", 1.0)] {
+        let g = gpu(id);
+        assert_eq!(Params::from_gpu(&g).register_reads_per_clk, Some(2.0), "{id}");
+        let plain = full_sm_of(&g, k, InstrClass::Fp32, "fma.rn.f32");
+        let mut p = fma_chain(k, InstrClass::Fp32, "fma.rn.f32");
+        for i in &mut p.blocks[0].instructions {
+            i.deps.clear();
+            i.reads_three_registers = true;
+        }
+        launch(&mut p, g.sm_count * 64, 256, 0);
+        let three = bottleneck::predict(&p, &g).expect("applies");
+        let ratio = three.breakdown["fp32_us"] / plain.breakdown["fp32_us"];
+        assert!((ratio - slowdown).abs() < 1e-9, "{id}: {ratio}");
+        if slowdown > 1.0 {
+            assert_eq!(three.bound, Bound::Pipe(Pipe::Fp32), "{id}: {}", three.explanation);
+            assert!(three.explanation.contains("2 register reads per cycle per partition"), "{}", three.explanation);
+        }
+    }
 }

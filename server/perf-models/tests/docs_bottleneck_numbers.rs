@@ -164,7 +164,7 @@ fn the_reduction_numbers_of_the_page_are_the_models() {
 
 /// Figures of the page that are measurements or datasheet values, not computed here:
 /// number as written, source.
-const MEASURED: [(&str, &str); 26] = [
+const MEASURED: [(&str, &str); 30] = [
     ("35.6", "NVIDIA GA102 whitepaper: RTX 3090 peak FP16 and FP32 non-tensor TFLOPS"),
     ("13.56", "MasterSkepticista 2025, RTX 3090: 2^23 same-address float atomicAdds (9.9 GB/s over 2^25 floats)"),
     ("1.1", "NVIDIA Kepler GK110 whitepaper: one same-address atomic per clock, 1.1 ns at 875 MHz"),
@@ -191,6 +191,10 @@ const MEASURED: [(&str, &str); 26] = [
     ("1.35", "gpu-benches gpu-l2-cache, H200: 13527 GB/s at 1.5 MB against the 9981 GB/s median of 4 MB to half the L2"),
     ("0.6", "kernel_profile::traffic::L2_KEPT_ALL_BELOW, from the gpu-benches gpu-l2-cache tables (A100 80 GB at 0.62 x L2, H100 PCIe at 0.72 x L2 at their L2-resident bandwidth)"),
     ("1.25", "docs/heldout.md as generated before the L2 re-read rule: SGEMM kernel 4's ratio (commit 184a2f5)"),
+    ("0.63", "gpu-benches gpu-roofline (commit e4e93a3), A40 device 0: 23,223 GF/s at N = 400 over 2 x 128 lanes x 84 SMs x the measured 1710 MHz"),
+    ("0.62", "gpu-benches gpu-roofline, L40 device 0: 39,046 GF/s at N = 512 over 2 x 128 x 142 SMs x the measured 1740 MHz"),
+    ("0.64", "gpu-benches gpu-roofline, H200: 42,558 GF/s at N = 400 over 2 x 128 x 132 SMs x 1980 MHz"),
+    ("0.96", "gpu-benches gpu-roofline, A100 40 GB device 0: 18,711 GF/s at N = 240 over 2 x 64 x 108 SMs x 1410 MHz"),
 ];
 
 /// Figures of single rows of the validation run (`warpsight validate` over the measured

@@ -677,6 +677,7 @@ mod tests {
                     deps: vec![],
                     fused_from: None,
                     result_unused: false,
+                    reads_three_registers: false,
                 },
                 InstrNode {
                     class: InstrClass::IntAlu,
@@ -684,6 +685,7 @@ mod tests {
                     deps: vec![],
                     fused_from: None,
                     result_unused: false,
+                    reads_three_registers: false,
                 },
                 InstrNode {
                     class: InstrClass::Move,
@@ -691,6 +693,7 @@ mod tests {
                     deps: vec![],
                     fused_from: None,
                     result_unused: false,
+                    reads_three_registers: false,
                 },
             ],
             successors: vec![],
