@@ -16,8 +16,9 @@
 //! - **Time breakdown** of the headline model: its parts in µs (`breakdown` keys ending in
 //!   `_us`), each the time that part alone would take; the model combines them with
 //!   overlap, so they do not add up to the headline.
-//! - **Power waterfall**: the power model's TreeSHAP base, then the largest contributions
-//!   in words (`power_model::Features::label`), the rest summed, ending at the estimate.
+//! - **Power waterfall**: the power model's base (TreeSHAP's expected value, or the activity
+//!   model's idle draw), then the largest contributions
+//!   in words (`power_model::contribution_label`), the rest summed, ending at the estimate.
 
 use serde::{Deserialize, Serialize};
 
@@ -110,9 +111,13 @@ pub struct PowerStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PowerWaterfall {
     pub base_watts: f64,
+    /// What the base is, in words: the trained model's average kernel (TreeSHAP's expected
+    /// value) or the idle board (the activity model, docs/power.md).
+    pub base_label: String,
     pub total_watts: f64,
     pub steps: Vec<PowerStep>,
-    /// The GPU whose trained model produced the numbers.
+    /// The GPU whose trained model produced the numbers, or the board the activity model
+    /// ran for.
     pub model_gpu: String,
 }
 
@@ -213,13 +218,15 @@ fn power_waterfall(t: &TargetAnalysis) -> Option<PowerWaterfall> {
     let mut steps: Vec<PowerStep> = sorted
         .iter()
         .take(WATERFALL_STEPS)
-        .map(|(f, w)| PowerStep { feature: f.clone(), label: power_model::Features::label(f).unwrap_or(f).to_string(), watts: *w })
+        .map(|(f, w)| PowerStep { feature: f.clone(), label: power_model::contribution_label(f).unwrap_or(f).to_string(), watts: *w })
         .collect();
     let rest: f64 = sorted.iter().skip(WATERFALL_STEPS).map(|(_, w)| w).sum();
     if sorted.len() > WATERFALL_STEPS {
         steps.push(PowerStep { feature: "other".into(), label: format!("{} other features", sorted.len() - WATERFALL_STEPS), watts: rest });
     }
-    Some(PowerWaterfall { base_watts: p.base_watts, total_watts: p.watts, steps, model_gpu: p.model_gpu.clone() })
+    let activity = p.contributions.iter().any(|(f, _)| power_model::activity::label(f).is_some());
+    let base_label = if activity { "idle board" } else { "model's average kernel" }.to_string();
+    Some(PowerWaterfall { base_watts: p.base_watts, base_label, total_watts: p.watts, steps, model_gpu: p.model_gpu.clone() })
 }
 
 #[cfg(test)]

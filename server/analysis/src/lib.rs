@@ -196,7 +196,8 @@ pub struct TargetAnalysis {
     pub energy_uj: Option<f64>,
 }
 
-/// A power prediction with its per-feature contributions (TreeSHAP, in watts).
+/// A power prediction with its contributions in watts: per feature (TreeSHAP) from a trained
+/// model, per term (instructions, DRAM traffic, the GDDR interface) from the activity model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PowerSummary {
     pub watts: f64,
@@ -204,9 +205,10 @@ pub struct PowerSummary {
     pub base_watts: f64,
     /// Feature name → watts; `base_watts` plus the sum equals `watts`.
     pub contributions: Vec<(String, f64)>,
-    /// `medium` (this GPU's own model) or `low` (transferred); shown by its `serde` name.
+    /// `medium` (this GPU's own trained model) or `low` (the activity model, or a transferred
+    /// one); shown by its `serde` name.
     pub confidence: power_model::Confidence,
-    /// The GPU whose trained model was used.
+    /// The GPU whose trained model was used, or the board the activity model ran for.
     pub model_gpu: String,
     pub notes: Vec<String>,
 }
@@ -219,7 +221,7 @@ impl PowerSummary {
         top.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
         top.iter()
             .take(n)
-            .map(|(f, w)| match power_model::Features::label(f) {
+            .map(|(f, w)| match power_model::contribution_label(f) {
                 Some(label) => format!("{w:+.1} W from {label} ({f})"),
                 None => format!("{w:+.1} W from {f}"),
             })
@@ -707,7 +709,10 @@ fn analyze_kernel(
             let waves = occupancy.as_ref().ok().map(|o| gpu_spec::occupancy::waves(launch.blocks(), o.blocks_per_sm, gpu.sm_count));
             let models = perf_models::run_all_for_gpu(&profile, gpu, &settings.models);
             let occ = occupancy.as_ref().map_or(0.0, |o| o.occupancy);
-            let power = if models.is_ok() { power_for(&profile, gpu, occ) } else { None };
+            let power = match &models {
+                Ok(m) => power_for(&profile, gpu, occ, m),
+                Err(_) => None,
+            };
             let energy_uj = match (&power, &models) {
                 (Some(p), Ok(m)) => power_model::energy_uj(p.watts, m.headline.time_us),
                 _ => None,
@@ -753,9 +758,16 @@ fn trained_model(gpu: &gpu_spec::Gpu) -> Option<power_model::TrainedGpu> {
     }
 }
 
-/// Power for one kernel on one GPU: its own trained model, or the nearest trained one
-/// transferred onto its idle-to-TDP range (docs/power.md).
-fn power_for(profile: &KernelProfile, gpu: &gpu_spec::Gpu, occupancy: f64) -> Option<PowerSummary> {
+/// Power for one kernel on one GPU: its own trained model (the K20, the M60, the V100);
+/// elsewhere the activity model over the headline time and the bottleneck model's DRAM
+/// bytes, or, where the bottleneck model did not apply or the memory type is unknown, the
+/// nearest trained model transferred onto the GPU's idle-to-TDP range (docs/power.md).
+fn power_for(profile: &KernelProfile, gpu: &gpu_spec::Gpu, occupancy: f64, models: &perf_models::Report) -> Option<PowerSummary> {
+    if trained_model(gpu).is_none()
+        && let Some(est) = activity_power(profile, gpu, models)
+    {
+        return Some(summary_of(est));
+    }
     let (source, own) = match trained_model(gpu) {
         Some(t) => (t, true),
         None => (power_model::TrainedGpu::nearest(gpu.cc.major, gpu.cc.minor), false),
@@ -771,14 +783,40 @@ fn power_for(profile: &KernelProfile, gpu: &gpu_spec::Gpu, occupancy: f64) -> Op
         let target = power_model::TargetGpu { name: gpu.name.clone(), tdp_w: gpu.tdp_w, idle_w: gpu.idle_power_w };
         est = power_model::transfer(&est, source, &target);
     }
-    Some(PowerSummary {
+    Some(summary_of(est))
+}
+
+fn summary_of(est: power_model::PowerEstimate) -> PowerSummary {
+    PowerSummary {
         watts: est.watts,
         base_watts: est.base_watts,
         contributions: est.contributions,
         confidence: est.confidence,
         model_gpu: est.model_gpu,
         notes: est.notes,
-    })
+    }
+}
+
+/// The activity model (`power_model::activity`): the kernel's lane instructions (each
+/// thread's dynamic count, as ptxas issues them, times the threads) and the bottleneck
+/// model's DRAM bytes over the headline time.
+fn activity_power(profile: &KernelProfile, gpu: &gpu_spec::Gpu, models: &perf_models::Report) -> Option<power_model::PowerEstimate> {
+    use power_model::activity;
+    let memory = activity::Memory::from_mem_type(&gpu.mem_type)?;
+    let bottleneck = models.predictions.iter().find(|p| p.model == "bottleneck")?;
+    let threads = profile.launch.blocks() as f64 * profile.launch.threads_per_block() as f64;
+    let work = activity::Work {
+        lane_instructions: profile.counts.total_dynamic() * threads,
+        dram_bytes: bottleneck.breakdown.get("dram_bytes").copied().unwrap_or(0.0),
+    };
+    let board = activity::Board {
+        name: gpu.name.clone(),
+        tdp_w: gpu.tdp_w,
+        idle_w: gpu.idle_power_w,
+        memory,
+        bus_width_bits: f64::from(gpu.mem_bus_width_bits),
+    };
+    Some(activity::estimate(&work, models.headline.time_us, &board))
 }
 
 /// Analyses one PTX module with default settings and no context.

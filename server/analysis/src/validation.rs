@@ -33,6 +33,12 @@ pub struct Observation {
     pub measured_ms: f64,
     /// Model name → predicted time in ms (models that did not apply are absent).
     pub predicted_ms: BTreeMap<String, f64>,
+    /// The measured average board power in W, where the row gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_w: Option<f64>,
+    /// The predicted board power in W (docs/power.md), where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_w: Option<f64>,
 }
 
 /// Error statistics of a set of (predicted, measured) pairs.
@@ -88,6 +94,18 @@ pub struct Summary {
     /// Per model, GPU and group (groups with at least 2 configurations), sorted by model
     /// order, GPU, group.
     pub groups: Vec<GroupSummary>,
+    /// [`ErrorStats`] of the predicted against the measured power, over the rows that give
+    /// both: all GPUs first (`gpu: None`), then each GPU by id; empty when no row measured
+    /// power.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub power_by_gpu: Vec<PowerStats>,
+}
+
+/// [`ErrorStats`] of the power predictions on one GPU (`gpu: Some`) or on all of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PowerStats {
+    pub gpu: Option<String>,
+    pub stats: ErrorStats,
 }
 
 /// `p / m`.
@@ -255,7 +273,18 @@ pub fn summarize(observations: &[Observation]) -> Summary {
             }
         }
     }
-    Summary { models, models_by_gpu, groups }
+    let power = |gpu: Option<&str>| -> Vec<(f64, f64)> {
+        observations
+            .iter()
+            .filter(|o| gpu.is_none_or(|g| o.gpu == g))
+            .filter_map(|o| Some((o.predicted_w?, o.measured_w?)))
+            .collect()
+    };
+    let power_by_gpu = std::iter::once(None)
+        .chain(gpus.iter().map(|g| Some(*g)))
+        .filter_map(|gpu| error_stats(&power(gpu)).map(|stats| PowerStats { gpu: gpu.map(str::to_string), stats }))
+        .collect();
+    Summary { models, models_by_gpu, groups, power_by_gpu }
 }
 
 #[cfg(test)]
@@ -352,6 +381,8 @@ mod tests {
     #[test]
     fn summarize_per_model_gpu_and_group() {
         let obs = |gpu: &str, label: &str, m: f64, preds: &[(&str, f64)]| Observation {
+            measured_w: None,
+            predicted_w: None,
             gpu: gpu.into(),
             group: Some("k".into()),
             label: Some(label.into()),
@@ -389,5 +420,25 @@ mod tests {
         assert_eq!(g, [("headline", "g2"), ("zeta", "g2")]);
         assert_eq!(s.groups[1].stats.predicted_best, "c1");
         assert!(close(s.groups[1].stats.best_config_ratio, 1.0));
+    }
+
+    #[test]
+    fn power_is_summarised_over_the_rows_that_measured_it() {
+        let obs = |gpu: &str, w: Option<f64>, p: Option<f64>| Observation {
+            gpu: gpu.into(),
+            group: None,
+            label: None,
+            measured_ms: 1.0,
+            predicted_ms: [(HEADLINE.to_string(), 1.0)].into(),
+            measured_w: w,
+            predicted_w: p,
+        };
+        let s = summarize(&[obs("a40", Some(200.0), Some(220.0)), obs("a40", Some(300.0), Some(300.0)), obs("l40", None, Some(250.0)), obs("l40", Some(100.0), None)]);
+        assert_eq!(s.power_by_gpu.len(), 2, "all GPUs and the A40: {:?}", s.power_by_gpu);
+        assert_eq!((s.power_by_gpu[0].gpu.as_deref(), s.power_by_gpu[1].gpu.as_deref()), (None, Some("a40")));
+        let st = &s.power_by_gpu[0].stats;
+        assert_eq!(st.n, 2);
+        assert!(close(st.mape_percent, 5.0), "{}", st.mape_percent);
+        assert!(summarize(&[obs("a40", None, Some(1.0))]).power_by_gpu.is_empty());
     }
 }

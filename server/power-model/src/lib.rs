@@ -22,6 +22,7 @@
 //! it has not seen (cross-validation grouped by kernel), about 10-11 W MAE on the K20.
 //! That is why a trained-GPU estimate is labelled [`Confidence::Medium`], never high.
 
+pub mod activity;
 pub mod features;
 pub mod xgb;
 
@@ -290,6 +291,12 @@ pub fn transfer(est: &PowerEstimate, source: TrainedGpu, target: &TargetGpu) -> 
         ));
     }
     out
+}
+
+/// The words for a contribution's name, from either model (the trained models' features,
+/// `Features::label`, or the activity model's terms, `activity::label`).
+pub fn contribution_label(name: &str) -> Option<&'static str> {
+    Features::label(name).or_else(|| activity::label(name))
 }
 
 /// Energy in µJ of a kernel that draws `watts` for `time_us` µs (Alavani 2023 §1.2.3: E = P × t;

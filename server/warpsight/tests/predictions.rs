@@ -94,6 +94,16 @@ fn every_fixture_kernel_gets_predictions_on_ten_gpus() {
                 assert!((p["base_watts"].as_f64().unwrap() + sum - watts).abs() < 1e-3, "{what}: {p}");
                 let trained = matches!(g, "tesla-k20" | "tesla-m60" | "tesla-v100-sxm2-16gb");
                 assert_eq!(p["confidence"], if trained { "medium" } else { "low" }, "{what}");
+                // A trained model's features on its own GPUs; the activity model's terms,
+                // from the idle draw, on the others (docs/power.md).
+                let terms: Vec<&str> = p["contributions"].as_object().unwrap().keys().map(String::as_str).collect();
+                if trained {
+                    assert!(terms.contains(&"inst_issue_cycles"), "{what}: {terms:?}");
+                } else {
+                    assert!(terms.contains(&"instructions") && terms.contains(&"dram_traffic"), "{what}: {terms:?}");
+                    let idle = gpu_spec::Database::builtin().gpu(g).unwrap().idle_power_w;
+                    assert_eq!(p["base_watts"].as_f64(), Some(idle), "{what}");
+                }
                 let energy = t["energy_uj"].as_f64().unwrap();
                 assert!((energy - watts * headline).abs() <= 1e-6 * energy.max(1.0), "{what}: {energy} vs {watts} × {headline}");
             }

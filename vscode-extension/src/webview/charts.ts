@@ -42,6 +42,8 @@ interface TimeBreakdown {
 }
 interface PowerWaterfall {
   base_watts: number;
+  /** What the base is: the trained model's average kernel, or the idle board. */
+  base_label?: string;
   total_watts: number;
   steps: { feature: string; label: string; watts: number }[];
   model_gpu: string;
@@ -271,7 +273,7 @@ function timeOption(p: Palette, c: TimeBreakdown, w: number): Record<string, unk
 function powerOption(p: Palette, c: PowerWaterfall, w: number): Record<string, unknown> {
   // Rows: the base, each step, the total. A transparent bar carries each step to where
   // the running sum was; the axis starts below the lowest point so small steps show.
-  const labels = ["model's average kernel", ...c.steps.map((s) => s.label), "this kernel"];
+  const labels = [c.base_label ?? "model's average kernel", ...c.steps.map((s) => s.label), "this kernel"];
   const offsets: number[] = [];
   const sizes: { value: number; itemStyle: { color: string }; text: string }[] = [];
   let run = c.base_watts;

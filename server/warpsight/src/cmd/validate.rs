@@ -302,6 +302,24 @@ fn print_table(out: &mut impl Write, results: &[run::RowResult], counts: &Counts
             pct(s.within_2)
         )?;
     }
+    if !summary.power_by_gpu.is_empty() {
+        writeln!(out, "\npower (rows that give power_w): predicted against measured board power (docs/power.md)")?;
+        writeln!(out, "{:<12} {:<22} {:>6} {:>9} {:>13} {:>8} {:>8}", "", "gpu", "n", "MAPE", "median p/m", "≤1.5×", "≤2×")?;
+        for m in &summary.power_by_gpu {
+            let s = &m.stats;
+            writeln!(
+                out,
+                "{:<12} {:<22} {:>6} {:>9} {:>13.3} {:>8} {:>8}",
+                "power",
+                m.gpu.as_deref().unwrap_or("all GPUs"),
+                s.n,
+                format!("{:.1}%", s.mape_percent),
+                s.median_ratio,
+                pct(s.within_1_5),
+                pct(s.within_2)
+            )?;
+        }
+    }
     if !summary.groups.is_empty() {
         writeln!(out, "\nper kernel group: Spearman of predicted against measured times across its configurations, and the measured time of the predicted-best configuration over the measured best")?;
         writeln!(out, "{:<12} {:<22} {:<34} {:>5} {:>9} {:>10}  predicted best / measured best", "model", "gpu", "group", "n", "Spearman", "best ×")?;

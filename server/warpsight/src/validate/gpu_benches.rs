@@ -170,6 +170,7 @@ impl Ctx<'_> {
             defines: Vec::new(),
             args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             time_ms: time_s * 1e3,
+            power_w: None,
             label: Some(label),
             group: Some(group),
             source_of_measurement: Some(format!("gpu-benches {set}/{file} ({UPSTREAM})")),

@@ -345,6 +345,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
                 defines,
                 args: imp.args.clone().unwrap_or_default().0,
                 time_ms: time,
+                power_w: None,
                 label: Some(key.clone()),
                 group: Some(imp.group.clone().unwrap_or_else(|| kernel.clone())),
                 source_of_measurement: Some(format!("Kernel Tuner cache {file_name} (device {})", cache.device_name)),

@@ -231,6 +231,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Vec<Row>> {
                 defines: imp.defines.clone().unwrap_or_default().0,
                 args: imp.args.clone().unwrap_or_default().0,
                 time_ms: l.time_ms,
+                power_w: None,
                 label: Some(format!("ID {}", l.id)),
                 group: Some(imp.group.clone().unwrap_or_else(|| l.kernel.clone())),
                 source_of_measurement: Some(format!("Nsight Compute gpu__time_duration.sum, {}", path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()))),

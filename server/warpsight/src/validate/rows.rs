@@ -33,6 +33,8 @@ pub struct Row {
     pub args: BTreeMap<String, i64>,
     /// The measured kernel time in milliseconds.
     pub time_ms: f64,
+    /// The measured average board power while the kernel ran, in W.
+    pub power_w: Option<f64>,
     pub label: Option<String>,
     pub group: Option<String>,
     pub source_of_measurement: Option<String>,
@@ -239,6 +241,18 @@ impl TryFrom<f64> for Millis {
     }
 }
 
+/// A measured board power in W: finite and positive.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "f64")]
+pub struct Watts(pub f64);
+
+impl TryFrom<f64> for Watts {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Watts, String> {
+        if v.is_finite() && v > 0.0 { Ok(Watts(v)) } else { Err(format!("power_w {v} is not a positive number of watts")) }
+    }
+}
+
 /// A carveout percentage, 1 to 100.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(try_from = "u32")]
@@ -280,6 +294,8 @@ struct RowSpec {
     args: Option<Args>,
     time_ms: Millis,
     #[serde(default)]
+    power_w: Option<Watts>,
+    #[serde(default)]
     label: Option<String>,
     #[serde(default)]
     group: Option<String>,
@@ -311,6 +327,7 @@ impl RowSpec {
             defines: self.defines.unwrap_or_default().0,
             args: self.args.unwrap_or_default().0,
             time_ms: self.time_ms.0,
+            power_w: self.power_w.map(|w| w.0),
             label: nonempty(self.label),
             group: nonempty(self.group),
             source_of_measurement: nonempty(self.source_of_measurement),
@@ -509,6 +526,11 @@ mod tests {
         assert!(e2.contains("neither `stream` nor `graph`"), "{e2}");
         let e = csv("source,kernel,gpu,grid,block,time_ms,carveout\nk.cu,k,a100,1,1,1,0\n").unwrap_err().to_string();
         assert!(e.contains("1 to 100"), "{e}");
+        // A measured power is optional, in watts, and positive.
+        let r = csv("source,kernel,gpu,grid,block,time_ms,power_w\nk.cu,k,a100,1,1,1,250.5\nk.cu,k,a100,1,1,1,\n").unwrap();
+        assert_eq!((r[0].power_w, r[1].power_w), (Some(250.5), None));
+        let e = csv("source,kernel,gpu,grid,block,time_ms,power_w\nk.cu,k,a100,1,1,1,-3\n").unwrap_err().to_string();
+        assert!(e.contains("rows.csv:2") && e.contains("watts"), "{e}");
         let e = parse(Path::new("r.json"), "[\n{\"source\":\"k\",\"kernel\":\"k\",\"gpu\":\"g\",\n\"grid\":\"1x\",\"block\":1,\"time_ms\":1}]").unwrap_err().to_string();
         assert!(e.starts_with("r.json:3:"), "{e}");
         let e = parse(Path::new("r.jsonl"), "{}\n").unwrap_err().to_string();

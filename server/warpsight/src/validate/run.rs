@@ -322,6 +322,12 @@ pub struct RowReport {
     /// Model → predicted ms (`headline` included).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub predicted_ms: std::collections::BTreeMap<String, f64>,
+    /// The row's measured board power in W, where it gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_w: Option<f64>,
+    /// The predicted board power in W (docs/power.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_w: Option<f64>,
 }
 
 impl RowResult {
@@ -348,6 +354,8 @@ impl RowResult {
             headline_model: None,
             headline_bound: None,
             predicted_ms: Default::default(),
+            measured_w: r.power_w,
+            predicted_w: None,
         };
         match &self.outcome {
             Outcome::Skipped(why) => {
@@ -367,6 +375,7 @@ impl RowResult {
                     rep.headline_bound = Some(m.headline.bound.name().to_string());
                 }
                 rep.predicted_ms = a.predicted_ms();
+                rep.predicted_w = a.target.power.as_ref().map(|p| p.watts);
             }
         }
         rep
@@ -381,6 +390,8 @@ impl RowResult {
             label: self.row.label.clone(),
             measured_ms: self.row.time_ms,
             predicted_ms: a.predicted_ms(),
+            measured_w: self.row.power_w,
+            predicted_w: a.target.power.as_ref().map(|p| p.watts),
         })
     }
 }

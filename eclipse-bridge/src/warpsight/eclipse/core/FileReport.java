@@ -208,7 +208,7 @@ public final class FileReport {
         @SerializedName("base_watts")
         public double baseWatts;
         public String confidence;
-        /** Feature name to watts (TreeSHAP contributions, docs/power.md). */
+        /** Feature or term name to watts (TreeSHAP contributions of a trained model, or the activity model's terms; docs/power.md). */
         public Map<String, Double> contributions = new LinkedHashMap<>();
         @SerializedName("model_gpu")
         public String modelGpu;

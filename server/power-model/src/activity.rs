@@ -1,0 +1,209 @@
+//! Board power from the work a kernel does per second: the idle draw, plus the energy of its
+//! instructions and of its DRAM traffic over its time, plus, on GDDR boards, the memory
+//! interface's draw while it runs; at most the board's power limit.
+//!
+//! P = P_idle + P_interface + (e_lane · lane instructions + e_dram · DRAM bytes) / T,
+//! min(TDP)
+//!
+//! - `lane instructions`: the kernel's issued warp instructions times their active lanes
+//!   (each thread's dynamic instruction count, as ptxas issues them, times the threads);
+//!   one energy for every instruction, which covers its issue, its register reads and
+//!   writes and its datapath.
+//! - `DRAM bytes`: what the headline model moves to and from DRAM; the energy per byte
+//!   covers the whole path (DRAM, interface, L2, crossbar).
+//! - `P_interface`: GDDR's I/O draws power whenever the memory runs at speed, whatever the
+//!   traffic; HBM's wide, slow interface does not (fitted: about −11 W on the A100, so 0).
+//! - `T`: the headline time; `P_idle` and the TDP come from gpu-data.
+//!
+//! This is the shape of the energy roofline (Choi, Bedard, Fowler and Vuduc, "A Roofline
+//! Model of Energy", IPDPS 2013: constant power plus energy per flop and per byte over
+//! time) with instructions in place of flops. The four constants (`fitted`) are fitted on
+//! gpu-benches' gpu-roofline power tables (D. Ernst, github.com/te42kyfo/gpu-benches,
+//! `gpu-roofline/` at commit e4e93a3: a sweep from streaming to FP32-bound, one table per
+//! GPU): e_lane and e_dram for HBM on the A100 40 GB (11 rows, MAPE 1.7 %), P_interface and
+//! e_dram for GDDR on the A40 (10 rows, e_lane held at the A100's; MAPE 1.4 %); held out,
+//! the H200 (HBM3e, MAPE 3.2 %) and the L40 (GDDR6, MAPE 5.4 %, 1.07-1.13 on its streaming
+//! rows); docs/power.md has the tables. What it does not know: tensor-core multiply-adds
+//! (a tensor instruction counts as one instruction per lane, so tensor-core kernels are
+//! under-estimated), FP64 and SFU instructions' higher energy, L2 and shared-memory
+//! traffic beyond what the instructions cost, the clock a GPU lowers to hold its limit.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Confidence, PowerEstimate};
+
+/// The constants, fitted as the module documentation says.
+pub mod fitted {
+    /// Energy per active lane of an issued instruction, in pJ (A100 40 GB fit).
+    pub const LANE_INSTRUCTION_PJ: f64 = 9.7;
+    /// Energy per DRAM byte on an HBM board, in pJ (A100 40 GB fit; the H200 held out).
+    pub const HBM_BYTE_PJ: f64 = 117.0;
+    /// Energy per DRAM byte on a GDDR board, in pJ (A40 fit; the L40 held out).
+    pub const GDDR_BYTE_PJ: f64 = 72.0;
+    /// A GDDR interface's draw while a kernel runs, per bit of memory bus, in W: the A40's
+    /// fitted 112.2 W over its 384-bit bus (the L40 held out, with the same bus).
+    pub const GDDR_INTERFACE_W_PER_BUS_BIT: f64 = 112.2 / 384.0;
+}
+
+/// The memory a board has, as far as its power goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Memory {
+    /// HBM2, HBM2e, HBM3, HBM3e.
+    Hbm,
+    /// GDDR5, GDDR5X, GDDR6, GDDR6X, GDDR7, and LPDDR (treated alike).
+    Gddr,
+}
+
+impl Memory {
+    /// From gpu-data's `mem_type` ("HBM2e", "GDDR6X", ...); `None` when unknown.
+    pub fn from_mem_type(mem_type: &str) -> Option<Memory> {
+        let t = mem_type.to_ascii_uppercase();
+        if t.starts_with("HBM") {
+            Some(Memory::Hbm)
+        } else if t.starts_with("GDDR") || t.starts_with("LPDDR") || t.starts_with("DDR") {
+            Some(Memory::Gddr)
+        } else {
+            None
+        }
+    }
+}
+
+/// The board: its power range and its memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Board {
+    pub name: String,
+    pub tdp_w: f64,
+    pub idle_w: f64,
+    pub memory: Memory,
+    pub bus_width_bits: f64,
+}
+
+/// What one launch does.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Work {
+    /// Issued instructions times their active lanes (per-thread dynamic count × threads).
+    pub lane_instructions: f64,
+    /// Bytes read from and written to DRAM.
+    pub dram_bytes: f64,
+}
+
+/// Names of the contributions, as in [`PowerEstimate::contributions`].
+pub const INSTRUCTIONS: &str = "instructions";
+pub const DRAM_TRAFFIC: &str = "dram_traffic";
+pub const MEMORY_INTERFACE: &str = "memory_interface";
+
+/// The words for a contribution (the hover and the CLI print them).
+pub fn label(name: &str) -> Option<&'static str> {
+    Some(match name {
+        INSTRUCTIONS => "the instructions executed (issue, registers, datapaths)",
+        DRAM_TRAFFIC => "DRAM traffic (DRAM, L2 and the crossbar)",
+        MEMORY_INTERFACE => "the GDDR interface running at speed",
+        _ => return None,
+    })
+}
+
+/// The average board power while one launch of `time_us` runs.
+pub fn estimate(work: &Work, time_us: f64, board: &Board) -> PowerEstimate {
+    let t = time_us * 1e-6;
+    let mut notes = vec![format!(
+        "activity model: the idle draw plus {} pJ per lane instruction and {} pJ per DRAM byte over the predicted time{}, fitted on gpu-benches' gpu-roofline power tables (docs/power.md)",
+        fitted::LANE_INSTRUCTION_PJ,
+        match board.memory {
+            Memory::Hbm => fitted::HBM_BYTE_PJ,
+            Memory::Gddr => fitted::GDDR_BYTE_PJ,
+        },
+        match board.memory {
+            Memory::Hbm => String::new(),
+            Memory::Gddr => format!(", plus {:.2} W per bit of GDDR bus while it runs", fitted::GDDR_INTERFACE_W_PER_BUS_BIT),
+        }
+    )];
+    let usable = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
+    let mut contributions = Vec::new();
+    if t.is_finite() && t > 0.0 {
+        contributions.push((INSTRUCTIONS.to_string(), usable(work.lane_instructions) * fitted::LANE_INSTRUCTION_PJ * 1e-12 / t));
+        let per_byte = match board.memory {
+            Memory::Hbm => fitted::HBM_BYTE_PJ,
+            Memory::Gddr => fitted::GDDR_BYTE_PJ,
+        };
+        contributions.push((DRAM_TRAFFIC.to_string(), usable(work.dram_bytes) * per_byte * 1e-12 / t));
+    } else {
+        notes.push("no usable predicted time: only the idle draw".to_string());
+    }
+    if board.memory == Memory::Gddr {
+        contributions.push((MEMORY_INTERFACE.to_string(), usable(board.bus_width_bits) * fitted::GDDR_INTERFACE_W_PER_BUS_BIT));
+    }
+    let base = usable(board.idle_w);
+    let dynamic: f64 = contributions.iter().map(|(_, w)| w).sum();
+    let limit = usable(board.tdp_w).max(base);
+    if base + dynamic > limit && dynamic > 0.0 {
+        let scale = (limit - base) / dynamic;
+        for (_, w) in &mut contributions {
+            *w *= scale;
+        }
+        notes.push(format!(
+            "{:.0} W of demand exceeds the {} board's {:.0} W limit: the GPU lowers its clock to hold it (the predicted time assumes the boost clock), and the contributions are scaled to the limit",
+            base + dynamic,
+            board.name,
+            limit
+        ));
+    }
+    let watts = base + contributions.iter().map(|(_, w)| w).sum::<f64>();
+    PowerEstimate { watts, base_watts: base, contributions, confidence: Confidence::Low, model_gpu: board.name.clone(), notes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(memory: Memory) -> Board {
+        Board { name: "test board".into(), tdp_w: 400.0, idle_w: 60.0, memory, bus_width_bits: 384.0 }
+    }
+
+    #[test]
+    fn power_is_the_idle_draw_plus_energy_over_time() {
+        // 1e12 lane instructions and 1e9 DRAM bytes in 1 s on HBM: 9.7 W and 0.117 W.
+        let e = estimate(&Work { lane_instructions: 1e12, dram_bytes: 1e9 }, 1e6, &board(Memory::Hbm));
+        assert!((e.watts - (60.0 + 9.7 + 0.117)).abs() < 1e-9, "{}", e.watts);
+        assert_eq!(e.base_watts, 60.0);
+        let sum: f64 = e.contributions.iter().map(|(_, w)| w).sum();
+        assert!((e.base_watts + sum - e.watts).abs() < 1e-9);
+        assert_eq!(e.contributions.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), [INSTRUCTIONS, DRAM_TRAFFIC]);
+        // Half the time, twice the dynamic power.
+        let fast = estimate(&Work { lane_instructions: 1e12, dram_bytes: 1e9 }, 5e5, &board(Memory::Hbm));
+        assert!((fast.watts - 60.0 - 2.0 * (9.7 + 0.117)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_gddr_board_adds_its_interface_and_its_own_energy_per_byte() {
+        let e = estimate(&Work { lane_instructions: 0.0, dram_bytes: 1e12 }, 1e6, &board(Memory::Gddr));
+        let interface = 384.0 * fitted::GDDR_INTERFACE_W_PER_BUS_BIT;
+        assert!((interface - 112.2).abs() < 1e-9);
+        assert!((e.watts - (60.0 + 72.0 + interface)).abs() < 1e-9, "{}", e.watts);
+    }
+
+    #[test]
+    fn demand_above_the_limit_is_held_at_the_limit_and_says_so() {
+        let e = estimate(&Work { lane_instructions: 1e14, dram_bytes: 0.0 }, 1e6, &board(Memory::Hbm));
+        assert!((e.watts - 400.0).abs() < 1e-9, "{}", e.watts);
+        let sum: f64 = e.contributions.iter().map(|(_, w)| w).sum();
+        assert!((e.base_watts + sum - 400.0).abs() < 1e-9);
+        assert!(e.notes.iter().any(|n| n.contains("lowers its clock")), "{:?}", e.notes);
+    }
+
+    #[test]
+    fn degenerate_inputs_give_the_idle_draw_and_never_nan() {
+        for t in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = estimate(&Work { lane_instructions: f64::NAN, dram_bytes: -5.0 }, t, &board(Memory::Gddr));
+            assert!(e.watts.is_finite() && e.watts >= 60.0, "{t}: {}", e.watts);
+        }
+    }
+
+    #[test]
+    fn memory_kinds_come_from_the_database_names() {
+        assert_eq!(Memory::from_mem_type("HBM2e"), Some(Memory::Hbm));
+        assert_eq!(Memory::from_mem_type("HBM3"), Some(Memory::Hbm));
+        assert_eq!(Memory::from_mem_type("GDDR6X"), Some(Memory::Gddr));
+        assert_eq!(Memory::from_mem_type("LPDDR5"), Some(Memory::Gddr));
+        assert_eq!(Memory::from_mem_type("eDRAM"), None);
+    }
+}
