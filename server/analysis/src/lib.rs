@@ -189,7 +189,8 @@ pub struct TargetAnalysis {
     /// predicted ("cannot predict: ...", e.g. trip counts that multiply to an absurd
     /// count; `perf_models::guard`).
     pub models: Result<perf_models::Report, String>,
-    /// Predicted average power while the kernel runs (Alavani 2023's static-feature model);
+    /// Predicted average power while the kernel runs (docs/power.md: a trained static-feature
+    /// model after Alavani 2023 on the K20, M60 and V100, the activity model elsewhere);
     /// `None` also when no time can be predicted (the same absurd counts are its inputs).
     pub power: Option<PowerSummary>,
     /// Predicted energy per launch: power × headline time.
@@ -203,7 +204,7 @@ pub struct PowerSummary {
     pub watts: f64,
     /// The model's expected value (what the contributions start from).
     pub base_watts: f64,
-    /// Feature name → watts; `base_watts` plus the sum equals `watts`.
+    /// Feature or term name → watts; `base_watts` plus the sum equals `watts`.
     pub contributions: Vec<(String, f64)>,
     /// `medium` (this GPU's own trained model) or `low` (the activity model, or a transferred
     /// one); shown by its `serde` name.

@@ -50,20 +50,33 @@ pub mod fitted {
 pub enum Memory {
     /// HBM2, HBM2e, HBM3, HBM3e.
     Hbm,
-    /// GDDR5, GDDR5X, GDDR6, GDDR6X, GDDR7, and LPDDR (treated alike).
+    /// GDDR3 to GDDR7.
     Gddr,
+    /// LPDDR4, LPDDR5 and DDR3 (Jetson modules, a GT 630): GDDR's energy per byte, an
+    /// estimate, and no interface draw of GDDR's size (a module's whole budget is 10-60 W).
+    Lpddr,
 }
 
 impl Memory {
-    /// From gpu-data's `mem_type` ("HBM2e", "GDDR6X", ...); `None` when unknown.
+    /// From gpu-data's `mem_type` ("HBM2e", "GDDR6X", "LPDDR5", ...); `None` when unknown.
     pub fn from_mem_type(mem_type: &str) -> Option<Memory> {
         let t = mem_type.to_ascii_uppercase();
         if t.starts_with("HBM") {
             Some(Memory::Hbm)
-        } else if t.starts_with("GDDR") || t.starts_with("LPDDR") || t.starts_with("DDR") {
+        } else if t.starts_with("GDDR") {
             Some(Memory::Gddr)
+        } else if t.starts_with("LPDDR") || t.starts_with("DDR") {
+            Some(Memory::Lpddr)
         } else {
             None
+        }
+    }
+
+    /// Energy per DRAM byte, in pJ.
+    fn byte_pj(self) -> f64 {
+        match self {
+            Memory::Hbm => fitted::HBM_BYTE_PJ,
+            Memory::Gddr | Memory::Lpddr => fitted::GDDR_BYTE_PJ,
         }
     }
 }
@@ -108,24 +121,17 @@ pub fn estimate(work: &Work, time_us: f64, board: &Board) -> PowerEstimate {
     let mut notes = vec![format!(
         "activity model: the idle draw plus {} pJ per lane instruction and {} pJ per DRAM byte over the predicted time{}, fitted on gpu-benches' gpu-roofline power tables (docs/power.md)",
         fitted::LANE_INSTRUCTION_PJ,
+        board.memory.byte_pj(),
         match board.memory {
-            Memory::Hbm => fitted::HBM_BYTE_PJ,
-            Memory::Gddr => fitted::GDDR_BYTE_PJ,
-        },
-        match board.memory {
-            Memory::Hbm => String::new(),
             Memory::Gddr => format!(", plus {:.2} W per bit of GDDR bus while it runs", fitted::GDDR_INTERFACE_W_PER_BUS_BIT),
+            Memory::Hbm | Memory::Lpddr => String::new(),
         }
     )];
     let usable = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
     let mut contributions = Vec::new();
     if t.is_finite() && t > 0.0 {
         contributions.push((INSTRUCTIONS.to_string(), usable(work.lane_instructions) * fitted::LANE_INSTRUCTION_PJ * 1e-12 / t));
-        let per_byte = match board.memory {
-            Memory::Hbm => fitted::HBM_BYTE_PJ,
-            Memory::Gddr => fitted::GDDR_BYTE_PJ,
-        };
-        contributions.push((DRAM_TRAFFIC.to_string(), usable(work.dram_bytes) * per_byte * 1e-12 / t));
+        contributions.push((DRAM_TRAFFIC.to_string(), usable(work.dram_bytes) * board.memory.byte_pj() * 1e-12 / t));
     } else {
         notes.push("no usable predicted time: only the idle draw".to_string());
     }
@@ -182,6 +188,14 @@ mod tests {
     }
 
     #[test]
+    fn an_lpddr_module_has_no_gddr_interface_draw() {
+        let module = Board { name: "module".into(), tdp_w: 60.0, idle_w: 6.0, memory: Memory::Lpddr, bus_width_bits: 256.0 };
+        let e = estimate(&Work { lane_instructions: 0.0, dram_bytes: 1e11 }, 1e6, &module);
+        assert!((e.watts - (6.0 + 7.2)).abs() < 1e-9, "{}", e.watts);
+        assert!(e.contributions.iter().all(|(n, _)| n != MEMORY_INTERFACE), "{:?}", e.contributions);
+    }
+
+    #[test]
     fn demand_above_the_limit_is_held_at_the_limit_and_says_so() {
         let e = estimate(&Work { lane_instructions: 1e14, dram_bytes: 0.0 }, 1e6, &board(Memory::Hbm));
         assert!((e.watts - 400.0).abs() < 1e-9, "{}", e.watts);
@@ -203,7 +217,8 @@ mod tests {
         assert_eq!(Memory::from_mem_type("HBM2e"), Some(Memory::Hbm));
         assert_eq!(Memory::from_mem_type("HBM3"), Some(Memory::Hbm));
         assert_eq!(Memory::from_mem_type("GDDR6X"), Some(Memory::Gddr));
-        assert_eq!(Memory::from_mem_type("LPDDR5"), Some(Memory::Gddr));
+        assert_eq!(Memory::from_mem_type("LPDDR5"), Some(Memory::Lpddr));
+        assert_eq!(Memory::from_mem_type("DDR3L"), Some(Memory::Lpddr));
         assert_eq!(Memory::from_mem_type("eDRAM"), None);
     }
 }
