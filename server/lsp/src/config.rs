@@ -330,7 +330,11 @@ impl Config {
                 Some(args) if args.len() <= limits::MAX_ARGS => {
                     let mut kept = BTreeMap::new();
                     for (k, x) in args {
-                        match typed::<i64>(&x) {
+                        // An integer, or a JSON number with an integral value (`2.0`, `1e6`),
+                        // which `--arg` and annotations fold to the integer too
+                        // (launch_spec::parse_int).
+                        let integral = typed::<i64>(&x).or_else(|| x.is_f64().then(|| analysis::launch::parse_int(&x.to_string())).flatten());
+                        match integral {
                             Some(n) => {
                                 kept.insert(k, n);
                             }
@@ -517,7 +521,7 @@ mod tests {
             "debounceMs": 1.5,
             "gpus": ["a100", 7],
             "launch": { "grid": "8x", "block": [32, 2], "dynamicSmem": -1 },
-            "args": { "n": 2.5, "m": 3 },
+            "args": { "n": 2.5, "m": 3, "k": 2.0 },
             "defaultTripCount": "many",
             "graphLaunch": "yes",
             "nvcc": 3,
@@ -550,7 +554,7 @@ mod tests {
         );
         // The refused values kept the previous ones; the good ones applied.
         assert_eq!((c.analysis.launch.grid, c.analysis.launch.block, c.analysis.launch.dynamic_smem), (Some([8, 1, 1]), Some([32, 2, 1]), Some(64)));
-        assert_eq!(c.analysis.args, [("m".to_string(), 3)].into());
+        assert_eq!(c.analysis.args, [("k".to_string(), 2), ("m".to_string(), 3)].into(), "2.0 folds to 2, as with --arg");
         assert_eq!(c.nvcc, Some(PathBuf::from("/opt/nvcc")));
         assert!(!c.inlay.loops && c.inlay.time);
         // `null` resets what may be unset; absent keeps it.
