@@ -764,7 +764,7 @@ fn heldout_doc_matches_the_predictions() {
          and columns of a 1-D block and ptxas's vectorised shared loads unhandled (several times too slow\n\
          predictions), which the profile now follows (docs/profile.md). The four H100 sets were added\n\
          after that; one model change since their first run is in the notes, with the first-run figures.\n\
-         The two sets of Lei Mao's GEMMs on an RTX 3090 were added last: the naive GEMMs are shown as first\n\
+         The two sets of Lei Mao's GEMMs on an RTX 3090 were added next: the naive GEMMs are shown as first\n\
          run; the tensor-core GEMM's first run prompted a change of the chain (the ninth note). The\n\
          compute/memory sweep came after all of them; its first run prompted the register-read limit\n\
          (the tenth note, with the first-run figures), and its power column fitted the power model of\n\
