@@ -764,12 +764,13 @@ fn trained_model(gpu: &gpu_spec::Gpu) -> Option<power_model::TrainedGpu> {
 /// bytes, or, where the bottleneck model did not apply or the memory type is unknown, the
 /// nearest trained model transferred onto the GPU's idle-to-TDP range (docs/power.md).
 fn power_for(profile: &KernelProfile, gpu: &gpu_spec::Gpu, occupancy: f64, models: &perf_models::Report) -> Option<PowerSummary> {
-    if trained_model(gpu).is_none()
+    let trained = trained_model(gpu);
+    if trained.is_none()
         && let Some(est) = activity_power(profile, gpu, models)
     {
         return Some(summary_of(est));
     }
-    let (source, own) = match trained_model(gpu) {
+    let (source, own) = match trained {
         Some(t) => (t, true),
         None => (power_model::TrainedGpu::nearest(gpu.cc.major, gpu.cc.minor), false),
     };

@@ -20,10 +20,11 @@
 //! time) with instructions in place of flops. The four constants (`fitted`) are fitted on
 //! gpu-benches' gpu-roofline power tables (D. Ernst, github.com/te42kyfo/gpu-benches,
 //! `gpu-roofline/` at commit e4e93a3: a sweep from streaming to FP32-bound, one table per
-//! GPU): e_lane and e_dram for HBM on the A100 40 GB (11 rows, MAPE 1.7 %), P_interface and
-//! e_dram for GDDR on the A40 (10 rows, e_lane held at the A100's; MAPE 1.4 %); held out,
-//! the H200 (HBM3e, MAPE 3.2 %) and the L40 (GDDR6, MAPE 5.4 %, 1.07-1.13 on its streaming
-//! rows); docs/power.md has the tables. What it does not know: tensor-core multiply-adds
+//! GPU): e_lane and e_dram for HBM on the A100 40 GB's 11 rows, P_interface and e_dram for
+//! GDDR on the A40's 10 rows (e_lane held at the A100's), by least squares at the measured
+//! times (a one-off script, not in the repository); held out, the H200 (HBM3e) and the L40
+//! (GDDR6). docs/heldout.md's power table, generated from `warpsight validate` with the
+//! predicted times, shows every row against its measurement. What it does not know: tensor-core multiply-adds
 //! (a tensor instruction counts as one instruction per lane, so tensor-core kernels are
 //! under-estimated), FP64 and SFU instructions' higher energy, L2 and shared-memory
 //! traffic beyond what the instructions cost, the clock a GPU lowers to hold its limit.

@@ -993,5 +993,5 @@ const HELDOUT_NOTES: &str = "## Notes
   rows, imported whole from the table, were 59.4 % within 1.5× (MAPE 24.2 %), the
   low-occupancy ones down to 0.50 (a first run, not in the repository). The importer now
   searches the carveout for every table but the older V100 and A100 ones; the rows here
-  carry the carveout it finds. The L40's rows did not change (9 % gave it 2 blocks).
+  carry the carveout it finds. The L40's predictions were the same under both carveouts.
 ";
