@@ -295,19 +295,27 @@ impl Gpu {
         Ok(gpu)
     }
 
+    /// The L2 is split into partitions that each cache what the SMs attached to them access
+    /// (model parameter [`L2_PARTITIONS`] above 1: GA100 and GH100), so data every SM reads
+    /// may be held twice, and less of a footprint past the nominal size stays.
+    pub fn l2_partitioned(&self) -> bool {
+        self.model_params.get(L2_PARTITIONS).is_some_and(|v| *v > 1.0)
+    }
+
     /// The same GPU with its kernels launched from a CUDA graph: a back-to-back launch inside
     /// a graph costs less than one in a stream. The model parameter
     /// [`GRAPH_LAUNCH_OVERHEAD_US`] where the database has one, otherwise half the stream
-    /// launch overhead: the ratio gpu-benches' gpu-small-kernels measures on the A100 80 GB
-    /// (4096-element launches, block 256: 1.37 µs per kernel in a graph, 2.73 µs in a
-    /// stream), an estimate for other GPUs.
+    /// launch overhead: about the ratio of the values derived from gpu-benches'
+    /// gpu-small-kernels tables (beyond the kernels' own time: A100 80 GB 0.99 µs per launch
+    /// in a graph against 2.25 µs in a stream, A40 0.83 against 1.63), an estimate for other
+    /// GPUs.
     pub fn with_graph_launch(&self) -> Gpu {
         let mut gpu = self.clone();
         let (v, src) = match self.model_params.get(GRAPH_LAUNCH_OVERHEAD_US).copied().filter(|v| v.is_finite() && *v > 0.0) {
             Some(v) => (v, self.sources.get(&format!("model_params.{GRAPH_LAUNCH_OVERHEAD_US}")).cloned().unwrap_or_else(|| "gpu-data model parameter".into())),
             None => (
                 self.launch_overhead_us * 0.5,
-                "estimate: half the stream launch overhead, the graph/stream ratio gpu-benches' gpu-small-kernels measures on the A100 80 GB (1.37 against 2.73 us per 4096-element launch)".into(),
+                "estimate: half the stream launch overhead, about the graph/stream ratio of the values derived from gpu-benches' gpu-small-kernels tables (A100 80 GB 0.99 against 2.25 us per launch, A40 0.83 against 1.63)".into(),
             ),
         };
         gpu.launch_overhead_us = v;
@@ -319,3 +327,7 @@ impl Gpu {
 /// Model-parameter key (`[arch.model_params]`) of the time per kernel launch inside a CUDA
 /// graph, in microseconds ([`Gpu::with_graph_launch`]).
 pub const GRAPH_LAUNCH_OVERHEAD_US: &str = "graph_launch_overhead_us";
+
+/// Model-parameter key (`[arch.model_params]`) of the number of partitions the L2 is split
+/// into, each caching the data the SMs of its own GPCs access ([`Gpu::l2_partitioned`]).
+pub const L2_PARTITIONS: &str = "l2_partitions";

@@ -417,18 +417,18 @@ fn every_builtin_gpu_names_its_architecture() {
     }
 }
 
-/// Launched from a CUDA graph: the A100's own measured value (gpu-small-kernels
-/// a100_80_graph: 1.4 µs), and half the stream overhead on a GPU without one (the A40:
-/// 2.1 µs in a stream).
+/// Launched from a CUDA graph: the A100's own derived value (gpu-small-kernels
+/// a100_80_graph: 1.46 µs per small launch, less the kernels' own 0.47 µs), and half the
+/// stream overhead on a GPU without one (the L40).
 #[test]
 fn graph_launches_cost_the_graph_overhead() {
     let db = gpu_spec::Database::builtin();
     let a100 = db.gpu("a100-sxm4-80gb").unwrap();
-    assert_eq!(a100.with_graph_launch().launch_overhead_us, 1.4);
-    let a40 = db.gpu("a40").unwrap();
-    assert!(!a40.model_params.contains_key(gpu_spec::gpu::GRAPH_LAUNCH_OVERHEAD_US));
-    assert_eq!(a40.with_graph_launch().launch_overhead_us, a40.launch_overhead_us / 2.0);
-    assert!(a40.with_graph_launch().sources["launch_overhead_us"].contains("CUDA graph"));
+    assert_eq!(a100.with_graph_launch().launch_overhead_us, 0.99);
+    let l40 = db.gpu("l40").unwrap();
+    assert!(!l40.model_params.contains_key(gpu_spec::gpu::GRAPH_LAUNCH_OVERHEAD_US));
+    assert_eq!(l40.with_graph_launch().launch_overhead_us, l40.launch_overhead_us / 2.0);
+    assert!(l40.with_graph_launch().sources["launch_overhead_us"].contains("CUDA graph"));
 }
 
 /// Off-SM latencies measured in cycles on one card (`latency_clock_mhz`) are the same time on

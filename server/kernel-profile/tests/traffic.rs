@@ -4,7 +4,7 @@
 //! blocks use taken off), 40 MiB of L2 (NVIDIA A100 Tensor Core GPU Architecture
 //! whitepaper, Table 3 and "L2 Cache").
 
-use kernel_profile::traffic::{CacheConfig, SECTOR_BYTES, Traffic, estimate};
+use kernel_profile::traffic::{CacheConfig, SECTOR_BYTES, Traffic, estimate, l2_kept_share};
 use kernel_profile::{AccessKind, KernelProfile, MemoryAccess};
 
 mod common;
@@ -19,6 +19,7 @@ fn a100(resident_blocks_per_sm: u32, smem_per_block: u64) -> CacheConfig {
         l2_bytes: 40 * 1024 * 1024,
         resident_blocks_per_sm,
         l1_caches_global_loads: true,
+        l2_partitioned: true,
     }
 }
 
@@ -53,6 +54,29 @@ fn vadd_reads_two_arrays_and_writes_one() {
     check(&t, "l2_load_sectors", t.l2_load_sectors, 2.0 * 4.0 * 32768.0, 1e-9);
     check(&t, "l2_store_sectors", t.l2_store_sectors, 4.0 * 32768.0, 1e-9);
     assert_eq!((t.shared_requests, t.atomic_requests), (0.0, 0.0));
+}
+
+/// Arrays a little larger than the L2: repeated launches still find part of them there on a
+/// one-piece L2 (the share a cyclic sweep of that size keeps, of the first reads and
+/// writes), none on a partitioned one (GA100, GH100).
+#[test]
+fn arrays_past_the_l2_stay_in_part_unless_it_is_partitioned() {
+    // vadd over n = 3.84 M floats: 46.08 MB of arrays, 1.10 × the 40 MiB L2.
+    let n = 15_000 * 256;
+    let p = profile("vadd", "vadd", [15_000, 1, 1], [256, 1, 1], &[("param_3", n)]);
+    let cold = 12.0 * n as f64;
+    let whole = CacheConfig { l2_partitioned: false, ..a100(8, 0) };
+    let t = estimate(&p, &whole);
+    assert!(!t.l2_resident, "{t:#?}");
+    check(&t, "dram bytes", t.dram_read_bytes + t.dram_write_bytes, cold, 1e-9);
+    let share = l2_kept_share(cold, 40.0 * MIB);
+    assert!(share > 0.15 && share < 0.25, "{share}");
+    check(&t, "l2_kept_bytes", t.l2_kept_bytes, share * cold, 1e-9);
+    check(&t, "steady_dram_bytes", t.steady_dram_bytes(), (1.0 - share) * cold, 1e-9);
+    assert!(t.notes.iter().any(|s| s.contains("still find about 19 %")), "{:?}", t.notes);
+    let t = estimate(&p, &a100(8, 0));
+    assert_eq!(t.l2_kept_bytes, 0.0);
+    assert_eq!(t.steady_dram_bytes(), cold);
 }
 
 #[test]

@@ -479,6 +479,7 @@ pub fn cache_config(gpu: &gpu_spec::Gpu, profile: &KernelProfile, resident: u32)
         l2_bytes: gpu.l2_bytes,
         resident_blocks_per_sm: resident,
         l1_caches_global_loads: kernel_profile::traffic::l1_caches_global_loads(gpu.cc.major),
+        l2_partitioned: gpu.l2_partitioned(),
     }
 }
 
@@ -498,8 +499,9 @@ impl LoadLatency {
         let l1 = t.l1_load_sectors.max(0.0);
         let l2 = t.l2_load_sectors.max(0.0).min(l1.max(t.l2_load_sectors));
         let to_l2 = if l1 > 0.0 { (l2 / l1).clamp(0.0, 1.0) } else { 1.0 };
-        // Data resident in L2 across launches (`l2_resident`) comes from L2.
-        let dram_sectors = if t.l2_resident { 0.0 } else { t.dram_read_bytes.max(0.0) / SECTOR_BYTES };
+        // What the L2 keeps across launches (all of it when `l2_resident`, else
+        // `l2_kept_bytes`, counted against the reads) comes from L2.
+        let dram_sectors = if t.l2_resident { 0.0 } else { (t.dram_read_bytes - t.l2_kept_bytes).max(0.0) / SECTOR_BYTES };
         let miss = if l2 > 0.0 { (dram_sectors / l2).clamp(0.0, 1.0) } else { 0.0 };
         let hit = p.l1_latency_cycles + to_l2 * (p.l2_latency_cycles - p.l1_latency_cycles);
         LoadLatency {
@@ -1215,8 +1217,9 @@ pub fn estimate(
         });
     }
     // DRAM, chip-wide.
-    // In L2 across launches when everything fits (`Traffic::l2_resident`; the L2 term
-    // then carries the traffic).
+    // In L2 across launches: all of it when everything fits (`Traffic::l2_resident`; the
+    // L2 term then carries the traffic), part of the first reads and writes past the L2's
+    // size (`Traffic::l2_kept_bytes`).
     let dram_bytes = t.steady_dram_bytes();
     let dram_bw = p.dram_peak_bytes_per_s * p.dram_efficiency;
     if dram_bytes > 0.0 && dram_bw > 0.0 {
@@ -1224,9 +1227,10 @@ pub fn estimate(
             bound: Bound::Dram,
             us: dram_bytes / dram_bw * 1e6,
             detail: format!(
-                "{} read + {} written at {:.0} GB/s ({:.0} % of the {:.0} GB/s peak)",
+                "{} read + {} written{} at {:.0} GB/s ({:.0} % of the {:.0} GB/s peak)",
                 bytes(t.dram_read_bytes),
                 bytes(t.dram_write_bytes),
+                if t.l2_kept_bytes > 0.0 { format!(", less the {} repeated launches find in L2", bytes(t.l2_kept_bytes)) } else { String::new() },
                 dram_bw / 1e9,
                 p.dram_efficiency * 100.0,
                 p.dram_peak_bytes_per_s / 1e9
@@ -1630,7 +1634,7 @@ mod tests {
         red.blocks[0].instructions[1].result_unused = true;
         assert_eq!(chain_cycles(&red, &p, &loads), Chain { cycles: 4.0, offchip_cycles: 0.0 });
         // ... whose write still drains before the block's slot is free, as a store's does.
-        let caches = CacheConfig { sm_count: 108, l1_bytes_per_sm: 192 << 10, l2_bytes: 40 << 20, resident_blocks_per_sm: 8, l1_caches_global_loads: true };
+        let caches = CacheConfig { sm_count: 108, l1_bytes_per_sm: 192 << 10, l2_bytes: 40 << 20, resident_blocks_per_sm: 8, l1_caches_global_loads: true, l2_partitioned: true };
         let mut t = traffic::estimate(&red, &caches);
         t.global_store_requests = 0.0;
         assert!(writes_without_waiting(&red, &t));

@@ -27,7 +27,8 @@
 //! the peak bandwidth is the memory term, except when every array fits in the L2
 //! (`Traffic::l2_resident`): repeated launches then find the data in L2 and the floor
 //! counts no DRAM traffic (`floor_bytes` 0; the cold bytes stay in `dram_read_bytes` and
-//! `dram_write_bytes`). The requested traffic (every execution of every
+//! `dram_write_bytes`); arrays a little larger than a one-piece L2 count what repeated
+//! launches do not find there (`Traffic::steady_dram_bytes`). The requested traffic (every execution of every
 //! access, in sectors) stays in the breakdown for reference (`requested_bytes`).
 //!
 //! Any model predicting below this floor is flagged by [`below_floor`].
@@ -84,6 +85,7 @@ pub fn cache_config(profile: &KernelProfile, gpu: &GpuParams) -> CacheConfig {
         l2_bytes: gpu.l2_bytes,
         resident_blocks_per_sm: resident,
         l1_caches_global_loads: gpu.spec.as_ref().is_none_or(|g| traffic::l1_caches_global_loads(g.cc.major)),
+        l2_partitioned: gpu.spec.as_ref().is_some_and(|g| g.l2_partitioned()),
     }
 }
 

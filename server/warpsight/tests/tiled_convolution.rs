@@ -96,6 +96,7 @@ fn dram_bytes(p: &KernelProfile) -> f64 {
         l2_bytes: gpu.l2_bytes,
         resident_blocks_per_sm: occ.blocks_per_sm,
         l1_caches_global_loads: true,
+        l2_partitioned: false,
     };
     let t = estimate(p, &caches);
     t.dram_read_bytes + t.dram_write_bytes
