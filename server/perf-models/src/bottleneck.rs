@@ -25,7 +25,9 @@
 //!   passes and its tag lookups (`kernel_profile::access::l1_wavefronts`), or the bytes its
 //!   lanes read at the L1's bytes per clock, whichever is more; shared: one wavefront
 //!   (128 B) per cycle, bank conflicts as extra
-//!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks");
+//!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks"); since
+//!   Volta L1 and shared memory are one memory with one data stage, so the larger of the
+//!   two terms also carries the other's cycles ([`Params::unified_l1_shared`]);
 //! - lsu: every warp memory instruction (global, local, shared, generic, and ptxas's
 //!   register spills) passes the SM's load/store units, 32 lanes per warp over the LD/ST
 //!   units per SM (architecture whitepapers: 16 on Turing, GA10x and Ada, so 2 cycles per
@@ -139,6 +141,13 @@ pub struct Params {
     pub sync_mma_fraction: f64,
     pub l1_bytes_per_clk_per_sm: f64,
     pub shared_bytes_per_clk_per_sm: f64,
+    /// L1 and shared memory are one memory with one data stage (compute capability 7.0
+    /// and later: "Volta ... combines L1 data cache and shared memory into a single
+    /// memory block", Tesla V100 GPU Architecture whitepaper, "L1 Data Cache and Shared
+    /// Memory"; Nsight Compute counts both kinds of wavefront in
+    /// `l1tex__data_pipe_lsu_wavefronts`): a global request's wavefronts and a shared
+    /// request's take turns there.
+    pub unified_l1_shared: bool,
     /// Whole-chip L2 bandwidth in bytes per SM clock.
     pub l2_bytes_per_clk: f64,
     /// Datasheet DRAM bandwidth in bytes per second.
@@ -356,6 +365,7 @@ impl Params {
             sync_mma_fraction: mp(keys::SYNC_MMA_FRACTION).filter(|v| *v > 0.0 && *v <= 1.0).unwrap_or(1.0),
             l1_bytes_per_clk_per_sm: gpu.l1_bytes_per_clk_per_sm,
             shared_bytes_per_clk_per_sm: gpu.shared_bytes_per_clk_per_sm,
+            unified_l1_shared: gpu.cc.major >= 7,
             l2_bytes_per_clk: gpu.l2_bytes_per_clk_per_sm * f64::from(gpu.sm_count.max(1)),
             dram_peak_bytes_per_s: gpu.mem_bandwidth_gbs * 1e9,
             dram_efficiency,
@@ -1156,32 +1166,42 @@ pub fn estimate(
     let wavefronts_per_sm = (t.l1_wavefronts + t.spill_requests) / active_sms;
     let l1_byte_cycles = t.l1_data_bytes / active_sms / p.l1_bytes_per_clk_per_sm.max(1.0);
     let l1_cycles = wavefronts_per_sm.max(l1_byte_cycles);
-    if l1_cycles > 0.0 {
-        terms.push(Term {
-            bound: Bound::L1,
-            us: us(l1_cycles),
-            detail: format!(
-                "{:.0} requests ({:.0} wavefronts) and {} read per SM through L1 at {} B per cycle",
-                requests_per_sm,
-                wavefronts_per_sm,
-                bytes(t.l1_data_bytes / active_sms),
-                p.l1_bytes_per_clk_per_sm
-            ),
-        });
-    }
     // Shared memory: one 128-byte wavefront per cycle at 128 B/clk (times the calibrated
     // achievable fraction).
     let shared_cycles =
         t.shared_wavefronts / active_sms * 128.0 / p.shared_bytes_per_clk_per_sm.max(1.0) / lsu_efficiency;
+    // Where L1 and shared memory share one data stage (`unified_l1_shared`), the larger of
+    // the two terms also carries the other's cycles: they take turns there.
+    let (l1_extra, shared_extra) = match p.unified_l1_shared {
+        true if l1_cycles > 0.0 && shared_cycles > 0.0 => {
+            if l1_cycles >= shared_cycles { (shared_cycles, 0.0) } else { (0.0, l1_cycles) }
+        }
+        _ => (0.0, 0.0),
+    };
+    if l1_cycles > 0.0 {
+        terms.push(Term {
+            bound: Bound::L1,
+            us: us(l1_cycles + l1_extra),
+            detail: format!(
+                "{:.0} requests ({:.0} wavefronts) and {} read per SM through L1 at {} B per cycle{}",
+                requests_per_sm,
+                wavefronts_per_sm,
+                bytes(t.l1_data_bytes / active_sms),
+                p.l1_bytes_per_clk_per_sm,
+                if l1_extra > 0.0 { format!(", plus the {:.0} cycles of the shared-memory wavefronts, which take turns with them in the one L1/shared data stage", l1_extra) } else { String::new() }
+            ),
+        });
+    }
     if shared_cycles > 0.0 {
         terms.push(Term {
             bound: Bound::Shared,
-            us: us(shared_cycles),
+            us: us(shared_cycles + shared_extra),
             detail: format!(
-                "{:.0} shared-memory wavefronts per SM ({:.0} requests; bank conflicts add the rest){}",
+                "{:.0} shared-memory wavefronts per SM ({:.0} requests; bank conflicts add the rest){}{}",
                 t.shared_wavefronts / active_sms,
                 t.shared_requests / active_sms,
-                if lsu_efficiency < 1.0 { format!(" at {lsu_efficiency:.2} of the banks' rate (calibrated)") } else { String::new() }
+                if lsu_efficiency < 1.0 { format!(" at {lsu_efficiency:.2} of the banks' rate (calibrated)") } else { String::new() },
+                if shared_extra > 0.0 { format!(", plus the {:.0} cycles of the global requests' L1 wavefronts, which take turns with them in the one L1/shared data stage", shared_extra) } else { String::new() }
             ),
         });
     }

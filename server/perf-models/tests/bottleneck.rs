@@ -500,6 +500,58 @@ fn shared_loads_bind_on_the_load_store_lanes_of_a_16_lane_sm() {
     }
 }
 
+/// Since Volta L1 and shared memory are one memory with one data stage: a kernel whose
+/// shared loads and uncoalesced global loads (8 wavefronts each) both use it pays the sum of
+/// their wavefronts in the larger term; on Pascal, where shared memory is its own unit,
+/// each term keeps its own.
+#[test]
+fn shared_and_global_wavefronts_take_turns_in_the_one_data_stage_since_volta() {
+    let (k, m) = (1024usize, 64usize);
+    let mut p = fma_chain(k + m, InstrClass::Load(kernel_profile::Space::Shared), "ld.shared.f32");
+    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
+        i.deps.clear();
+        if n >= k {
+            i.class = InstrClass::Load(kernel_profile::Space::Global);
+            i.opcode = "ld.global.f32".into();
+        }
+    }
+    p.counts.dynamic.clear();
+    p.counts.dynamic.insert(InstrClass::Load(kernel_profile::Space::Shared), k as f64);
+    p.counts.dynamic.insert(InstrClass::Load(kernel_profile::Space::Global), m as f64);
+    p.memory_accesses = vec![
+        serde_json::from_value(serde_json::json!({
+            "ptx_line": 1, "space": "shared", "kind": "load", "bytes_per_thread": 4, "vector_width": 1,
+            "class": "coalesced", "transactions_per_request": 1.0, "executions": k as f64,
+            "bank_conflict_ways": 1
+        }))
+        .expect("access"),
+        serde_json::from_value(serde_json::json!({
+            "ptx_line": 2, "space": "global", "kind": "load", "bytes_per_thread": 4, "vector_width": 1,
+            "class": "strided", "transactions_per_request": 8.0, "executions": m as f64,
+            "l1_wavefronts_per_request": 8.0
+        }))
+        .expect("access"),
+    ];
+    for (id, unified) in [("a100-sxm4-80gb", true), ("tesla-p100-sxm2", false)] {
+        let g = gpu(id);
+        let params = Params::from_gpu(&g);
+        assert_eq!(params.unified_l1_shared, unified, "{id}");
+        launch(&mut p, g.sm_count * 64, 256, 0);
+        let pred = bottleneck::predict(&p, &g).expect("applies");
+        // 64 blocks × 8 warps per SM: k shared wavefronts (128 B each at 128 B per cycle)
+        // and 8·m L1 wavefronts per warp.
+        let warps = 64.0 * 8.0;
+        let us = |cycles: f64| cycles / params.clock_hz * 1e6;
+        let shared = us(warps * k as f64 * 128.0 / params.shared_bytes_per_clk_per_sm);
+        let l1 = us(warps * m as f64 * 8.0);
+        assert!(shared > l1, "{id}: {shared} vs {l1}");
+        let want = if unified { shared + l1 } else { shared };
+        let got = pred.breakdown["shared_us"];
+        assert!((got - want).abs() < 1e-6 * want, "{id}: shared term {got} against {want}: {}", pred.explanation);
+        assert!((pred.breakdown["l1_us"] - l1).abs() < 1e-6 * l1, "{id}: {:?}", pred.breakdown);
+    }
+}
+
 /// On Turing the load/store path does not overlap the FP32 pipe's time
 /// (`fp32_lsu_serial_share` = 1 in gpu-data for `tu10x`, fitted on the RTX 2080 Ti's
 /// convolution): a kernel of as many shared loads as FMAs is charged the `lsu` term plus the

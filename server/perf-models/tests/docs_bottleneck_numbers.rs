@@ -164,7 +164,7 @@ fn the_reduction_numbers_of_the_page_are_the_models() {
 
 /// Figures of the page that are measurements or datasheet values, not computed here:
 /// number as written, source.
-const MEASURED: [(&str, &str); 31] = [
+const MEASURED: [(&str, &str); 33] = [
     ("35.6", "NVIDIA GA102 whitepaper: RTX 3090 peak FP16 and FP32 non-tensor TFLOPS"),
     ("13.56", "MasterSkepticista 2025, RTX 3090: 2^23 same-address float atomicAdds (9.9 GB/s over 2^25 floats)"),
     ("1.1", "NVIDIA Kepler GK110 whitepaper: one same-address atomic per clock, 1.1 ns at 875 MHz"),
@@ -180,6 +180,8 @@ const MEASURED: [(&str, &str); 31] = [
     ("2.6", "gpu-benches gpu-small-kernels, A100 80 GB: 2.6 TB/s with 21 MB of arrays"),
     ("2.04", "NVIDIA A100 datasheet: 2039 GB/s DRAM bandwidth of the 80 GB SXM"),
     ("1.65", "gpu-benches gpu-small-kernels, A100 80 GB at 144 MB"),
+    ("1.31", "docs/validation.md at commit 923c71b: the RTX 2080 Ti's predicted-best convolution configuration over the measured best, before the shared L1/shared data stage"),
+    ("1.26", "docs/validation.md at commit 923c71b: the TITAN RTX's, likewise"),
     ("1.4", "Kepler GK110 whitepaper: one atomic operation per clock on a common address, 1.1-1.4 ns at its 706-875 MHz"),
     ("1.44", "gpu-benches gpu-small-kernels, A40 at 5.2 MB"),
     ("5.2", "gpu-benches gpu-small-kernels: the A40 array size"),

@@ -1023,4 +1023,9 @@ const HELDOUT_NOTES: &str = "## Notes
     at 1.24 × its L2 went from 1.14-1.81 to 1.07-1.69 (docs/validation.md); the L40's at
     1.00 × from up to 2.75 to up to 1.74. Both keep more than the share the model takes,
     which was read off the H200's and H100's L2 sweeps.
+- A fourteenth, found on the fitted corpus's convolution (Turing's predicted-best
+  configuration, docs/models/bottleneck.md): since Volta L1 and shared memory share one
+  data stage, so the larger of the `l1` and `shared` terms now carries the other's cycles.
+  Here the SGEMM's kernel 5 went from 1.00 to 1.06 and the H100's tiled transpose from 0.58
+  to 0.60; nothing else moved by more than 0.01.
 ";
