@@ -59,10 +59,9 @@ fn a_shared_memory_bound_convolution_calibrates_the_load_store_efficiency() {
     // SM's load/store units and shared memory, which it runs below their nominal rates
     // (uncalibrated, the model predicts a median 0.72 of its measured times); the fit lowers
     // `lsu_efficiency` from 1 and the held-out half improves. Until 2026-11-29 this was the
-    // TITAN RTX, at a median 0.89 then; since the in-order share of the chain its
-    // uncalibrated median is 0.91 and a fit on half its configurations no longer improves
-    // the other half (27.5 → 28.2 % MAPE, docs/validation.md, "Calibration on held-out
-    // halves", shows every card).
+    // TITAN RTX, whose uncalibrated median is now near 1, so its fit moves `lsu_efficiency`
+    // little (docs/validation.md, "Calibration on held-out halves", shows every card, and
+    // its test asserts that every card's held-out half improves).
     if !root().join("../shared/data/measured/kernel-tuner").is_dir() {
         eprintln!("skipped: ../shared/data/measured/kernel-tuner is absent (the Kernel Tuner cache files are read from there)");
         return;

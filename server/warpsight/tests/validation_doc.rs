@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::Command;
 
 use analysis::validation::{self, ErrorStats, Observation, Summary};
-use common::root;
+use common::{nvcc_available, root};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -86,24 +86,6 @@ fn validate(spec: &str) -> Report {
     let code = out.status.code().unwrap_or(-1);
     assert!(code == 0 || code == 1, "validate {spec} exited {code}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("validate {spec}: bad JSON: {e}"))
-}
-
-/// nvcc as the CUDA front end would find it (the variables scripts/test-all.sh sets, or
-/// PATH).
-fn nvcc_available() -> bool {
-    if let Ok(p) = std::env::var("WARPSIGHT_NVCC")
-        && Path::new(&p).is_file()
-    {
-        return true;
-    }
-    for var in ["WARPSIGHT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"] {
-        if let Ok(h) = std::env::var(var)
-            && Path::new(&h).join("bin/nvcc").is_file()
-        {
-            return true;
-        }
-    }
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("nvcc").is_file()))
 }
 
 fn pct(x: f64) -> String {
@@ -583,6 +565,8 @@ fn calibration_section() -> String {
         let param = |key: &str| r["parameters"].as_array().and_then(|ps| ps.iter().find(|p| p["key"] == key)).and_then(|p| p["after"].as_f64()).unwrap_or(f64::NAN);
         let h = &r["held_out"];
         let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+        // Issue 13's check of `calibrate`: a fit on half of a GPU's rows improves the other half.
+        assert!(f(&h["mape_after"]) < f(&h["mape_before"]), "calibrate {gpu}: the held-out half got worse: {h}");
         writeln!(
             s,
             "| {gpu} | {} / {} | {:.1} % → {:.1} % | {} → {} | {:.2} | {:.2} | {:.0} |",

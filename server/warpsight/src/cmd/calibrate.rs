@@ -77,10 +77,12 @@ fn errors(samples: &[calibrate::Sample<'_>], before: &Params, after: &Params) ->
 
 /// The text of one GPU's entry in the built-in data (`[[gpu]]` up to the next entry).
 fn builtin_entry(id: &str) -> Option<String> {
-    for (_, text) in gpu_spec::db::BUILTIN_FILES {
-        let needle = format!("id = \"{id}\"");
+    // Only the GPU files hold `[[gpu]]` entries; `paper-gpus.toml` names some of the same ids
+    // for the papers' GPUs.
+    for (_, text) in gpu_spec::db::BUILTIN_FILES.iter().filter(|(name, _)| name.starts_with("gpus/")) {
+        let needle = format!("\nid = \"{id}\"\n");
         let Some(at) = text.find(&needle) else { continue };
-        let start = text[..at].rfind("[[gpu]]")?;
+        let Some(start) = text[..at].rfind("[[gpu]]") else { continue };
         let rest = &text[at..];
         let end = rest.find("[[gpu]]").map_or(text.len(), |e| at + e);
         return Some(text[start..end].trim_end().to_string());
@@ -205,4 +207,22 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::builtin_entry;
+
+    /// The entry is the GPU's own `[[gpu]]` table, even where `paper-gpus.toml` names the
+    /// same id first (the A100 80 GB), and only that one.
+    #[test]
+    fn the_builtin_entry_is_the_gpus_own_table() {
+        for id in ["a100-sxm4-80gb", "a40", "rtx-2080-ti"] {
+            let e = builtin_entry(id).unwrap_or_else(|| panic!("{id}: no entry"));
+            assert!(e.starts_with("[[gpu]]"), "{id}: {e}");
+            assert!(e.contains(&format!("\nid = \"{id}\"\n")), "{id}: {e}");
+            assert_eq!(e.matches("[[gpu]]").count(), 1, "{id}: {e}");
+        }
+        assert!(builtin_entry("a100").is_none(), "an alias is not an id");
+    }
 }

@@ -19,3 +19,22 @@ pub fn calibrate_halves(corpus: &str, gpu: &str, out: &Path) -> Output {
         .output()
         .expect("run warpsight calibrate")
 }
+
+/// nvcc as the CUDA front end would find it (the variables scripts/test-all.sh sets, or
+/// PATH).
+#[allow(dead_code)] // not every test crate that includes this module compiles CUDA
+pub fn nvcc_available() -> bool {
+    if let Ok(p) = std::env::var("WARPSIGHT_NVCC")
+        && Path::new(&p).is_file()
+    {
+        return true;
+    }
+    for var in ["WARPSIGHT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"] {
+        if let Ok(h) = std::env::var(var)
+            && Path::new(&h).join("bin/nvcc").is_file()
+        {
+            return true;
+        }
+    }
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("nvcc").is_file()))
+}
