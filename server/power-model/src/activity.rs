@@ -12,7 +12,7 @@
 //! - `DRAM bytes`: what the headline model moves to and from DRAM; the energy per byte
 //!   covers the whole path (DRAM, interface, L2, crossbar).
 //! - `P_interface`: GDDR's I/O draws power whenever the memory runs at speed, whatever the
-//!   traffic; HBM's wide, slow interface does not (fitted: about −11 W on the A100, so 0).
+//!   traffic; HBM's wide, slow interface does not (fitted: −10.7 W on the A100, so 0).
 //! - `T`: the headline time; `P_idle` and the TDP come from gpu-data.
 //!
 //! This is the shape of the energy roofline (Choi, Bedard, Fowler and Vuduc, "A Roofline
@@ -22,7 +22,8 @@
 //! `gpu-roofline/` at commit e4e93a3: a sweep from streaming to FP32-bound, one table per
 //! GPU): e_lane and e_dram for HBM on the A100 40 GB's 11 rows, P_interface and e_dram for
 //! GDDR on the A40's 10 rows (e_lane held at the A100's), by least squares at the measured
-//! times (a one-off script, not in the repository); held out, the H200 (HBM3e) and the L40
+//! times (`server/warpsight/tests/activity_power_fit.rs` redoes the fit and checks these
+//! constants against it); held out, the H200 (HBM3e) and the L40
 //! (GDDR6). docs/heldout.md's power table, generated from `warpsight validate` with the
 //! predicted times, shows every row against its measurement. What it does not know: tensor-core multiply-adds
 //! (a tensor instruction counts as one instruction per lane, so tensor-core kernels are

@@ -328,6 +328,10 @@ pub struct RowReport {
     /// The predicted board power in W (docs/power.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub predicted_w: Option<f64>,
+    /// What the predicted power is made of: the model's base (`base`: the idle board, or a
+    /// trained model's average kernel) and each contribution in W, by name.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub predicted_w_terms: std::collections::BTreeMap<String, f64>,
 }
 
 impl RowResult {
@@ -356,6 +360,7 @@ impl RowResult {
             predicted_ms: Default::default(),
             measured_w: r.power_w,
             predicted_w: None,
+            predicted_w_terms: Default::default(),
         };
         match &self.outcome {
             Outcome::Skipped(why) => {
@@ -376,6 +381,9 @@ impl RowResult {
                 }
                 rep.predicted_ms = a.predicted_ms();
                 rep.predicted_w = a.target.power.as_ref().map(|p| p.watts);
+                if let Some(p) = &a.target.power {
+                    rep.predicted_w_terms = std::iter::once(("base".to_string(), p.base_watts)).chain(p.contributions.iter().cloned()).collect();
+                }
             }
         }
         rep
