@@ -7,6 +7,7 @@
 //! contribution is its count times its energy over the predicted time; where the demand was
 //! capped at the board's limit, un-scaled). Prints the fit; fails when a constant in the
 //! source is more than 3 % from it.
+#![allow(clippy::print_stderr, clippy::print_stdout)] // the skip message and the fit's table
 
 mod common;
 
@@ -89,11 +90,12 @@ fn fit3(x1: &[f64], x2: &[f64], y: &[f64]) -> (f64, f64, f64) {
     for c in 0..3 {
         let p = (c..3).max_by(|&a, &b| m[a][c].abs().total_cmp(&m[b][c].abs())).expect("a pivot");
         m.swap(c, p);
-        for r in 0..3 {
+        let pivot = m[c];
+        for (r, row) in m.iter_mut().enumerate() {
             if r != c {
-                let f = m[r][c] / m[c][c];
-                for k in c..4 {
-                    m[r][k] -= f * m[c][k];
+                let f = row[c] / pivot[c];
+                for (x, p) in row.iter_mut().zip(pivot).skip(c) {
+                    *x -= f * p;
                 }
             }
         }

@@ -14,7 +14,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 use std::process::Command;
 
 use analysis::validation::{self, ErrorStats, Observation, Summary};

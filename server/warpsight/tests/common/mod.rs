@@ -11,6 +11,7 @@ pub fn root() -> PathBuf {
 
 /// `warpsight calibrate CORPUS --gpu GPU --hold-out-every 2 --format json -o OUT`, run in the
 /// repository root: fit on every other row of the GPU's, judge on the rest.
+#[allow(dead_code)] // not every test crate that includes this module calibrates
 pub fn calibrate_halves(corpus: &str, gpu: &str, out: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_warpsight"))
         .current_dir(root())
