@@ -52,8 +52,8 @@
 //!   [`l2_kept_share`] of the first reads and writes (`Traffic::l2_kept_bytes`: between two
 //!   launches the whole footprint passes through the L2, as in a cyclic sweep). Below the
 //!   L2's size all of it stays: the gpu-latency pointer chases of the V100 and the L40
-//!   run at their L2 latency at 0.78 and 0.90 × their L2 (docs/validation.md), where the
-//!   curve, read off Hopper's partitioned L2, would keep only 89 and 64 % of it. Measured: gpu-benches' small-kernel sweep
+//!   run at their L2 latency at 0.78 and 0.88 × their L2 (docs/validation.md), where the
+//!   curve, read off Hopper's partitioned L2, would keep only 89 and 69 % of it. Measured: gpu-benches' small-kernel sweep
 //!   (`A[i] = 0.25·B[i]`, launched back to back) runs at 2.6 TB/s on an A100 80 GB while its
 //!   two arrays total 21 MB (the 40 MB L2 holds them; DRAM peaks at 2.04 TB/s) and falls to
 //!   1.65 TB/s at 144 MB; on an A40 (6 MB L2) 1.44 TB/s at 5.2 MB against 0.57 TB/s at
@@ -912,7 +912,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // Not on a partitioned L2 (GA100, GH100: each partition caches what its own SMs read, so
     // a line every SM reads can be held twice): there the same sweep on an A100 80 GB runs
     // at the DRAM's rate from 1.08 × its 40 MB L2 on (docs/validation.md).
+    // Below half a percent (past about 1.6 × the L2) nothing is kept.
     let kept_share = if footprint_known && !t.l2_resident && !caches.l2_partitioned { l2_kept_share(kept_bytes, caches.l2_bytes as f64) } else { 0.0 };
+    let kept_share = if kept_share < 0.005 { 0.0 } else { kept_share };
     t.l2_kept_bytes = (kept_share * first_touch).min(t.dram_read_bytes + t.dram_write_bytes);
     if t.l2_resident {
         t.notes.push(format!(

@@ -141,17 +141,18 @@ fn profile_then_predict_round_trips() {
 }
 
 /// `--graph-launch`: the headline's launch overhead becomes the GPU's CUDA-graph value
-/// (gpu-data's `graph_launch_overhead_us` on the A100, half the stream value elsewhere),
+/// (gpu-data's `graph_launch_overhead_us` on GA100 and GA10x, half the stream value elsewhere),
 /// and a launch-bound kernel's time drops by the difference.
 #[test]
 fn graph_launch_flag_charges_the_graph_overhead() {
     let db = gpu_spec::Database::builtin();
-    for (id, expected_graph) in [("a100-sxm4-80gb", None), ("rtx-3090", Some(0.5))] {
+    for (id, expected_graph) in [("a100-sxm4-80gb", None), ("rtx-3090", None), ("rtx-4090", Some(0.5))] {
         let gpu = db.gpu(id).expect("gpu");
         let stream_us = gpu.launch_overhead_us;
-        // The A100's value is a model parameter of its own; other GPUs take half the stream one.
+        // GA100's and GA10x's values are model parameters of their own (gpu-benches'
+        // a100_80_graph and a40_graph tables); other GPUs take half the stream one.
         let graph_us = match expected_graph {
-            None => *gpu.model_params.get(gpu_spec::gpu::GRAPH_LAUNCH_OVERHEAD_US).expect("the A100 has a graph launch overhead"),
+            None => *gpu.model_params.get(gpu_spec::gpu::GRAPH_LAUNCH_OVERHEAD_US).expect("a graph launch overhead of its own"),
             Some(f) => stream_us * f,
         };
         assert!(graph_us < stream_us, "{id}: graph {graph_us} vs stream {stream_us}");

@@ -5,7 +5,7 @@
 //! error scale estimated from the rows, plus a prior around the database values
 //! (`Knob::prior_sigma`; see [`fit`]). The log ratio is a ratio
 //! error: a kernel twice too slow costs as much as one twice too fast, and a 10 µs kernel
-//! weighs as much as a 10 ms one). Absolute rather than squared: a few rows the parameters
+//! weighs as much as a 10 ms one. Absolute rather than squared: a few rows the parameters
 //! cannot fix (a configuration that another compiler spilled, a mechanism the model lacks)
 //! would otherwise pull every parameter toward them. On Kernel Tuner's convolution fitted on
 //! every other configuration, squares raised the held-out MAPE of both Turing cards (TITAN
