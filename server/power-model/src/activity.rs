@@ -75,7 +75,7 @@ impl Memory {
     }
 
     /// Energy per DRAM byte, in pJ.
-    fn byte_pj(self) -> f64 {
+    pub fn byte_pj(self) -> f64 {
         match self {
             Memory::Hbm => fitted::HBM_BYTE_PJ,
             Memory::Gddr | Memory::Lpddr => fitted::GDDR_BYTE_PJ,

@@ -14,7 +14,7 @@ mod common;
 use std::process::Command;
 
 use common::{nvcc_available, root};
-use power_model::activity::fitted;
+use power_model::activity::{Memory, fitted};
 
 /// One sweep row: measured time and power, and the model's counts.
 struct Row {
@@ -53,7 +53,7 @@ fn rows() -> Vec<Row> {
             _ => 1.0,
         };
         let term = |k: &str| r["predicted_w_terms"][k].as_f64().unwrap_or(0.0) / scale;
-        let byte_pj = if g.mem_type.to_ascii_uppercase().starts_with("HBM") { fitted::HBM_BYTE_PJ } else { fitted::GDDR_BYTE_PJ };
+        let byte_pj = Memory::from_mem_type(&g.mem_type).expect("a known memory type").byte_pj();
         let t_pred = pred_ms * 1e-3;
         rows.push(Row {
             gpu: gpu.to_string(),

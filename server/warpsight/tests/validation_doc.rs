@@ -977,7 +977,7 @@ const HELDOUT_NOTES: &str = "## Notes
   above those two boards are fitted and the H200 and the L40 held out. Before it, the V100's
   trained model transferred to these boards gave 0.41-0.91 of the measured watts (a first
   run with other rows and the devices' median, not in the repository).
-- A twelfth, on the streaming tables of the H200 and the L40 (added last): the gpu-benches
+- A twelfth, on the streaming tables of the H200 and the L40 (added next): the gpu-benches
   importer gave every table but the A40's the older code's fixed 9 % carveout, which holds
   4 blocks per SM on an H200, where the table (its %occ column) and the current code's
   carveout search give 2. With 4 blocks the model hid twice the latency: the H200's 192
@@ -1000,7 +1000,7 @@ const HELDOUT_NOTES: &str = "## Notes
     L40's launches of 4,096 elements went from 1.56-1.69 to 1.33-1.44. The interval is mostly the host's and the driver's
     (the L40's machine launches in 1.63 µs, the H200's in 2.52), which no GPU figure gives.
   - Arrays a little larger than the L2 keep part of their traffic there across launches
-    (docs/profile.md, Warm L2), on a one-piece L2 only: the A100's and the H100's are split
+    (docs/models/bottleneck.md, Warm L2), on a one-piece L2 only: the A100's and the H100's are split
     into partitions that each cache what their own SMs read, and the same sweep on the
     A100 80 GB of docs/validation.md runs at DRAM speed from 1.08 × its L2. The A40's rows
     at 1.24 × its L2 went from 1.14-1.81 to 1.07-1.69 (docs/validation.md); the L40's at

@@ -207,11 +207,11 @@ const STREAM_KERNELS: [(&str, f64); 6] = [("init", 1.0), ("read", 1.0), ("scale"
 /// The stream kernels' static shared array: 768 doubles.
 const STREAM_SMEM: u32 = 768 * 8;
 
-/// The carveout percentage the gpu-stream code at HEAD settles on: the smallest that
-/// lets 2 blocks reside.
 /// The gpu-stream tables measured with the benchmark's older code (a fixed 9 % carveout).
 const OLDER_STREAM_FILES: [&str; 3] = ["v100", "a100_40", "a100_80"];
 
+/// The carveout percentage the gpu-stream code at HEAD settles on: the smallest that
+/// lets 2 blocks reside.
 fn adaptive_carveout(gpu: &gpu_spec::Gpu, block: u32, regs: u32) -> Option<u32> {
     (1..=100).find(|&p| gpu.with_smem_carveout(p).ok().and_then(|g| g.occupancy(block, regs, STREAM_SMEM, 0).ok()).is_some_and(|o| o.blocks_per_sm >= 2))
 }
@@ -474,8 +474,8 @@ mod tests {
     /// Every gpu-stream table says 2 blocks per SM (its %occ column: 2 × block / threads per
     /// SM); the files of the current code (the A40's, and later ones such as the H200's and
     /// the L40's) get the carveout search, the older V100 and A100 files their fixed 9 %. With
-    /// 9 % an H200 would hold 4 blocks per SM, and its low-occupancy rows would be predicted
-    /// about 1.6 times too fast.
+    /// 9 % an H200 would hold 4 blocks per SM, and its low-occupancy rows were predicted at
+    /// down to half their measured times (docs/heldout.md, the twelfth note).
     #[test]
     fn every_stream_table_runs_at_two_blocks_per_sm() {
         let dir = tempfile::tempdir().unwrap();
