@@ -117,6 +117,11 @@ pub struct Params {
     pub schedulers_per_sm: f64,
     /// Results per clock per SM by pipe.
     pub pipe_rate: BTreeMap<Pipe, f64>,
+    /// Conversions from and to 64-bit types (`cvt` with an `f64` side, or between a float and
+    /// a 64-bit integer) per clock per SM: the CUDA C++ Programming Guide's throughput table
+    /// ("type conversions from and to 64-bit types": 2 on compute capability 7.5, 8.6 and
+    /// 8.9, 16 on 7.0, 8.0 and 9.0), on the FP64 pipe (`F2F.F64.F32`, `I2F.F64`; `conv64` says which `cvt`s).
+    pub conversion_64_rate: f64,
     /// Integer multiply-adds (PTX `mul`/`mad` on integers; SASS `IMAD`) per clock per SM,
     /// where the CUDA guide's table gives them (`int_mul`, compute capability 7.0 and
     /// later): they run on the FMA pipe with FP32, not on the integer ALU.
@@ -358,6 +363,7 @@ impl Params {
             clock_hz: gpu.boost_clock_mhz * 1e6,
             schedulers_per_sm: lanes(u.warp_schedulers_per_sm),
             pipe_rate,
+            conversion_64_rate: table("conversion_64", table("fp64", lanes(u.fp64_per_sm))),
             int_mul_rate: gpu.results_per_clk_per_sm("int_mul").filter(|v| *v > 0.0 && gpu.cc.major >= 7),
             fp32_int_shared: gpu.cc.major < 7,
             tensor_fma_per_clk: tensor_fma_per_clk(gpu),
@@ -734,6 +740,13 @@ fn partition_cycles(ins: &kernel_profile::InstrNode, p: &Params) -> (Option<Pipe
             };
             (Some(Pipe::Tensor), cycles)
         }
+        InstrClass::Conversion if conv64(&ins.opcode).is_some() => {
+            let cycles = match conv64(&ins.opcode) {
+                Some(Conv64::Clamp) => on_partition(64.0, p.results_per_clk(Pipe::Fp64)),
+                _ => on_partition(32.0, p.conversion_64_rate),
+            };
+            (Some(Pipe::Fp64), cycles)
+        }
         class => match pipe_of(class) {
             Some(pipe) => (Some(pipe), on_partition(results_per_instr(pipe), p.results_per_clk(pipe))),
             None => (None, 1.0),
@@ -941,6 +954,59 @@ fn imad_share(profile: &KernelProfile) -> f64 {
     if all > 0.0 { (imad / all).clamp(0.0, 1.0) } else { 0.0 }
 }
 
+/// A PTX conversion that ptxas issues on the FP64 pipe rather than as a conversion at the
+/// 32-bit rate (CUDA C++ Programming Guide, arithmetic instruction throughput: "type
+/// conversions from and to 64-bit types" have their own row, 2 per clock per SM on compute
+/// capability 7.5, 8.6 and 8.9, the FP64 rate of those SMs). nvdisasm (sm_86) of
+/// `(float)fmin(fmax((double)x, 0.0), 1.0)`, whose PTX is `cvt.f64.f32`, `cvt.sat.f64.f64`,
+/// `cvt.rn.f32.f64`: `F2F.F64.F32`, `DSETP.MAX`, `DSETP.MIN`, `F2F.F32.F64`; of
+/// `(double)i` and `(float)ll`: `I2F.F64`, `I2F.S64`. Conversions between integers (`cvt.s64.s32`,
+/// `cvt.u32.u64`: a shift, a move or nothing) and `cvta` are not such conversions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conv64 {
+    /// One instruction at the table's 64-bit conversion rate (`F2F.F64.F32`, `I2F.F64`, ...).
+    Convert,
+    /// `cvt.sat.f64.f64`, a clamp to [0, 1]: two FP64 compares (`DSETP.MAX`, `DSETP.MIN`)
+    /// at the FP64 rate.
+    Clamp,
+}
+
+fn conv64(opcode: &str) -> Option<Conv64> {
+    const TYPES: [&str; 15] = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b16", "b32", "b64", "f16", "bf16", "f32", "f64"];
+    if !opcode.starts_with("cvt.") {
+        return None;
+    }
+    let parts: Vec<&str> = opcode.split('.').collect();
+    let types: Vec<&str> = parts.iter().copied().filter(|t| TYPES.contains(t)).collect();
+    let [d, a] = types[..] else { return None };
+    let float = |t: &str| t.starts_with('f') || t == "bf16";
+    let int64 = |t: &str| t == "s64" || t == "u64";
+    match (d, a) {
+        ("f64", "f64") if parts.contains(&"sat") => Some(Conv64::Clamp),
+        _ if d == "f64" || a == "f64" => Some(Conv64::Convert),
+        _ if (float(d) && int64(a)) || (int64(d) && float(a)) => Some(Conv64::Convert),
+        _ => None,
+    }
+}
+
+/// The shares of the kernel's executed conversions that [`conv64`] puts on the FP64 pipe:
+/// (64-bit conversions, f64 clamps).
+fn conv64_shares(profile: &KernelProfile) -> (f64, f64) {
+    let (mut convert, mut clamp, mut all) = (0.0, 0.0, 0.0);
+    for b in &profile.blocks {
+        for i in b.instructions.iter().filter(|i| i.class == InstrClass::Conversion) {
+            let e = b.executions.max(0.0);
+            all += e;
+            match conv64(&i.opcode) {
+                Some(Conv64::Convert) => convert += e,
+                Some(Conv64::Clamp) => clamp += e,
+                None => {}
+            }
+        }
+    }
+    if all > 0.0 { ((convert / all).clamp(0.0, 1.0), (clamp / all).clamp(0.0, 1.0)) } else { (0.0, 0.0) }
+}
+
 /// Whether the kernel's warps write to global memory without waiting (stores, and REDs:
 /// atomics whose result nothing reads), so that a slot waits for the writes' acknowledgement.
 fn writes_without_waiting(profile: &KernelProfile, t: &Traffic) -> bool {
@@ -1102,6 +1168,16 @@ pub fn estimate(
         per_pipe.insert(Pipe::Int, int_total - int_on_fma);
         per_pipe.entry(Pipe::Fp32).or_insert(0.0);
     }
+    // Conversions from and to 64-bit types run on the FP64 pipe at their own rate (`conv64`):
+    // counted there as the FP64 instructions whose time they take.
+    let (convert64_share, clamp64_share) = conv64_shares(profile);
+    let conversions = per_pipe.get(&Pipe::Conversion).copied().unwrap_or(0.0);
+    let (convert64, clamp64) = (conversions * convert64_share, conversions * clamp64_share);
+    if convert64 + clamp64 > 0.0 {
+        per_pipe.insert(Pipe::Conversion, (conversions - convert64 - clamp64).max(0.0));
+        let fp64_rate = p.results_per_clk(Pipe::Fp64);
+        *per_pipe.entry(Pipe::Fp64).or_default() += convert64 * fp64_rate / p.conversion_64_rate.max(1e-9) + 2.0 * clamp64;
+    }
     for (pipe, n) in &per_pipe {
         let rate = p.results_per_clk(*pipe);
         let mut cycles = warps_on_sm * n * results_per_instr(*pipe) / rate.max(1e-9);
@@ -1112,6 +1188,14 @@ pub fn estimate(
         }
         if *pipe == Pipe::Fp16 {
             detail.push_str(" (64 per warp instruction: a half2 per lane)");
+        }
+        if *pipe == Pipe::Fp64 && convert64 + clamp64 > 0.0 {
+            detail.push_str(&format!(
+                ", counting {:.0} conversions from or to 64-bit types at {} per cycle and {:.0} double clamps (two FP64 compares each)",
+                warps_on_sm * convert64,
+                p.conversion_64_rate,
+                warps_on_sm * clamp64
+            ));
         }
         if *pipe == Pipe::Tensor
             && let Some((per_instr, fmas)) = tensor_cycles_per_instr(profile, p)

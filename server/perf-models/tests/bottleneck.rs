@@ -283,6 +283,40 @@ fn fp64_work_on_a_geforce_card_binds_on_the_fp64_pipe() {
     assert_eq!(pred.bound.name(), "fp64");
 }
 
+/// Conversions from and to 64-bit types run on the FP64 pipe at the CUDA guide's rate for
+/// them (2 per clock per SM on CC 8.6, 16 on 8.0), a double clamp (`cvt.sat.f64.f64`) as two
+/// FP64 compares; conversions between 32-bit types stay on the conversion pipe (16 per clock).
+#[test]
+fn conversions_from_and_to_64_bit_types_run_on_the_fp64_pipe() {
+    let k = 256;
+    let fp64_us = |gpu_id: &str, opcode: &str| {
+        let g = gpu(gpu_id);
+        let pred = full_sm_of(&g, k, InstrClass::Conversion, opcode);
+        let term = |name: &str| pred.breakdown.get(&format!("{name}_us")).copied().unwrap_or(0.0);
+        let (fp64, conversion) = (term("fp64"), term("conversion"));
+        (pred, fp64, conversion)
+    };
+    let g = gpu("rtx-3090");
+    let us_at = |rate: f64| f64::from(g.sm_count * 64 * 256) * k as f64 / f64::from(g.sm_count) / rate / (g.boost_clock_mhz * 1e6) * 1e6;
+    for opcode in ["cvt.f64.f32", "cvt.rn.f32.f64", "cvt.rn.f64.s32", "cvt.rn.f32.s64", "cvt.rzi.s64.f32"] {
+        let (pred, fp64, conv) = fp64_us("rtx-3090", opcode);
+        assert_eq!(pred.bound, Bound::Pipe(Pipe::Fp64), "{opcode}: {}", pred.explanation);
+        assert!((fp64 / us_at(2.0) - 1.0).abs() < 1e-9 && conv == 0.0, "{opcode}: fp64 {fp64} µs, conversion {conv} µs");
+    }
+    let (pred, fp64, _) = fp64_us("rtx-3090", "cvt.sat.f64.f64");
+    assert!((fp64 / (2.0 * us_at(2.0)) - 1.0).abs() < 1e-9, "a clamp is two FP64 compares: {}", pred.explanation);
+    for opcode in ["cvt.rn.f32.s32", "cvt.f32.f16", "cvt.s64.s32", "cvt.u32.u64"] {
+        let (pred, fp64, conv) = fp64_us("rtx-3090", opcode);
+        assert!(fp64 == 0.0 && (conv / us_at(16.0) - 1.0).abs() < 1e-9, "{opcode} stays a conversion: {}", pred.explanation);
+    }
+    // On the A100 the table gives 16 per clock for 64-bit conversions against 32 FP64
+    // results: each takes two FP64 results' time.
+    let a100 = gpu("a100-sxm4-80gb");
+    let (_, fp64, _) = fp64_us("a100-sxm4-80gb", "cvt.f64.f32");
+    let at_16 = f64::from(a100.sm_count * 64 * 256) * k as f64 / f64::from(a100.sm_count) / 16.0 / (a100.boost_clock_mhz * 1e6) * 1e6;
+    assert!((fp64 / at_16 - 1.0).abs() < 1e-9, "{fp64} µs against {at_16}");
+}
+
 /// A full SM of independent instructions, half FP32 FMAs and half of `int_opcode`.
 fn fp32_and_int(gpu_id: &str, int_opcode: &str) -> (Prediction, Params) {
     let g = gpu(gpu_id);
