@@ -295,6 +295,12 @@ pub fn l1_wavefronts(addrs: &[i64], bytes: i64) -> f64 {
     data.max(tag)
 }
 
+/// The distinct 128-byte lines a warp request touches: the requests its L1 sends on to L2
+/// for a store (one per line, whatever the bytes written in it).
+pub fn l1_lines(addrs: &[i64], bytes: i64) -> usize {
+    distinct_units(addrs, bytes, 0, L1_LINE_BYTES).max(1)
+}
+
 /// Bytes of an L1 cache line (CUDA C++ Best Practices Guide, "Coalesced Access to Global
 /// Memory": 128-byte lines of four 32-byte sectors).
 const L1_LINE_BYTES: i128 = 128;
@@ -323,6 +329,9 @@ mod tests {
         assert_eq!(l1_wavefronts(&lanes(1, 16), 16), 4.0);
         // One address for the whole warp: one pass, one line.
         assert_eq!(l1_wavefronts(&[64; 32], 4), 1.0);
+        // The lines a store sends on to L2: a column walk's 32, a coalesced row's 1, 16-byte
+        // lanes' 4, one address's 1.
+        assert_eq!((l1_lines(&lanes(32, 4), 4), l1_lines(&lanes(1, 4), 4), l1_lines(&lanes(1, 16), 16), l1_lines(&[64; 32], 4)), (32, 1, 4, 1));
     }
 
     fn tid_x(coeff: i64) -> Affine {

@@ -222,6 +222,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 bank_conflict_ways: (space == Space::Shared).then_some(1),
                 mean_bank_conflict_ways: None,
                 l1_wavefronts_per_request: None,
+                lines_per_request: None,
                 executions,
                 spill: None,
                 ptx_line: instr.ptx_line,
@@ -234,6 +235,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 constant_operand: None,
                 read_only: None,
                 warp_aggregated: None,
+                integer_atomic: (kind == AccessKind::Atomic).then(|| integer_atomic(instr)),
                 pointer_chase: None,
                 walk: None,
             });
@@ -281,6 +283,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             }
             _ => None,
         };
+        let lines_per_request = l1_wavefronts_per_request.and(lanes.as_ref()).map(|l| access::l1_lines(&l.addrs, i64::from(bytes)) as f64);
         let pattern = address_pattern(func, instr, &addr, &affine);
         let (source_file, source_line) = source_of(module, func, id as InstrId);
         memory_accesses.push(MemoryAccess {
@@ -288,6 +291,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             kind,
             class: c.class,
             l1_wavefronts_per_request,
+            lines_per_request,
             stride_bytes: c.stride_bytes,
             bytes_per_thread: bytes,
             vector_width: vector_words.map_or_else(|| instr.vector_width(), |w| u8::try_from(w).unwrap_or(4)),
@@ -309,9 +313,10 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             read_only: (space == Space::Global && kind == AccessKind::Load && read_only_path(instr)).then_some(true),
             warp_aggregated: (kind == AccessKind::Atomic
                 && matches!(space, Space::Global | Space::Generic | Space::Shared)
-                && integer_add(instr)
+                && warp_aggregatable(instr)
                 && lanes.as_ref().is_some_and(|l| !l.unknown_stride && !l.addrs.is_empty() && l.addrs.iter().all(|a| *a == l.addrs[0])))
             .then_some(true),
+            integer_atomic: (kind == AccessKind::Atomic).then(|| integer_atomic(instr)),
             pointer_chase: (kind == AccessKind::Load
                 && matches!(c.class, AccessClass::Irregular | AccessClass::Uniform)
                 && matches!(space, Space::Global | Space::Generic)
@@ -1047,11 +1052,18 @@ fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashS
     varying
 }
 
-/// An integer add of an atomic (`atom.add.u32`, `red.global.add.s32`, `.u64`...): the
-/// operation ptxas aggregates over a warp on one address (`MemoryAccess::warp_aggregated`).
-fn integer_add(instr: &ptx_ir::ir::Instr) -> bool {
+/// A 32-bit integer add, min, max, and, or or xor of an atomic (`atom.add.u32`,
+/// `red.global.max.s32`, `atom.or.b32`): the operations ptxas aggregates over a warp on one
+/// address (`MemoryAccess::warp_aggregated`); not the 64-bit ones, `inc`, `exch` or `cas`
+/// (nvdisasm: one `RED.E.ADD.64`, `RED.E.INC`, `ATOMG.E.EXCH` per lane).
+fn warp_aggregatable(instr: &ptx_ir::ir::Instr) -> bool {
     let parts: Vec<&str> = instr.opcode.split('.').collect();
-    parts.contains(&"add") && parts.iter().any(|p| matches!(*p, "u32" | "s32" | "u64" | "s64"))
+    parts.iter().any(|p| matches!(*p, "add" | "min" | "max" | "and" | "or" | "xor")) && parts.iter().any(|p| matches!(*p, "u32" | "s32" | "b32"))
+}
+
+/// An atomic on integer or bit data (`.u32`, `.s64`, `.b32`...), not on floating-point data.
+fn integer_atomic(instr: &ptx_ir::ir::Instr) -> bool {
+    !instr.opcode.split('.').any(|p| p.starts_with('f') || p.starts_with("bf") || p.starts_with("e4") || p.starts_with("e5"))
 }
 
 /// A load through the read-only data path: `ld.global.nc` or `ldu` (PTX ISA, `ld.global.nc`

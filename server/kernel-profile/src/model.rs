@@ -237,6 +237,12 @@ pub struct MemoryAccess {
     /// Absent for data-dependent addresses, atomics and other spaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l1_wavefronts_per_request: Option<f64>,
+    /// Global and generic loads and stores with known lanes: the distinct 128-byte lines
+    /// one warp request touches (`access::l1_lines`; 32 for a column walk, 1 for a
+    /// coalesced 4-byte access). A store sends one request per line on to L2. Absent where
+    /// `l1_wavefronts_per_request` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines_per_request: Option<f64>,
     /// Expected executions per thread.
     pub executions: f64,
     /// Local memory only: `true` when it comes from a register spill rather than a stack
@@ -286,16 +292,25 @@ pub struct MemoryAccess {
     /// L1/texture cache (5.x, 6.x) keeps where plain global loads go to L2 only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
-    /// Global and shared atomics: `true` for an integer add on one address across the warp
-    /// (`atomicAdd(&count, 1)`, `atomicAdd(&sum, v)` with an `int`), which ptxas turns
-    /// into one atomic per warp request by its first active lane (the others' values
-    /// summed with `POPC` of the active mask or `REDUX.SUM`, or `ATOMS.POPC.INC` in shared
-    /// memory: nvdisasm of nvcc 13.5's sm_75 to sm_90 code; NVIDIA, "CUDA Pro Tip:
-    /// Optimized Filtering with Warp-Aggregated Atomics", 2017 update: the compiler does it
-    /// automatically): one operation per request, not `same_address_lanes`.
-    /// Floating-point adds stay one per lane (`RED.E.ADD.F32` per lane in the same code).
+    /// Global and shared atomics: `true` for a 32-bit integer add, min, max, and, or or xor
+    /// on one address across the warp (`atomicAdd(&count, 1)`, `atomicAdd(&sum, v)`,
+    /// `atomicMax(&m, v)` with an `int`), which ptxas turns into one atomic per warp request
+    /// by its first active lane (the others' values combined with `POPC` of the active mask,
+    /// `REDUX.SUM`/`.MIN`/`.MAX`/`.OR`/`.XOR` on sm_80 and later or a `SHFL.BFLY` tree on
+    /// sm_75, or `ATOMS.POPC.INC` in shared memory: nvdisasm of nvcc 13.5's sm_75 to sm_90
+    /// code; NVIDIA, "CUDA Pro Tip: Optimized Filtering with Warp-Aggregated Atomics", 2017
+    /// update: the compiler does it automatically): one operation per request, not
+    /// `same_address_lanes`. Floating-point adds, 64-bit operations, `inc` and `exch` stay
+    /// one per lane (`RED.E.ADD.F32`, `RED.E.ADD.64`, `RED.E.INC`, `ATOMG.E.EXCH` per lane in
+    /// the same code).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warp_aggregated: Option<bool>,
+    /// Atomics only: `true` for an operation on integer or bit data (`.u32`, `.s64`, `.b32`:
+    /// an add, min, max, logic, `inc`, `exch`, `cas`), `false` for one on floating-point data
+    /// (`.f32`, `.f64`, `.f16`). The L2 performs the two at different rates (docs/models/bottleneck.md,
+    /// `atomics`). Absent on other accesses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integer_atomic: Option<bool>,
     /// Global loads only: `true` when the address is a pointer an earlier
     /// load read (`p = *p`; `index_range::is_pointer_chase`). A chase around a fixed cycle
     /// finds a line again only after the whole cycle, so a cache smaller than it keeps

@@ -168,6 +168,11 @@ pub struct Traffic {
     /// Warp-level global (and generic, texture) load and store instructions.
     pub global_load_requests: f64,
     pub global_store_requests: f64,
+    /// The requests global stores send on to L2: one per 128-byte line a warp's store
+    /// touches (`MemoryAccess::lines_per_request`; where the lanes are unknown, a sector each
+    /// for a data-dependent store and four sectors a line otherwise).
+    #[serde(default)]
+    pub store_line_requests: f64,
     /// 32-B sectors requested by global, local, generic and texture loads.
     pub l1_load_sectors: f64,
     /// Load sectors that miss L1 (a block's re-reads of its own data removed).
@@ -207,6 +212,10 @@ pub struct Traffic {
     pub atomic_unknown_requests: f64,
     #[serde(default)]
     pub atomic_unknown_lanes: f64,
+    /// Of `atomic_serialised_lanes`, those of operations on integer data
+    /// (`MemoryAccess::integer_atomic`), which the L2 performs at its own rate.
+    #[serde(default)]
+    pub atomic_serialised_integer_lanes: f64,
     /// Warp-level local-memory requests of ptxas's register spills (`LDL`/`STL`, one
     /// register each), which take LSU issue slots and L1 wavefronts.
     #[serde(default)]
@@ -553,6 +562,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let mut t = Traffic {
         global_load_requests: 0.0,
         global_store_requests: 0.0,
+        store_line_requests: 0.0,
         l1_load_sectors: 0.0,
         l2_load_sectors: 0.0,
         l2_store_sectors: 0.0,
@@ -565,6 +575,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         atomic_requests: 0.0,
         atomic_serialised_lanes: 0.0,
         atomic_unknown_requests: 0.0,
+        atomic_serialised_integer_lanes: 0.0,
         atomic_unknown_lanes: 0.0,
         spill_requests: 0.0,
         l1_wavefronts: 0.0,
@@ -628,6 +639,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             (_, AccessKind::Store) => {
                 t.global_store_requests += requests;
                 t.l2_store_sectors += requests * sectors;
+                let lines = a.lines_per_request.unwrap_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / 4.0).ceil() });
+                t.store_line_requests += requests * lines.max(1.0);
                 t.l1_wavefronts += requests * l1_wavefronts.unwrap_or(1.0);
             }
             (_, AccessKind::Atomic) => {
@@ -637,6 +650,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 let span = a.data_span_bytes.map(|b| b as f64).or(launch.footprint_bytes.map(|b| b as f64)).filter(|b| *b > 0.0);
                 // ptxas's warp aggregation: one operation per request by one lane.
                 let lanes_on_one = if a.warp_aggregated == Some(true) { Some(1.0) } else { same_address(a.same_address_lanes) };
+                let before = t.atomic_serialised_lanes;
                 match (lanes_on_one, span) {
                     (Some(n), _) => t.atomic_serialised_lanes += requests * n,
                     (None, Some(bytes)) => {
@@ -652,6 +666,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                         t.atomic_unknown_requests += requests;
                         t.atomic_unknown_lanes += requests * (32.0 * active).max(1.0);
                     }
+                }
+                if a.integer_atomic == Some(true) {
+                    t.atomic_serialised_integer_lanes += t.atomic_serialised_lanes - before;
                 }
             }
         }

@@ -526,14 +526,25 @@ fn integer_adds_on_one_address_are_one_atomic_per_warp_and_float_adds_one_per_la
     let grid = [(n / 256) as u32, 1, 1];
     let ints = common::profile_text(SAME_ADDRESS_ADDS, "adds.ptx", "_Z9count_intPji", grid, [256, 1, 1], &[("param_1", n)]);
     let atomic = ints.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).expect("atomic");
-    assert_eq!((atomic.same_address_lanes, atomic.warp_aggregated), (Some(32), Some(true)));
+    assert_eq!((atomic.same_address_lanes, atomic.warp_aggregated, atomic.integer_atomic), (Some(32), Some(true), Some(true)));
     let t = estimate(&ints, &a100(8, 0));
     check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, (n / 32) as f64, 0.001);
+    check(&t, "atomic_serialised_integer_lanes", t.atomic_serialised_integer_lanes, (n / 32) as f64, 0.001);
     let floats = common::profile_text(SAME_ADDRESS_ADDS, "adds.ptx", "_Z9add_floatPfPKfi", grid, [256, 1, 1], &[("param_2", n)]);
     let atomic = floats.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).expect("atomic");
-    assert_eq!((atomic.same_address_lanes, atomic.warp_aggregated), (Some(32), None));
+    assert_eq!((atomic.same_address_lanes, atomic.warp_aggregated, atomic.integer_atomic), (Some(32), None, Some(false)));
     let t = estimate(&floats, &a100(8, 0));
     check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, n as f64, 0.001);
+    assert_eq!(t.atomic_serialised_integer_lanes, 0.0);
+    // The same code with a 64-bit add, a max and an exchange: ptxas aggregates 32-bit
+    // add, min, max, and, or and xor (`REDUX.MAX` on sm_86, a `SHFL.BFLY` tree on sm_75),
+    // not `RED.E.ADD.64` or `ATOMG.E.EXCH` (nvdisasm of nvcc 13.5's code).
+    for (op, aggregated) in [("atom.global.add.u64 \t%rd7, [%rd2], 1;", None), ("atom.global.max.u32 \t%r6, [%rd2], 1;", Some(true)), ("atom.global.exch.b32 \t%r6, [%rd2], 1;", None)] {
+        let text = SAME_ADDRESS_ADDS.replacen("atom.global.add.u32 \t%r6, [%rd2], 1;", op, 1).replace(".reg .b64 \t%rd<3>;", ".reg .b64 \t%rd<8>;");
+        let p = common::profile_text(&text, "adds.ptx", "_Z9count_intPji", grid, [256, 1, 1], &[("param_1", n)]);
+        let atomic = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).expect("atomic");
+        assert_eq!((atomic.warp_aggregated, atomic.integer_atomic), (aggregated, Some(true)), "{op}");
+    }
 }
 
 /// nvcc 13.5 `-arch=sm_80`: every thread of the block runs `atomicAdd(&c, 1u)` on one

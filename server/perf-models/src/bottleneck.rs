@@ -27,7 +27,9 @@
 //!   (128 B) per cycle, bank conflicts as extra
 //!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks"); since
 //!   Volta L1 and shared memory are one memory with one data stage, so the larger of the
-//!   two terms also carries the other's cycles ([`Params::unified_l1_shared`]);
+//!   two terms also carries the other's cycles ([`Params::unified_l1_shared`]); a store
+//!   leaves for L2 as one request per 128-byte line its warp touches, at most one every
+//!   [`Params::store_request_cycles`] per SM, which the L1 term also takes;
 //! - lsu: every warp memory instruction (global, local, shared, generic, and ptxas's
 //!   register spills) passes the SM's load/store units, 32 lanes per warp over the LD/ST
 //!   units per SM (architecture whitepapers: 16 on Turing, GA10x and Ada, so 2 cycles per
@@ -35,7 +37,8 @@
 //! - L2 and DRAM: chip-wide bytes at the achievable bandwidth (the datasheet peak times an
 //!   achievable fraction, STREAM-style measurements reach 85–95 %);
 //! - same-address atomics: serialised in the L2 slice of their line, `atomic_serial_ns` each
-//!   (estimate from one measurement, [`fitted::ATOMIC_SERIAL_NS`]); those of a
+//!   (estimate from one measurement, [`fitted::ATOMIC_SERIAL_NS`]), on integer data
+//!   [`Params::integer_atomic_serial_ns`] where an architecture has its own; those of a
 //!   data-dependent index over a known table, its lanes over the table's lines.
 //!
 //! **Latency term** (Little's law, V. Volkov, "Understanding Latency Hiding on GPUs", PhD
@@ -182,10 +185,17 @@ pub struct Params {
     /// (A100 80 GB: 223,207 blocks in 167 µs after the launch, 1.06 cycles per block at
     /// 1410 MHz; A40: 10,101 blocks in 6.3 µs, 1.08 cycles at 1740 MHz).
     pub block_launch_cycles: f64,
+    /// SM cycles between two store requests an SM sends to L2 (one per 128-byte line a
+    /// warp's store touches). See [`fitted::STORE_REQUEST_CYCLES`].
+    pub store_request_cycles: f64,
     /// Time the L2 takes per atomic operation on one cache line, in ns: atomics to one
     /// address (or to the lines of a small table such as a histogram's bins) are performed
     /// one after another by the slice that holds the line. See [`fitted::ATOMIC_SERIAL_NS`].
     pub atomic_serial_ns: f64,
+    /// The same for operations on integer data (`MemoryAccess::integer_atomic`), where an
+    /// architecture has its own measurement (`bottleneck.integer_atomic_serial_ns` in
+    /// gpu-data: Turing and GA10x), else [`Params::atomic_serial_ns`].
+    pub integer_atomic_serial_ns: f64,
     /// κ: how much of the latency spent waiting on off-chip loads stays exposed as the
     /// binding resource saturates (0: perfect overlap, 1: none). Calibratable.
     pub latency_exposure: f64,
@@ -246,6 +256,10 @@ pub mod keys {
     pub const SYNC_MMA_FRACTION: &str = "bottleneck.sync_mma_rate_fraction";
     /// [`super::Params::atomic_serial_ns`] where an architecture has its own value.
     pub const ATOMIC_SERIAL_NS: &str = "bottleneck.atomic_serial_ns";
+    /// [`super::Params::integer_atomic_serial_ns`] of an architecture that has it.
+    pub const INTEGER_ATOMIC_SERIAL_NS: &str = "bottleneck.integer_atomic_serial_ns";
+    /// [`super::Params::store_request_cycles`] where an architecture has its own value.
+    pub const STORE_REQUEST_CYCLES: &str = "bottleneck.store_request_cycles";
     /// [`super::Params::register_reads_per_clk`].
     pub const REGISTER_READS_PER_CLK: &str = "bottleneck.register_reads_per_clk";
 }
@@ -278,6 +292,18 @@ pub mod fitted {
     /// 1.1-1.4 ns at its 706-875 MHz. A time rather than SM cycles: the 3090 and the H100
     /// agree in ns (1.6, 2.1), not in cycles (2.7, 4.1). docs/heldout.md has the rows.
     pub const ATOMIC_SERIAL_NS: f64 = 1.6;
+    /// See [`super::Params::store_request_cycles`]. Fitted on one kind of kernel on one
+    /// architecture: R100001's PMPP array sum `c[i * n + j] = a[...] + b[...]` with
+    /// threadIdx.x down the columns (a warp's store touches 32 lines, 4 bytes or less in
+    /// each; its loads are the block's, reused from L1), 8192² elements in 32 × 32 blocks on
+    /// an RTX 3060, 3060 Ti and 3070 Ti: 1-, 2- and 4-byte elements take the same time, which
+    /// is not the bytes' but the requests': 4.45-5.06 SM cycles per store request and SM,
+    /// median 4.73 (the nine rows of docs/heldout.md, therefore fitted). Judged: yencal's
+    /// naive transpose on an H100 SXM (2^30 four-byte stores down columns, 18.06 ms), 4.40
+    /// cycles at 1980 MHz; the same array sums on an RTX 2060, 6.1-6.4 (Turing: slower).
+    /// No documentation gives the rate; a coalesced store (one line per request) never meets
+    /// it (an A100 at 4.73 cycles per 128-byte request sends 4.1 TB/s).
+    pub const STORE_REQUEST_CYCLES: f64 = 4.73;
     /// See [`super::Params::fp32_lsu_serial_share`]; the Turing (`tu10x`) value in
     /// gpu-data/architectures.toml, repeated here for the tests that check it. Fitted on one
     /// card and judged on another: on the RTX 2080 Ti's 34 configurations of Kernel Tuner's
@@ -390,7 +416,11 @@ impl Params {
             store_drain_ns: mp(keys::STORE_DRAIN_NS).unwrap_or(fitted::STORE_DRAIN_NS),
             launch_overhead_us: gpu.launch_overhead_us,
             block_launch_cycles: fitted::BLOCK_LAUNCH_CYCLES,
+            store_request_cycles: mp(keys::STORE_REQUEST_CYCLES).unwrap_or(fitted::STORE_REQUEST_CYCLES),
             atomic_serial_ns: mp(keys::ATOMIC_SERIAL_NS).unwrap_or(fitted::ATOMIC_SERIAL_NS),
+            integer_atomic_serial_ns: mp(keys::INTEGER_ATOMIC_SERIAL_NS)
+                .or(mp(keys::ATOMIC_SERIAL_NS))
+                .unwrap_or(fitted::ATOMIC_SERIAL_NS),
             latency_exposure: gpu
                 .model_params
                 .get(keys::LATENCY_EXPOSURE)
@@ -1007,6 +1037,14 @@ fn conv64_shares(profile: &KernelProfile) -> (f64, f64) {
     if all > 0.0 { ((convert / all).clamp(0.0, 1.0), (clamp / all).clamp(0.0, 1.0)) } else { (0.0, 0.0) }
 }
 
+/// Microseconds the L2 takes for `lanes` serialised atomic operations, those on integer
+/// data (their share of `t.atomic_serialised_lanes`) at `integer_atomic_serial_ns`, the
+/// rest at `atomic_serial_ns`.
+fn atomics_us(t: &Traffic, p: &Params, lanes: f64) -> f64 {
+    let share = if t.atomic_serialised_lanes > 0.0 { (t.atomic_serialised_integer_lanes / t.atomic_serialised_lanes).clamp(0.0, 1.0) } else { 0.0 };
+    lanes * (share * p.integer_atomic_serial_ns + (1.0 - share) * p.atomic_serial_ns) / 1e3
+}
+
 /// Whether the kernel's warps write to global memory without waiting (stores, and REDs:
 /// atomics whose result nothing reads), so that a slot waits for the writes' acknowledgement.
 fn writes_without_waiting(profile: &KernelProfile, t: &Traffic) -> bool {
@@ -1249,6 +1287,11 @@ pub fn estimate(
     let requests_per_sm = (t.global_load_requests + t.global_store_requests + t.spill_requests) / active_sms;
     let wavefronts_per_sm = (t.l1_wavefronts + t.spill_requests) / active_sms;
     let l1_byte_cycles = t.l1_data_bytes / active_sms / p.l1_bytes_per_clk_per_sm.max(1.0);
+    // Stores leave the SM for L2 one request per 128-byte line a warp's store touches, at
+    // most one every `store_request_cycles` (`fitted::STORE_REQUEST_CYCLES`): a column walk's
+    // store is 32 requests, a coalesced one 1. That path is not the data stage that L1
+    // shares with shared memory (below), so it takes no turns with it.
+    let store_request_cycles = t.store_line_requests / active_sms * p.store_request_cycles;
     let l1_cycles = wavefronts_per_sm.max(l1_byte_cycles);
     // Shared memory: one 128-byte wavefront per cycle at 128 B/clk (times the calibrated
     // achievable fraction).
@@ -1262,16 +1305,25 @@ pub fn estimate(
         }
         _ => (0.0, 0.0),
     };
-    if l1_cycles > 0.0 {
+    if l1_cycles.max(store_request_cycles) > 0.0 {
         terms.push(Term {
             bound: Bound::L1,
-            us: us(l1_cycles + l1_extra),
+            us: us((l1_cycles + l1_extra).max(store_request_cycles)),
             detail: format!(
-                "{:.0} requests ({:.0} wavefronts) and {} read per SM through L1 at {} B per cycle{}",
+                "{:.0} requests ({:.0} wavefronts) and {} read per SM through L1 at {} B per cycle{}{}",
                 requests_per_sm,
                 wavefronts_per_sm,
                 bytes(t.l1_data_bytes / active_sms),
                 p.l1_bytes_per_clk_per_sm,
+                if store_request_cycles > l1_cycles + l1_extra {
+                    format!(
+                        ", and {:.0} store requests to L2 per SM (one per 128-byte line of a warp's store) at {} cycles each",
+                        t.store_line_requests / active_sms,
+                        p.store_request_cycles
+                    )
+                } else {
+                    String::new()
+                },
                 if l1_extra > 0.0 { format!(", plus the {:.0} cycles of the shared-memory wavefronts, which take turns with them in the one L1/shared data stage", l1_extra) } else { String::new() }
             ),
         });
@@ -1342,20 +1394,31 @@ pub fn estimate(
         });
     }
     // Atomics on one line serialise in the L2 slice that holds it, `atomic_serial_ns` each
-    // (`fitted::ATOMIC_SERIAL_NS`); `atomic_serialised_lanes` counts them.
+    // (`fitted::ATOMIC_SERIAL_NS`), those on integer data `integer_atomic_serial_ns`;
+    // `atomic_serialised_lanes` counts them.
     if t.atomic_serialised_lanes > 0.0 {
+        let integer = t.atomic_serialised_integer_lanes.clamp(0.0, t.atomic_serialised_lanes);
+        let other = t.atomic_serialised_lanes - integer;
+        let rates = match (integer > 0.0, other > 0.0) {
+            (true, true) if p.integer_atomic_serial_ns != p.atomic_serial_ns => format!(
+                "{integer:.0} on integers at {} ns each, {other:.0} on floating-point data at {} ns",
+                p.integer_atomic_serial_ns, p.atomic_serial_ns
+            ),
+            (true, false) => format!("at {} ns each", p.integer_atomic_serial_ns),
+            _ => format!("at {} ns each", p.atomic_serial_ns),
+        };
         terms.push(Term {
             bound: Bound::Atomics,
-            us: t.atomic_serialised_lanes * p.atomic_serial_ns / 1e3,
+            us: atomics_us(&t, p, t.atomic_serialised_lanes),
             detail: if t.atomic_unknown_requests > 0.0 {
                 format!(
-                    "{:.0} atomic operations serialised at the L2 at {} ns each, those on data-dependent addresses counted one per warp request",
-                    t.atomic_serialised_lanes, p.atomic_serial_ns
+                    "{:.0} atomic operations serialised at the L2 {rates}, those on data-dependent addresses counted one per warp request",
+                    t.atomic_serialised_lanes
                 )
             } else {
                 format!(
-                    "{:.0} atomic operations in turn in the L2 slice of one line at {} ns each (lanes on one address, or a small table's lanes over its lines)",
-                    t.atomic_serialised_lanes, p.atomic_serial_ns
+                    "{:.0} atomic operations in turn in the L2 slice of one line {rates} (lanes on one address, or a small table's lanes over its lines)",
+                    t.atomic_serialised_lanes
                 )
             },
         });
@@ -1507,7 +1570,7 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     // address, serialised in its L2 slice) would take much longer than the prediction, the
     // number is a lower bound: say so, with the other end of the range.
     let t = &est.traffic;
-    let worst_atomics_us = (t.atomic_serialised_lanes - t.atomic_unknown_requests + t.atomic_unknown_lanes).max(0.0) * p.atomic_serial_ns / 1e3;
+    let worst_atomics_us = atomics_us(t, p, (t.atomic_serialised_lanes - t.atomic_unknown_requests + t.atomic_unknown_lanes).max(0.0));
     let contention_unknown = t.atomic_unknown_requests > 0.0 && worst_atomics_us + est.launch_us > 1.5 * est.time_us;
     let explanation = if contention_unknown {
         format!(

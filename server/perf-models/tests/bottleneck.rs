@@ -496,6 +496,57 @@ fn atomics_on_one_line_take_their_time_in_turn() {
     }
 }
 
+/// Atomics on integer data take the architecture's own time per operation where gpu-data
+/// has one (Turing and GA10x, measured on one address: 0.56 and 0.54 ns), three times less
+/// than float adds (1.6 ns on the RTX 3090); elsewhere both take `atomic_serial_ns`.
+#[test]
+fn integer_atomics_take_their_own_time_where_an_architecture_has_one() {
+    let requests = 1024.0 * 8.0 * 16.0;
+    let us = |id: &str, integer: Option<bool>| {
+        let mut p = atomic_profile(Some(32), None, 1024);
+        p.memory_accesses[0].integer_atomic = integer;
+        let pred = bottleneck::predict(&p, &gpu(id)).expect("applies");
+        assert!(pred.explanation.contains("atomic"), "{}", pred.explanation);
+        pred.breakdown["atomics_us"]
+    };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+    for (id, ns) in [("rtx-3090", 0.54), ("rtx-3060", 0.54), ("rtx-2060", 0.56)] {
+        assert_eq!(Params::from_gpu(&gpu(id)).integer_atomic_serial_ns, ns, "{id}");
+        assert!(close(us(id, Some(true)), requests * 32.0 * ns / 1e3), "{id}");
+        assert!(close(us(id, Some(false)), requests * 32.0 * bottleneck::fitted::ATOMIC_SERIAL_NS / 1e3), "{id}");
+    }
+    let h100 = Params::from_gpu(&gpu("h100-sxm"));
+    assert_eq!(h100.integer_atomic_serial_ns, h100.atomic_serial_ns);
+    assert!(close(us("h100-sxm", Some(true)), us("h100-sxm", Some(false))));
+}
+
+/// A store sends one request to L2 per 128-byte line a warp's store touches, one every
+/// `store_request_cycles` per SM: a vector add whose store touches 32 lines per warp store
+/// (the sectors it moves held at the coalesced four, so that only the requests differ)
+/// takes 32 × 4.73 cycles per warp store in the `l1` term, and binds there; with one line
+/// per store it stays DRAM-bound and the requests take 1/32 of that.
+#[test]
+fn scattered_stores_take_a_request_to_l2_per_line() {
+    let g = gpu("rtx-3070-ti");
+    let n: u64 = 1 << 26;
+    let predict = |lines: f64| {
+        let mut p = vector_add();
+        launch(&mut p, (n / 256) as u32, 256, 0);
+        p.launch.args.insert("n".into(), n as i64);
+        let store = p.memory_accesses.iter_mut().find(|a| a.kind == kernel_profile::AccessKind::Store).expect("store");
+        store.lines_per_request = Some(lines);
+        bottleneck::predict(&p, &g).expect("applies")
+    };
+    let column = predict(32.0);
+    assert_eq!(column.bound, Bound::L1, "{}", column.explanation);
+    assert!(column.explanation.contains("store requests to L2"), "{}", column.explanation);
+    let warp_stores_per_sm = (n / 32) as f64 / f64::from(g.sm_count);
+    let expected_us = warp_stores_per_sm * 32.0 * bottleneck::fitted::STORE_REQUEST_CYCLES / (g.boost_clock_mhz * 1e6) * 1e6;
+    assert!((column.breakdown["l1_us"] / expected_us - 1.0).abs() < 0.01, "{} µs against {expected_us} µs", column.breakdown["l1_us"]);
+    let coalesced = predict(1.0);
+    assert_eq!(coalesced.bound, Bound::Dram, "{}", coalesced.explanation);
+}
+
 /// Conflict-free 4-byte shared-memory loads (one 128-byte wavefront each) from a full SM:
 /// a GA100 SM with 32 load/store lanes takes one warp instruction per cycle, as the shared
 /// banks do; a GA102 SM with 16 lanes (4 per partition, ga102-wp) takes two cycles, half

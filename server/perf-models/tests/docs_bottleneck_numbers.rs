@@ -164,7 +164,7 @@ fn the_reduction_numbers_of_the_page_are_the_models() {
 
 /// Figures of the page that are measurements or datasheet values, not computed here:
 /// number as written, source.
-const MEASURED: [(&str, &str); 33] = [
+const MEASURED: [(&str, &str); 41] = [
     ("35.6", "NVIDIA GA102 whitepaper: RTX 3090 peak FP16 and FP32 non-tensor TFLOPS"),
     ("13.56", "MasterSkepticista 2025, RTX 3090: 2^23 same-address float atomicAdds (9.9 GB/s over 2^25 floats)"),
     ("1.1", "NVIDIA Kepler GK110 whitepaper: one same-address atomic per clock, 1.1 ns at 875 MHz"),
@@ -198,6 +198,14 @@ const MEASURED: [(&str, &str); 33] = [
     ("0.62", "gpu-benches gpu-roofline, L40 device 0: 39,046 GF/s at N = 512 over 2 x 128 x 142 SMs x the measured 1740 MHz"),
     ("0.64", "gpu-benches gpu-roofline, H200: 42,558 GF/s at N = 400 over 2 x 128 x 132 SMs x 1980 MHz"),
     ("0.96", "gpu-benches gpu-roofline, A100 40 GB device 0: 18,711 GF/s at N = 240 over 2 x 64 x 108 SMs x 1410 MHz"),
+    ("7.0", "CUDA C++ Programming Guide, arithmetic instruction throughput: the compute capability whose 64-bit conversions run at 16 per clock"),
+    ("8.0", "the same table: compute capability 8.0"),
+    ("9.0", "the same table: compute capability 9.0"),
+    ("1.0", "the upper end of the clamp `fmin(fmax((double)x, 0.0), 1.0)` whose nvdisasm the page quotes"),
+    ("4.45", "R100001 PMPP NvBench array_add, not coalesced, 8192² in 32 × 32 blocks: the least SM cycles per store request of the nine GA10x rows (RTX 3060 Ti, uint8)"),
+    ("5.06", "the same rows: the most (RTX 3060, uint32)"),
+    ("18.06", "yencal, Optimizing GPU Matrix Transpose (2025): the naive transpose on an H100, 18.0645 ms"),
+    ("4.40", "that time in SM cycles per store request: 18.0645 ms × 132 SMs × 1980 MHz / 2^30"),
 ];
 
 /// Figures of single rows of the validation run (`warpsight validate` over the measured

@@ -22,6 +22,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         bank_conflict_ways: None,
         mean_bank_conflict_ways: None,
         l1_wavefronts_per_request: None,
+        lines_per_request: None,
         executions,
         spill: None,
         ptx_line: 1,
@@ -34,6 +35,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         constant_operand: None,
         read_only: None,
         warp_aggregated: None,
+        integer_atomic: None,
         pointer_chase: None,
         walk: None,
     }
