@@ -1131,7 +1131,10 @@ pub fn estimate(
     }
     let warps_per_block = (threads_per_block / 32.0).ceil();
     let sms = f64::from(p.sm_count);
-    let active_sms = sms.min(blocks);
+    // The per-SM memory terms (L1, shared) take the busiest SM's share of the grid's
+    // blocks, as the pipes do: ⌈blocks / SMs⌉ of them (32 blocks on 28 SMs: two on four
+    // SMs, which the kernel waits for).
+    let active_sms = blocks / (blocks / sms).ceil().max(1.0);
     // The busiest SM runs ⌈blocks / SMs⌉ blocks, in waves of the resident blocks.
     let blocks_per_sm = (blocks / sms).ceil();
     let waves = (blocks_per_sm / f64::from(resident_blocks_per_sm)).ceil();

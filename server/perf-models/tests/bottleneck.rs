@@ -547,6 +547,24 @@ fn scattered_stores_take_a_request_to_l2_per_line() {
     assert_eq!(coalesced.bound, Bound::Dram, "{}", coalesced.explanation);
 }
 
+/// The per-SM terms take the busiest SM's blocks: 32 blocks on the 28 SMs of an RTX 3060
+/// put two on four SMs, which the kernel waits for, so its `l1` term is twice that of 28
+/// blocks, as its `issue` term is.
+#[test]
+fn the_per_sm_terms_wait_for_the_busiest_sm() {
+    let g = gpu("rtx-3060");
+    assert_eq!(g.sm_count, 28);
+    let terms = |blocks: u32| {
+        let mut p = vector_add();
+        launch(&mut p, blocks, 256, 0);
+        let pred = bottleneck::predict(&p, &g).expect("applies");
+        (pred.breakdown["l1_us"], pred.breakdown["issue_us"])
+    };
+    let ((l1_28, issue_28), (l1_32, issue_32)) = (terms(28), terms(32));
+    assert!((l1_32 / l1_28 - 2.0).abs() < 1e-9, "{l1_32} against {l1_28}");
+    assert!((issue_32 / issue_28 - 2.0).abs() < 1e-9, "{issue_32} against {issue_28}");
+}
+
 /// Conflict-free 4-byte shared-memory loads (one 128-byte wavefront each) from a full SM:
 /// a GA100 SM with 32 load/store lanes takes one warp instruction per cycle, as the shared
 /// banks do; a GA102 SM with 16 lanes (4 per partition, ga102-wp) takes two cycles, half

@@ -1066,7 +1066,7 @@ const HELDOUT_NOTES: &str = "## Notes
   and 44.4 %); all 1119 held-out rows MAPE 34 %, 73.5 % within 1.5×. 144 of the 731 are
   launches too small to do work, which measure 5.1-5.2 µs on the machine of four of the
   cards and 1.7 µs on the RTX 3080's: the host's and the driver's time, which no GPU figure
-  gives; 90 of them stay outside 1.5×. Three changes followed, each judged first on the
+  gives; 90 of them stay outside 1.5×. Four changes followed, each judged first on the
   fitted corpus of docs/validation.md, where nothing moved by more than 0.02:
   - Conversions from and to 64-bit types run on the FP64 pipe at the CUDA guide's own rate
     for them, 2 per clock per SM on Turing and GA10x (docs/models/bottleneck.md, pipes). The
@@ -1089,7 +1089,13 @@ const HELDOUT_NOTES: &str = "## Notes
     elements in the same time: 0.60-0.68 before, 0.94-1.07 after). Judged: the H100's naive
     transpose, 2^30 four-byte stores down columns, from 0.27 to 1.10; the RTX 2060's
     array sums from 0.48-0.63 to 0.73-0.78 (its path is slower, 6.1-6.4 cycles).
-  After them the 731 rows are at MAPE 23 % and 78.9 % within 1.5×. What stays: the host
+  - The `l1` and `shared` terms spread the grid's work evenly over the SMs where the pipes
+    took the busiest SM's ⌈blocks / SMs⌉ blocks; now all of them do (docs/models/bottleneck.md,
+    The terms). The matrix-vector products of 32 blocks on the RTX 3060's 28 SMs and the RTX
+    2060's 30 went from 0.38-0.71 to 0.66-1.16 (the measurement: twice the RTX 3060 Ti's time
+    at the same rate per SM); those of 128 blocks of 64 threads on the 3060 Ti and 3070 Ti from
+    1.09-1.18 to 1.18-1.35, the SGEMM's kernel 5 from 1.06 to 1.11.
+  After them the 731 rows are at MAPE 23 % and 79.6 % within 1.5×. What stays: the host
   floor above; the matrix-vector products whose rows per thread outgrow L1 and L2 (0.24-0.53:
   every 4-byte load costs nearly a sector from DRAM, at up to a sixth of the peak, where the
   model reads each sector once); the array sums in 8 × 8 and 16 × 16 blocks at 0.4-0.8
