@@ -95,7 +95,7 @@ fn atomics_already_aggregated(profile: &kernel_profile::KernelProfile) -> bool {
 fn advice(bound: Bound) -> &'static str {
     match bound {
         Bound::L2 => "reuse in L1 or shared memory (tiles that each block reads once) and fewer sectors per request are",
-        Bound::L1 => "fewer L1 wavefronts (coalesced or vector accesses, fewer requests per element) are",
+        Bound::L1 => "fewer L1 wavefronts and store requests (coalesced or vector accesses, fewer requests per element; stores that write whole 128-byte lines, through a shared-memory tile where a warp would write down a column) are",
         Bound::Shared => "fewer shared-memory wavefronts (no bank conflicts: padding or a swizzled layout; vector accesses; values kept in registers) are",
         Bound::Atomics => "fewer atomics on one address (a warp or block reduction first, then one atomic per warp or block) are",
         _ => "fewer or better-coalesced global accesses are",
