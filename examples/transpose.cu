@@ -1,13 +1,23 @@
-// Matrix transpose through shared memory, with and without padding.
+// Matrix transpose: straight from global memory, and through shared memory with and
+// without padding.
 //
-// Both kernels read and write global memory in coalesced rows. They differ only in the
+// transpose_naive reads a row and writes a column: each warp's store touches 32 rows, 4
+// bytes in each, so the SM sends 32 requests to L2 for what a coalesced store sends in one.
+// The tiled kernels read and write global memory in coalesced rows. They differ only in the
 // shape of the shared tile: in transpose_tiled the column read tile[tx][ty] puts all 32
 // lanes of a warp in the same shared-memory bank (a 32-way bank conflict); the extra
-// column of transpose_padded (32x33) spreads them over 32 banks. Compare the two in
+// column of transpose_padded (32x33) spreads them over 32 banks. Compare the three in
 // warpsight's output.
 #include <cuda_runtime.h>
 
 #define TILE 32
+
+__global__ void transpose_naive(float *out, const float *in, int n)
+{
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    out[x * n + y] = in[y * n + x];
+}
 
 __global__ void transpose_tiled(float *out, const float *in, int n)
 {
@@ -41,6 +51,7 @@ int main()
     cudaMalloc(&out, n * n * sizeof(float));
     dim3 block(TILE, TILE);
     dim3 grid(n / TILE, n / TILE);
+    transpose_naive<<<grid, block>>>(out, in, n);
     transpose_tiled<<<grid, block>>>(out, in, n);
     transpose_padded<<<grid, block>>>(out, in, n);
     cudaDeviceSynchronize();

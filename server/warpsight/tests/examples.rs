@@ -117,11 +117,18 @@ fn the_examples_verdicts_are_the_ones_a_cuda_programmer_expects() {
                     let (latency, dram) = (b["latency_us"].as_f64().unwrap_or(0.0), b["dram_us"].as_f64().unwrap_or(f64::NAN));
                     assert!(latency > dram, "{kernel}: latency {latency} µs, DRAM {dram} µs");
                 }
+                // Each warp's store writes down a column: 32 requests to L2 for what a
+                // coalesced store sends in one (docs/models/bottleneck.md, `l1`).
+                "transpose_naive" => {
+                    assert_eq!(bound, "l1", "{kernel}");
+                    let explanation = k["gpus"][GPU]["predictions"]["bottleneck"]["explanation"].as_str().unwrap_or_default();
+                    assert!(explanation.contains("store requests to L2"), "{kernel}: {explanation}");
+                }
                 _ => {}
             }
             seen.push(kernel);
         }
     }
     seen.sort();
-    assert_eq!(seen, ["reduce_grid_stride", "reduce_shared", "reduce_shuffle", "transpose_padded", "transpose_tiled", "vadd"]);
+    assert_eq!(seen, ["reduce_grid_stride", "reduce_shared", "reduce_shuffle", "transpose_naive", "transpose_padded", "transpose_tiled", "vadd"]);
 }

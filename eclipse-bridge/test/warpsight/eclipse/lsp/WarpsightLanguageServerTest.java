@@ -91,7 +91,7 @@ class WarpsightLanguageServerTest {
                     new TextDocumentItem(uri, "ptx", 1, Files.readString(ptx))));
 
             FileReport all = server.kernelReport(new LspTypes.KernelReportParams(uri, null)).get(60, TimeUnit.SECONDS);
-            assertEquals(2, all.kernels.size(), "transpose.ptx has two kernels");
+            assertEquals(3, all.kernels.size(), "transpose.ptx has three kernels");
             FileReport one = server.kernelReport(new LspTypes.KernelReportParams(uri, "transpose_padded")).get(60, TimeUnit.SECONDS);
             assertEquals(1, one.kernels.size());
             FileReport.Kernel k = one.kernels.get(0);
