@@ -639,7 +639,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             (_, AccessKind::Store) => {
                 t.global_store_requests += requests;
                 t.l2_store_sectors += requests * sectors;
-                let lines = a.lines_per_request.unwrap_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / 4.0).ceil() });
+                // The active lanes' lines (a store under `if (threadIdx.x == 0)` is one
+                // request); `sectors` already counts only theirs.
+                let lines = a.lines_per_request.map_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / 4.0).ceil() }, |l| l * active);
                 t.store_line_requests += requests * lines.max(1.0);
                 t.l1_wavefronts += requests * l1_wavefronts.unwrap_or(1.0);
             }

@@ -562,6 +562,9 @@ fn an_integer_add_on_one_shared_address_is_one_wavefront_per_warp() {
     // other shared accesses (the initial store and the final load by thread 0) add one
     // request per warp that runs them.
     assert!(t.shared_wavefronts < 2.0 * (n / 32) as f64, "{t:#?}");
+    // Thread 0's `out[blockIdx.x] = c`: one store request to L2 per block (its one active
+    // lane's line), whatever the 32 lanes' addresses would touch.
+    check(&t, "store_line_requests", t.store_line_requests, (n / 256) as f64, 1e-9);
 }
 
 /// nvcc 13.5 `-ptx -arch=sm_80` of a register-blocked read of a shared tile (an SGEMM's
