@@ -652,25 +652,25 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 let span = a.data_span_bytes.map(|b| b as f64).or(launch.footprint_bytes.map(|b| b as f64)).filter(|b| *b > 0.0);
                 // ptxas's warp aggregation: one operation per request by one lane.
                 let lanes_on_one = if a.warp_aggregated == Some(true) { Some(1.0) } else { same_address(a.same_address_lanes) };
-                let before = t.atomic_serialised_lanes;
-                match (lanes_on_one, span) {
-                    (Some(n), _) => t.atomic_serialised_lanes += requests * n,
+                let serialised = match (lanes_on_one, span) {
+                    (Some(n), _) => requests * n,
                     (None, Some(bytes)) => {
                         // Every active lane is an operation in the L2 slice that holds its
                         // line; the table's lines take them in parallel, each in turn.
                         let lines = (bytes / ATOMIC_LINE_BYTES).ceil().max(1.0);
-                        t.atomic_serialised_lanes += requests * (32.0 * active).max(1.0) / lines;
                         spanned_atomics.push((bytes, lines));
+                        requests * (32.0 * active).max(1.0) / lines
                     }
                     (None, None) => {
                         unknown_atomics += 1;
-                        t.atomic_serialised_lanes += requests;
                         t.atomic_unknown_requests += requests;
                         t.atomic_unknown_lanes += requests * (32.0 * active).max(1.0);
+                        requests
                     }
-                }
+                };
+                t.atomic_serialised_lanes += serialised;
                 if a.integer_atomic == Some(true) {
-                    t.atomic_serialised_integer_lanes += t.atomic_serialised_lanes - before;
+                    t.atomic_serialised_integer_lanes += serialised;
                 }
             }
         }

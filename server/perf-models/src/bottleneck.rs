@@ -770,13 +770,11 @@ fn partition_cycles(ins: &kernel_profile::InstrNode, p: &Params) -> (Option<Pipe
             };
             (Some(Pipe::Tensor), cycles)
         }
-        InstrClass::Conversion if conv64(&ins.opcode).is_some() => {
-            let cycles = match conv64(&ins.opcode) {
-                Some(Conv64::Clamp) => on_partition(64.0, p.results_per_clk(Pipe::Fp64)),
-                _ => on_partition(32.0, p.conversion_64_rate),
-            };
-            (Some(Pipe::Fp64), cycles)
-        }
+        InstrClass::Conversion => match conv64(&ins.opcode) {
+            Some(Conv64::Clamp) => (Some(Pipe::Fp64), on_partition(64.0, p.results_per_clk(Pipe::Fp64))),
+            Some(Conv64::Convert) => (Some(Pipe::Fp64), on_partition(32.0, p.conversion_64_rate)),
+            None => (Some(Pipe::Conversion), on_partition(32.0, p.results_per_clk(Pipe::Conversion))),
+        },
         class => match pipe_of(class) {
             Some(pipe) => (Some(pipe), on_partition(results_per_instr(pipe), p.results_per_clk(pipe))),
             None => (None, 1.0),
@@ -1131,12 +1129,12 @@ pub fn estimate(
     }
     let warps_per_block = (threads_per_block / 32.0).ceil();
     let sms = f64::from(p.sm_count);
-    // The per-SM memory terms (L1, shared) take the busiest SM's share of the grid's
-    // blocks, as the pipes do: ⌈blocks / SMs⌉ of them (32 blocks on 28 SMs: two on four
-    // SMs, which the kernel waits for).
-    let active_sms = blocks / (blocks / sms).ceil().max(1.0);
     // The busiest SM runs ⌈blocks / SMs⌉ blocks, in waves of the resident blocks.
     let blocks_per_sm = (blocks / sms).ceil();
+    // The per-SM memory terms (L1, shared) divide the grid's work by this, so that they
+    // count the busiest SM's blocks as the pipes do (32 blocks on 28 SMs: two on four SMs,
+    // which the kernel waits for).
+    let active_sms = blocks / blocks_per_sm.max(1.0);
     let waves = (blocks_per_sm / f64::from(resident_blocks_per_sm)).ceil();
     let warps_on_sm = blocks_per_sm * warps_per_block;
     let t = traffic::estimate(profile, caches);

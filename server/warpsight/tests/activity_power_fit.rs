@@ -13,7 +13,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{nvcc_available, root};
+use common::{root, skip_without_nvcc};
 use power_model::activity::{Memory, fitted};
 
 /// One sweep row: measured time and power, and the model's counts.
@@ -105,9 +105,7 @@ fn fit3(x1: &[f64], x2: &[f64], y: &[f64]) -> (f64, f64, f64) {
 
 #[test]
 fn the_activity_constants_are_the_fit_of_their_rows() {
-    if !nvcc_available() {
-        assert!(!std::env::var("WARPSIGHT_REQUIRE_CUDA").is_ok_and(|v| v == "1"), "WARPSIGHT_REQUIRE_CUDA=1 but no nvcc was found");
-        eprintln!("skipped: no nvcc (the sweep kernel is a CUDA source)");
+    if skip_without_nvcc("the sweep kernel is a CUDA source") {
         return;
     }
     let rows = rows();

@@ -16,7 +16,7 @@ mod common;
 
 use std::process::Command;
 
-use common::root;
+use common::{measured, root};
 
 /// (table, database GPU, launched from a CUDA graph)
 const TABLES: [(&str, &str, bool); 4] = [
@@ -34,11 +34,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[test]
 fn the_derived_launch_overheads_follow_from_the_models_own_kernel_times() {
-    let tables = root().join("../shared/data/measured/gpu-benches/gpu-small-kernels");
-    if !tables.is_dir() {
-        eprintln!("skipped: {} is absent (the measured data lives beside the repository)", tables.display());
-        return;
-    }
+    let Some(tables) = measured("gpu-benches/gpu-small-kernels") else { return };
     // Only the small-kernel tables: a folder of gpu-benches sets whose other sets are empty.
     let dir = std::env::temp_dir().join(format!("warpsight-launch-overhead-{}", std::process::id()));
     for set in ["gpu-stream", "gpu-latency", "gpu-cache", "gpu-l2-cache", "gpu-strides"] {

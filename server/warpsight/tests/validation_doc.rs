@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::process::Command;
 
 use analysis::validation::{self, ErrorStats, Observation, Summary};
-use common::{nvcc_available, root};
+use common::{measured, nvcc_available, root, skip_without_nvcc};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -483,9 +483,7 @@ reach the models.
 
 #[test]
 fn validation_doc_matches_the_measurements() {
-    let shared = root().join("../shared/data/measured");
-    if !shared.is_dir() {
-        eprintln!("skipped: {} is absent (the measured data lives beside the repository)", shared.display());
+    if measured("").is_none() {
         return;
     }
     let doc_path = root().join("docs/validation.md");
@@ -776,9 +774,7 @@ fn ms(x: f64) -> String {
 /// not `../shared`). Generated here like `docs/validation.md`; `WARPSIGHT_BLESS=1` rewrites it.
 #[test]
 fn heldout_doc_matches_the_predictions() {
-    if !nvcc_available() {
-        assert!(!std::env::var("WARPSIGHT_REQUIRE_CUDA").is_ok_and(|v| v == "1"), "WARPSIGHT_REQUIRE_CUDA=1 but no nvcc was found");
-        eprintln!("skipped: no nvcc (the held-out kernels are CUDA sources)");
+    if skip_without_nvcc("the held-out kernels are CUDA sources") {
         return;
     }
     let headline = validation::HEADLINE;

@@ -1,5 +1,6 @@
 //! Helpers shared by the test crates that run `warpsight calibrate` (`calibrate_cli.rs` and
-//! `validation_doc.rs`), so that both run the same command.
+//! `validation_doc.rs`), so that both run the same command, and by those that need nvcc or
+//! the measured data beside the repository, so that all skip alike.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -38,4 +39,30 @@ pub fn nvcc_available() -> bool {
         }
     }
     std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("nvcc").is_file()))
+}
+
+/// Whether a test that needs nvcc for `what` should stop here: true (after saying so on
+/// stderr) when no nvcc is found; with `WARPSIGHT_REQUIRE_CUDA=1` (CI) a missing nvcc fails
+/// the test instead.
+#[allow(dead_code)] // not every test crate that includes this module compiles CUDA
+pub fn skip_without_nvcc(what: &str) -> bool {
+    if nvcc_available() {
+        return false;
+    }
+    assert!(!std::env::var("WARPSIGHT_REQUIRE_CUDA").is_ok_and(|v| v == "1"), "WARPSIGHT_REQUIRE_CUDA=1 but no nvcc was found");
+    eprintln!("skipped: no nvcc ({what})");
+    true
+}
+
+/// `../shared/data/measured/<rel>` beside the repository, or `None` (after saying so on
+/// stderr) where it is absent: the measured data is never copied into the repository.
+#[allow(dead_code)] // not every test crate that includes this module reads the measured data
+pub fn measured(rel: &str) -> Option<PathBuf> {
+    let path = root().join("../shared/data/measured").join(rel);
+    if path.is_dir() {
+        Some(path)
+    } else {
+        eprintln!("skipped: {} is absent (the measured data lives beside the repository)", path.display());
+        None
+    }
 }
