@@ -113,8 +113,17 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         Some(Ok(s)) => {
             let (infos, _) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, Some(&s));
             assumptions.push(format!(
-                "block executions from simulating the control flow of every warp of {} of the {} blocks (each branch follows from the thread and block indices, the launch and the arguments): a warp executes a block when any of its lanes does, so lanes that disagree cost both paths",
-                s.blocks_simulated, s.grid_blocks
+                "block executions from simulating the control flow of every warp of {} of the {} blocks (each branch follows from the thread and block indices, the launch and the arguments): a warp executes a block when any of its lanes does, so lanes that disagree cost both paths{}",
+                s.blocks_simulated,
+                s.grid_blocks,
+                if s.iterations_fast_forwarded > 0 {
+                    format!(
+                        "; {} loop iterations counted without running them, as repeats of the iteration before (same path, every value stepping by the same amount, no comparison reaching its turning point)",
+                        s.iterations_fast_forwarded
+                    )
+                } else {
+                    String::new()
+                }
             ));
             // Idle lanes only where some are idle (as `frequency.rs` reports them).
             let lanes = s.active_lane_fraction.iter().map(|f| f.filter(|f| *f < 1.0 - 1e-9)).collect();

@@ -277,6 +277,11 @@ impl IntOp {
         }
     }
 
+    /// `true` for a comparison (`setp`).
+    pub(crate) fn compares(&self) -> bool {
+        matches!(self.0, Decoded::Op { op: crate::predicate::Op::Setp { .. }, .. })
+    }
+
     /// `true` for a `setp` that combines its comparison with a third predicate (its second
     /// destination is then not simply the negation of the first).
     pub(crate) fn combines(&self) -> bool {

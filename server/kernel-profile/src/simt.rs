@@ -29,6 +29,14 @@
 //! budget. A value loaded from memory, an argument nobody supplied, a shuffle or an
 //! indirect branch in a branch condition ends the simulation with the reason, and the
 //! caller falls back to the static rules; so does a run longer than the budget.
+//!
+//! Long loops do not have to run to the end: a warp whose loop repeats the same iteration
+//! (the same path, every value of the slice stepping by the same amount, the operands of
+//! every comparison too) is moved ahead to the last iteration before a comparison can
+//! change its outcome, its counts advanced by the iterations skipped, and runs the rest
+//! ([`Sim::fast_forward`]). A thread's loop over 2^25 columns costs a few hundred
+//! iterations instead of 2^25, with the same counts (a test checks it against running
+//! every iteration over the fixture kernels).
 
 use std::collections::HashMap;
 
@@ -40,6 +48,15 @@ use crate::concrete::IntOp;
 /// Lane-instruction evaluations allowed for one simulation (uniform values count once per
 /// warp): a few tenths of a second at most in a debug build.
 pub const DEFAULT_BUDGET: u64 = 4_000_000;
+
+/// Header executions of a loop's entry after which (and after every doubling of which) the
+/// simulation tries to fast-forward it ([`Sim::fast_forward`]): the first iterations, where
+/// nvcc's peeled and remainder copies and the first tiles differ, always run.
+const FAST_FORWARD_AFTER: u64 = 8;
+
+/// The most iterations one fast-forward skips (the doubling's bound; more than any loop a
+/// kernel runs).
+const FAST_FORWARD_MAX: i64 = 1 << 40;
 
 /// The most threads a block can have on any compute capability (CUDA C++ Programming
 /// Guide, "Compute Capabilities", technical specifications: maximum number of threads per
@@ -72,6 +89,9 @@ pub struct Simulated {
     /// evaluation gave: its bank conflicts over the warps' executions, counted on the lanes
     /// active at each one.
     pub shared_ways: HashMap<InstrId, SharedWays>,
+    /// Loop iterations of the simulated warps that were not run but counted as repeats of
+    /// the one before ([`Sim::fast_forward`]).
+    pub iterations_fast_forwarded: u64,
 }
 
 /// The bank conflicts a shared-memory access had in the simulation: the ways of each warp
@@ -382,6 +402,7 @@ enum Term {
 type Edge = (Option<BlockId>, Vec<LoopId>, Vec<LoopId>);
 
 /// One SIMT stack entry.
+#[derive(Clone, PartialEq, Hash)]
 struct Entry {
     pc: Option<BlockId>,
     mask: u32,
@@ -390,6 +411,7 @@ struct Entry {
 }
 
 /// Per-block counts of one simulated block, and of the loops.
+#[derive(Clone)]
 struct Counts {
     warp_execs: Vec<u64>,
     lane_execs: Vec<u64>,
@@ -398,6 +420,128 @@ struct Counts {
     loop_header_lanes: Vec<u64>,
     loop_min: Vec<u64>,
     loop_max: Vec<u64>,
+    /// Per probe (by instruction id) of the block being simulated: Σ ways and executions
+    /// with every active lane's address known, and the most ways.
+    probes: HashMap<InstrId, (u64, u64, u32)>,
+}
+
+impl Counts {
+    /// The counters that add up (all but the loops' fewest and most trips and the most
+    /// ways), `self` minus `before`; `None` when one went down.
+    fn delta(&self, before: &Counts) -> Option<Vec<u64>> {
+        let mut d = Vec::new();
+        for (a, b) in [
+            (&self.warp_execs, &before.warp_execs),
+            (&self.lane_execs, &before.lane_execs),
+            (&self.loop_entries, &before.loop_entries),
+            (&self.loop_warp_entries, &before.loop_warp_entries),
+            (&self.loop_header_lanes, &before.loop_header_lanes),
+        ] {
+            for (x, y) in a.iter().zip(b) {
+                d.push(x.checked_sub(*y)?);
+            }
+        }
+        let mut ids: Vec<&InstrId> = self.probes.keys().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let (s, e, _) = self.probes[id];
+            let (s0, e0, _) = before.probes.get(id).copied().unwrap_or((0, 0, 1));
+            d.extend([u64::from(*id), s.checked_sub(s0)?, e.checked_sub(e0)?]);
+        }
+        Some(d)
+    }
+
+    /// Adds `k` times `delta` (from [`Counts::delta`] against a state with the same probes).
+    fn add(&mut self, delta: &[u64], k: u64) {
+        let mut it = delta.iter();
+        for v in [&mut self.warp_execs, &mut self.lane_execs, &mut self.loop_entries, &mut self.loop_warp_entries, &mut self.loop_header_lanes] {
+            for x in v.iter_mut() {
+                *x = x.saturating_add(it.next().copied().unwrap_or(0).saturating_mul(k));
+            }
+        }
+        while let (Some(&id), Some(&ds), Some(&de)) = (it.next(), it.next(), it.next()) {
+            let e = self.probes.entry(id as InstrId).or_insert((0, 0, 1));
+            e.0 = e.0.saturating_add(ds.saturating_mul(k));
+            e.1 = e.1.saturating_add(de.saturating_mul(k));
+        }
+    }
+}
+
+/// One warp's state while it runs: its SIMT stack, the lanes that have not left, the
+/// values of the control slice's registers and each loop's header executions per lane in
+/// the current entry.
+#[derive(Clone)]
+struct WarpState {
+    stack: Vec<Entry>,
+    alive: u32,
+    slots: Vec<Slot>,
+    trips: Vec<[u64; 32]>,
+}
+
+impl WarpState {
+    /// How every slot value and trip count of lanes `0..lanes` changed from `before` to
+    /// `self` (per slot and lane, then per loop and lane); `None` when the stack or the
+    /// live lanes differ, or a value became known or unknown.
+    fn delta(&self, before: &WarpState, lanes: usize) -> Option<Vec<i64>> {
+        if self.stack != before.stack || self.alive != before.alive {
+            return None;
+        }
+        let mut d = Vec::with_capacity((self.slots.len() + self.trips.len()) * lanes);
+        for (a, b) in self.slots.iter().zip(&before.slots) {
+            for lane in 0..lanes {
+                d.push(match (a.get(lane), b.get(lane)) {
+                    (None, None) => 0,
+                    (Some(x), Some(y)) => x.checked_sub(y)?,
+                    _ => return None,
+                });
+            }
+        }
+        for (a, b) in self.trips.iter().zip(&before.trips) {
+            for lane in 0..lanes {
+                d.push(i64::try_from(a[lane]).ok()?.checked_sub(i64::try_from(b[lane]).ok()?)?);
+            }
+        }
+        Some(d)
+    }
+
+    /// `self` advanced `k` times by `delta` (from [`WarpState::delta`]); `None` on overflow.
+    fn advanced(&self, delta: &[i64], k: i64, lanes: usize) -> Option<WarpState> {
+        let mut w = self.clone();
+        let mut chunks = delta.chunks(lanes.max(1));
+        for slot in &mut w.slots {
+            let d = chunks.next()?;
+            if slot.known == 0 || d.iter().all(|x| *x == 0) {
+                continue;
+            }
+            if slot.uniform && d.iter().all(|x| *x == d[0]) {
+                slot.v[0] = slot.v[0].checked_add(d[0].checked_mul(k)?)?;
+                continue;
+            }
+            for (lane, dl) in d.iter().enumerate() {
+                if let Some(v) = slot.get(lane) {
+                    slot.set(lane, Some(v.checked_add(dl.checked_mul(k)?)?));
+                }
+            }
+        }
+        for t in &mut w.trips {
+            let d = chunks.next()?;
+            for (lane, dl) in d.iter().enumerate() {
+                t[lane] = u64::try_from(i64::try_from(t[lane]).ok()?.checked_add(dl.checked_mul(k)?)?).ok()?;
+            }
+        }
+        Some(w)
+    }
+}
+
+/// How a warp's run from a loop header went when run for one iteration
+/// ([`Sim::run`] with a stop).
+enum Ran {
+    /// Back at the header with the SIMT stack as deep as at the start, having run the path
+    /// whose hash is given, with the operands of the comparisons it made (two per lane of
+    /// each `setp`, in order).
+    Back(u64, Vec<i64>),
+    /// Anything else: the loop left, a branch diverged, lanes exited.
+    Other,
 }
 
 struct Sim {
@@ -413,9 +557,21 @@ struct Sim {
     args: Vec<Option<i64>>,
     budget: u64,
     steps: u64,
-    /// Per probe (by instruction id) of the block being simulated: Σ ways and executions
-    /// with every active lane's address known, and the most ways.
-    probes: HashMap<InstrId, (u64, u64, u32)>,
+    /// Whether loops are fast-forwarded ([`Sim::fast_forward`]), and the iterations skipped.
+    fast_forward: bool,
+    skipped: u64,
+}
+
+/// The first `i >= 1` at which `f + i·df` is zero or has the other sign than `f` (`None`
+/// when it never does).
+fn first_sign_change(f: i128, df: i128) -> Option<i128> {
+    match (f.signum(), df.signum()) {
+        (_, 0) => None,
+        (0, _) => Some(1),
+        (1, -1) => Some((f + (-df) - 1) / (-df)).map(|i| i.max(1)),
+        (-1, 1) => Some((-f + df - 1) / df).map(|i| i.max(1)),
+        _ => None,
+    }
 }
 
 /// The lanes of a mask, lowest first.
@@ -536,95 +692,239 @@ impl Sim {
     }
 
     /// Runs one warp of a block; `tids[l]` is lane `l`'s thread index.
-    fn run_warp(&mut self, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &mut [Slot], trips: &mut [[u64; 32]], c: &mut Counts) -> Result<(), String> {
+    fn run_warp(&mut self, tids: &[[i64; 3]], ctaid: [i64; 3], w: &mut WarpState, c: &mut Counts) -> Result<(), String> {
         let full: u32 = if tids.len() >= 32 { u32::MAX } else { (1u32 << tids.len()) - 1 };
-        for s in slots.iter_mut() {
+        for s in w.slots.iter_mut() {
             *s = Slot::unknown();
         }
-        for t in trips.iter_mut() {
+        for t in w.trips.iter_mut() {
             *t = [0; 32];
         }
         for &l in &self.entry_loops {
             c.loop_entries[l as usize] += u64::from(full.count_ones());
             c.loop_warp_entries[l as usize] += 1;
         }
-        let mut stack = vec![Entry { pc: Some(0), mask: full, rpc: None }];
-        let mut alive = full;
+        w.stack = vec![Entry { pc: Some(0), mask: full, rpc: None }];
+        w.alive = full;
         let progs = std::mem::take(&mut self.progs);
-        let res = (|| -> Result<(), String> {
-            while let Some(top) = stack.last() {
-                let (pc, rpc) = (top.pc, top.rpc);
-                let mask = top.mask & alive;
-                let Some(b) = pc else {
-                    stack.pop();
-                    continue;
-                };
-                if pc == rpc || mask == 0 {
-                    stack.pop();
-                    continue;
-                }
-                self.charge(1)?;
-                c.warp_execs[b as usize] += 1;
-                c.lane_execs[b as usize] += u64::from(mask.count_ones());
-                if let Some(l) = self.header_of[b as usize] {
-                    c.loop_header_lanes[l as usize] += u64::from(mask.count_ones());
-                    for lane in lanes_of(mask) {
-                        trips[l as usize][lane] += 1;
-                    }
-                }
-                for step in &progs[b as usize] {
-                    match step {
-                        Step::Exec(p) => self.exec(p, mask, full, tids, ctaid, slots)?,
-                        Step::Probe(p) => self.probe(p, mask, tids, ctaid, slots),
-                    }
-                }
-                // Where each lane goes next.
-                let (taken, target, fall, leave) = match &self.terms[b as usize] {
-                    Term::Fall(Some(next)) => (0, None, Some(*next), 0),
-                    Term::Fall(None) => (0, None, None, mask),
-                    Term::Unsupported(why) => return Err(why.clone()),
-                    Term::Bra { target, fall, guard } => {
-                        let yes = self.holds(*guard, mask, tids, ctaid, slots)?;
-                        (yes, Some(*target), *fall, 0)
-                    }
-                    Term::Leave { fall, guard } => {
-                        let yes = self.holds(*guard, mask, tids, ctaid, slots)?;
-                        (0, None, *fall, yes)
-                    }
-                };
-                let not_taken = mask & !taken & !leave;
-                if leave != 0 {
-                    self.edge(b, None, leave, trips, c);
-                    alive &= !leave;
-                    for e in &mut stack {
-                        e.mask &= !leave;
-                    }
-                }
-                if taken != 0 {
-                    self.edge(b, target, taken, trips, c);
-                }
-                if not_taken != 0 {
-                    self.edge(b, fall, not_taken, trips, c);
-                }
-                let top = stack.last_mut().ok_or("empty SIMT stack")?;
-                match (taken != 0, not_taken != 0) {
-                    (true, true) if target != fall => {
-                        // Divergence: both groups run, then meet at the immediate
-                        // post-dominator.
-                        let r = self.ipdom[b as usize];
-                        top.pc = r;
-                        stack.push(Entry { pc: fall, mask: not_taken, rpc: r });
-                        stack.push(Entry { pc: target, mask: taken, rpc: r });
-                    }
-                    (true, _) => top.pc = target,
-                    (false, true) => top.pc = fall,
-                    (false, false) => top.pc = None,
-                }
-            }
-            Ok(())
-        })();
+        let res = self.run(&progs, tids, ctaid, full, w, c, None).map(|_| ());
         self.progs = progs;
         res
+    }
+
+    /// Runs a warp from its state `w` until its SIMT stack empties; with `stop = Some(h)`,
+    /// `w` being at loop header `h`, only until the warp is back at `h` with its stack as
+    /// deep as at the start (one iteration: [`Ran::Back`] with the hash of the path run),
+    /// or has left the loop, or reached `h` at another depth ([`Ran::Other`]). Loops that
+    /// repeat the same iteration are fast-forwarded ([`Sim::fast_forward`]), except `h`.
+    #[allow(clippy::too_many_arguments)]
+    fn run(&mut self, progs: &[Vec<Step>], tids: &[[i64; 3]], ctaid: [i64; 3], full: u32, w: &mut WarpState, c: &mut Counts, stop: Option<BlockId>) -> Result<Ran, String> {
+        let depth = w.stack.len();
+        let mut path = std::hash::DefaultHasher::new();
+        let mut cmps = Vec::new();
+        let mut first = true;
+        while let Some(top) = w.stack.last() {
+            let (pc, rpc) = (top.pc, top.rpc);
+            let mask = top.mask & w.alive;
+            if stop.is_some() && w.stack.len() < depth {
+                return Ok(Ran::Other);
+            }
+            let Some(b) = pc else {
+                w.stack.pop();
+                continue;
+            };
+            if pc == rpc || mask == 0 {
+                w.stack.pop();
+                continue;
+            }
+            if let Some(h) = stop
+                && b == h
+                && !first
+            {
+                return Ok(if w.stack.len() == depth { Ran::Back(std::hash::Hasher::finish(&path), cmps) } else { Ran::Other });
+            }
+            if let Some(l) = self.header_of[b as usize]
+                && self.fast_forward
+                && stop != Some(b)
+            {
+                let t = w.trips[l as usize][mask.trailing_zeros() as usize];
+                if t >= FAST_FORWARD_AFTER && t.is_power_of_two() && self.fast_forward(progs, tids, ctaid, full, b, w, c)? {
+                    // The warp is elsewhere now.
+                    continue;
+                }
+            }
+            first = false;
+            if stop.is_some() {
+                std::hash::Hash::hash(&(b, mask, w.stack.len()), &mut path);
+            }
+            self.charge(1)?;
+            c.warp_execs[b as usize] += 1;
+            c.lane_execs[b as usize] += u64::from(mask.count_ones());
+            if let Some(l) = self.header_of[b as usize] {
+                c.loop_header_lanes[l as usize] += u64::from(mask.count_ones());
+                for lane in lanes_of(mask) {
+                    w.trips[l as usize][lane] += 1;
+                }
+            }
+            for step in &progs[b as usize] {
+                match step {
+                    Step::Exec(p) => {
+                        if stop.is_some() && p.op.compares() {
+                            for lane in lanes_of(mask) {
+                                for &(src, neg) in p.srcs.iter().take(2) {
+                                    cmps.push(Self::read(src, neg, lane, tids, ctaid, &w.slots).unwrap_or(0));
+                                }
+                            }
+                        }
+                        self.exec(p, mask, full, tids, ctaid, &mut w.slots)?;
+                    }
+                    Step::Probe(p) => Self::probe(p, mask, tids, ctaid, &w.slots, c),
+                }
+            }
+            // Where each lane goes next.
+            let (taken, target, fall, leave) = match &self.terms[b as usize] {
+                Term::Fall(Some(next)) => (0, None, Some(*next), 0),
+                Term::Fall(None) => (0, None, None, mask),
+                Term::Unsupported(why) => return Err(why.clone()),
+                Term::Bra { target, fall, guard } => {
+                    let yes = self.holds(*guard, mask, tids, ctaid, &w.slots)?;
+                    (yes, Some(*target), *fall, 0)
+                }
+                Term::Leave { fall, guard } => {
+                    let yes = self.holds(*guard, mask, tids, ctaid, &w.slots)?;
+                    (0, None, *fall, yes)
+                }
+            };
+            let not_taken = mask & !taken & !leave;
+            if leave != 0 {
+                self.edge(b, None, leave, &mut w.trips, c);
+                w.alive &= !leave;
+                for e in &mut w.stack {
+                    e.mask &= !leave;
+                }
+            }
+            if taken != 0 {
+                self.edge(b, target, taken, &mut w.trips, c);
+            }
+            if not_taken != 0 {
+                self.edge(b, fall, not_taken, &mut w.trips, c);
+            }
+            let top = w.stack.last_mut().ok_or("empty SIMT stack")?;
+            match (taken != 0, not_taken != 0) {
+                (true, true) if target != fall => {
+                    // Divergence: both groups run, then meet at the immediate
+                    // post-dominator.
+                    let r = self.ipdom[b as usize];
+                    top.pc = r;
+                    w.stack.push(Entry { pc: fall, mask: not_taken, rpc: r });
+                    w.stack.push(Entry { pc: target, mask: taken, rpc: r });
+                }
+                (true, _) => top.pc = target,
+                (false, true) => top.pc = fall,
+                (false, false) => top.pc = None,
+            }
+        }
+        Ok(Ran::Other)
+    }
+
+    /// Skips the iterations of the loop headed by `h` (where the warp `w` is) that would
+    /// repeat the last one. Two iterations run from here; when they run the same path and
+    /// change every slot value, trip count and counter by the same amounts, and the
+    /// operands of every comparison they make step by the same amounts too, the state after
+    /// `k` iterations is the state now advanced `k` times by those amounts (induction
+    /// variables, pointers and counters step linearly), up to the first iteration where a
+    /// comparison's operands or their difference would reach or cross zero (where its
+    /// outcome can change: a loop's exit test, a bounds check of the last tile, by
+    /// `setp.lt` or by `setp.ne` alike). The iteration just before that bound is checked by
+    /// running it (from the state advanced that far); if it does not repeat the first (a
+    /// value that stops stepping linearly: a remainder or a bit test through a slot the
+    /// iteration writes), bisection finds the last that does. The warp jumps past it, its
+    /// counts advanced by the iterations skipped, and runs on from there, so the iteration
+    /// that leaves the loop, and any after a change of path, are simulated. When nothing
+    /// can be skipped, the two iterations run are kept (they were run as the warp would run
+    /// them), so trying costs only the checks.
+    ///
+    /// Returns `true`: `w` and `c` are the warp's state at another point of its run.
+    #[allow(clippy::too_many_arguments)]
+    fn fast_forward(&mut self, progs: &[Vec<Step>], tids: &[[i64; 3]], ctaid: [i64; 3], full: u32, h: BlockId, w: &mut WarpState, c: &mut Counts) -> Result<bool, String> {
+        let lanes = tids.len();
+        // One iteration from `from`: how it ended, the state and the counts after it.
+        let once = |sim: &mut Sim, from: &WarpState, counts: &Counts| -> Result<(Ran, WarpState, Counts), String> {
+            let (mut w1, mut c1) = (from.clone(), counts.clone());
+            let ran = sim.run(progs, tids, ctaid, full, &mut w1, &mut c1, Some(h))?;
+            Ok((ran, w1, c1))
+        };
+        let (ran, w1, c1) = once(self, w, c)?;
+        let Ran::Back(path, cmp0) = ran else {
+            (*w, *c) = (w1, c1);
+            return Ok(true);
+        };
+        let (ran, w2, c2) = once(self, &w1, &c1)?;
+        let (Ran::Back(path2, cmp1), Some(dw), Some(dc)) = (ran, w1.delta(w, lanes), c1.delta(c)) else {
+            (*w, *c) = (w2, c2);
+            return Ok(true);
+        };
+        let dcmp = cmp1.iter().zip(&cmp0).map(|(b, a)| b.checked_sub(*a)).collect::<Option<Vec<i64>>>();
+        let (Some(dcmp), true) = (dcmp, path2 == path && cmp1.len() == cmp0.len() && w2.delta(&w1, lanes).as_ref() == Some(&dw) && c2.delta(&c1).as_ref() == Some(&dc)) else {
+            (*w, *c) = (w2, c2);
+            return Ok(true);
+        };
+        // The first iteration whose comparisons may decide otherwise.
+        let mut limit = FAST_FORWARD_MAX;
+        for (pair, dpair) in cmp0.chunks_exact(2).zip(dcmp.chunks_exact(2)) {
+            let (a, b, da, db) = (i128::from(pair[0]), i128::from(pair[1]), i128::from(dpair[0]), i128::from(dpair[1]));
+            for (f, df) in [(a, da), (b, db), (a - b, da - db)] {
+                if let Some(i) = first_sign_change(f, df) {
+                    limit = limit.min(i64::try_from(i).unwrap_or(i64::MAX));
+                }
+            }
+        }
+        // Iteration k (from the state now advanced k times) repeats the first.
+        let repeats = |sim: &mut Sim, k: i64| -> Result<bool, String> {
+            let Some(wk) = w.advanced(&dw, k, lanes) else { return Ok(false) };
+            let (ran, wk1, ck1) = once(sim, &wk, c)?;
+            Ok(match ran {
+                Ran::Back(p, cmpk) => {
+                    p == path
+                        && wk1.delta(&wk, lanes).as_ref() == Some(&dw)
+                        && ck1.delta(c).as_ref() == Some(&dc)
+                        && cmpk.len() == cmp0.len()
+                        && cmpk.iter().zip(&cmp0).zip(&dcmp).all(|((x, a), d)| d.checked_mul(k).and_then(|s| a.checked_add(s)) == Some(*x))
+                }
+                Ran::Other => false,
+            })
+        };
+        // Iterations 0..=good repeat the first (1 was run); iteration `limit` may not.
+        let mut good = 1i64;
+        let last = limit - 1;
+        if last > 2 {
+            if repeats(self, last)? {
+                good = last;
+            } else {
+                let mut bad = last;
+                while bad - good > 1 {
+                    let mid = good + (bad - good) / 2;
+                    if repeats(self, mid)? {
+                        good = mid;
+                    } else {
+                        bad = mid;
+                    }
+                }
+            }
+        }
+        let k = good + 1;
+        let jumped = if k > 2 { w.advanced(&dw, k, lanes) } else { None };
+        match jumped {
+            Some(wk) => {
+                *w = wk;
+                c.add(&dc, k as u64);
+                c.loop_min.clone_from(&c2.loop_min);
+                c.loop_max.clone_from(&c2.loop_max);
+                self.skipped = self.skipped.saturating_add(k as u64 - 2);
+            }
+            None => (*w, *c) = (w2, c2),
+        }
+        Ok(true)
     }
 
     /// Records the bank conflicts of one warp execution of a shared-memory access, on the
@@ -632,7 +932,7 @@ impl Sim {
     /// bytes per lane is served a half or a quarter warp at a time (Programming Guide, CC 5.x
     /// shared memory): each phase's active lanes are counted apart, and the worst phase is
     /// the request's ways.
-    fn probe(&mut self, p: &Probe, mask: u32, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &[Slot]) {
+    fn probe(p: &Probe, mask: u32, tids: &[[i64; 3]], ctaid: [i64; 3], slots: &[Slot], c: &mut Counts) {
         let lanes_per_phase = (32 / (p.bytes / 4).clamp(1, 4)) as usize;
         let mut ways = 1u32;
         for phase in (0..32).step_by(lanes_per_phase) {
@@ -647,7 +947,7 @@ impl Sim {
                 ways = ways.max(crate::access::bank_conflict_ways(&addrs, p.bytes, 32, 0));
             }
         }
-        let e = self.probes.entry(p.instr).or_insert((0, 0, 1));
+        let e = c.probes.entry(p.instr).or_insert((0, 0, 1));
         e.0 += u64::from(ways);
         e.1 += 1;
         e.2 = e.2.max(ways);
@@ -673,6 +973,11 @@ impl Sim {
 /// with the bytes per lane it moves (more than the instruction's own where ptxas merges it
 /// with the next loads into one vector load).
 pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<InstrId, i64>) -> Result<Simulated, String> {
+    simulate_with(func, env, budget, probes, true)
+}
+
+/// [`simulate`], with or without fast-forwarding loops (without: every iteration runs).
+fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<InstrId, i64>, fast_forward: bool) -> Result<Simulated, String> {
     if func.blocks.is_empty() {
         return Err("the function has no body".into());
     }
@@ -792,15 +1097,15 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<In
         args: (0..func.params.len() as u32).map(|i| env.args.get(&i).copied()).collect(),
         budget,
         steps: 0,
-        probes: HashMap::new(),
+        fast_forward,
+        skipped: 0,
     };
     let grid = env.grid.map(|g| u64::from(g.max(1)));
     let block = env.block.map(|b| i64::from(b.max(1)));
     let threads = block[0] * block[1] * block[2];
     let tids: Vec<[i64; 3]> = (0..threads).map(|t| [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])]).collect();
     let warps = tids.chunks(32).count() as u128;
-    let mut slots = vec![Slot::unknown(); n_slots as usize];
-    let mut trips = vec![[0u64; 32]; n_loops];
+    let mut w = WarpState { stack: Vec::new(), alive: 0, slots: vec![Slot::unknown(); n_slots as usize], trips: vec![[0u64; 32]; n_loops] };
     let mut c = Counts {
         warp_execs: vec![0; n],
         lane_execs: vec![0; n],
@@ -809,6 +1114,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<In
         loop_header_lanes: vec![0; n_loops],
         loop_min: vec![u64::MAX; n_loops],
         loop_max: vec![0; n_loops],
+        probes: HashMap::new(),
     };
     // Weighted totals.
     let mut warp_tot = vec![0u128; n];
@@ -823,7 +1129,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<In
     // samples per dimension as the budget allows (at least the first, a middle and the
     // last block of each).
     for warp in tids.chunks(32) {
-        sim.run_warp(warp, grid.map(|g| (g / 2) as i64), &mut slots, &mut trips, &mut c)?;
+        sim.run_warp(warp, grid.map(|g| (g / 2) as i64), &mut w, &mut c)?;
     }
     let per_block = sim.steps.max(1);
     let mut k = samples_per_dimension(grid);
@@ -839,9 +1145,9 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<In
                 for v in [&mut c.warp_execs, &mut c.lane_execs, &mut c.loop_entries, &mut c.loop_warp_entries, &mut c.loop_header_lanes] {
                     v.iter_mut().for_each(|x| *x = 0);
                 }
-                sim.probes.clear();
+                c.probes.clear();
                 for warp in tids.chunks(32) {
-                    sim.run_warp(warp, ctaid, &mut slots, &mut trips, &mut c)?;
+                    sim.run_warp(warp, ctaid, &mut w, &mut c)?;
                 }
                 let w = u128::from(wx) * u128::from(wy) * u128::from(wz);
                 for b in 0..n {
@@ -853,7 +1159,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<In
                     warp_entries_tot[l] += w * u128::from(c.loop_warp_entries[l]);
                     header_tot[l] += w * u128::from(c.loop_header_lanes[l]);
                 }
-                for (&id, &(sum, execs, max)) in &sim.probes {
+                for (&id, &(sum, execs, max)) in &c.probes {
                     let t = ways_tot.entry(id).or_insert((0, 0, 1));
                     t.0 += w * u128::from(sum);
                     t.1 += w * u128::from(execs);
@@ -886,6 +1192,7 @@ pub fn simulate(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<In
             .filter(|(_, (_, execs, _))| *execs > 0)
             .map(|(id, (sum, execs, max))| (id, SharedWays { mean: ratio(sum, execs), max }))
             .collect(),
+        iterations_fast_forwarded: sim.skipped,
     })
 }
 
@@ -963,5 +1270,98 @@ $L__BB0_4:
         let total: u64 = s.iter().map(|(_, w)| *w).sum();
         assert_eq!(total, 2 * 100);
         assert_eq!(s[0].1 as f64 / total as f64, 1.0 / 100.0);
+    }
+}
+
+#[cfg(test)]
+mod fast_forward_tests {
+    use std::collections::HashMap;
+
+    use super::{DEFAULT_BUDGET, Simulated, simulate_with};
+    use crate::affine::Env;
+
+    fn without_count(mut s: Simulated) -> Simulated {
+        s.iterations_fast_forwarded = 0;
+        s
+    }
+
+    /// Over every kernel of the sm_80 fixtures, at launches and argument values where every
+    /// iteration can be run within a budget ten times the default, fast-forwarding changes
+    /// nothing: the counts, trip counts and bank conflicts are exactly those of running
+    /// every iteration.
+    #[test]
+    fn fast_forward_counts_what_running_every_iteration_counts() {
+        let dir = format!("{}/../../tests/fixtures/ptx/sm_80", env!("CARGO_MANIFEST_DIR"));
+        let mut files: Vec<_> = std::fs::read_dir(&dir).expect("fixtures").filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect();
+        files.sort();
+        let (mut compared, mut skipped_some) = (0, 0);
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let (module, _) = ptx_ir::parse_and_lower(&text);
+            for f in module.kernels() {
+                for (grid, block, value) in [([3, 1, 1], [128, 1, 1], 1000i64), ([2, 2, 1], [16, 16, 1], 333), ([1, 1, 1], [96, 1, 1], 4099)] {
+                    let args: HashMap<u32, i64> = (0..f.params.len() as u32).map(|i| (i, value)).collect();
+                    let env = Env { block, grid, args: &args };
+                    let Ok(plain) = simulate_with(f, &env, 10 * DEFAULT_BUDGET, &HashMap::new(), false) else { continue };
+                    let fast = simulate_with(f, &env, 10 * DEFAULT_BUDGET, &HashMap::new(), true).unwrap_or_else(|e| panic!("{}: {}: {e}", path.display(), f.name));
+                    compared += 1;
+                    skipped_some += usize::from(fast.iterations_fast_forwarded > 0);
+                    assert_eq!(without_count(fast), plain, "{}: {} grid {grid:?} block {block:?} arguments {value}", path.display(), f.name);
+                }
+            }
+        }
+        // 141 and 37 when written.
+        assert!(compared >= 100 && skipped_some >= 25, "{compared} launches compared, {skipped_some} fast-forwarded");
+    }
+
+    /// `for (i = 0; i != n + (threadIdx.x & 3); ++i)`, the exit an equality test (as nvcc
+    /// writes loops it rotates), each lane of a warp leaving at its own count.
+    const LOOP: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 k_param_0)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    ld.param.u32 %r1, [k_param_0];
+    mov.u32 %r3, %tid.x;
+    and.b32 %r4, %r3, 3;
+    add.s32 %r5, %r1, %r4;
+    mov.u32 %r2, 0;
+$L__loop:
+    add.s32 %r2, %r2, 1;
+    setp.ne.s32 %p1, %r2, %r5;
+    @%p1 bra $L__loop;
+    ret;
+}
+"#;
+
+    /// A loop of 2^25 iterations per thread, far past the step budget if every iteration
+    /// ran, is counted exactly: each lane's trips, the warp's (its longest lane), the
+    /// divergent exits.
+    #[test]
+    fn a_loop_of_2_to_the_25_is_simulated_within_the_budget_and_counted_exactly() {
+        let (module, errors) = ptx_ir::parse_and_lower(LOOP);
+        assert!(errors.is_empty(), "{errors:?}");
+        let f = module.function("k").expect("kernel");
+        let n = 1i64 << 25;
+        let args = HashMap::from([(0u32, n)]);
+        let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &args };
+        let plain = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false);
+        assert!(plain.is_err_and(|e| e.contains("steps")), "running every iteration exceeds the budget");
+        let s = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        let l = &s.loops[0];
+        assert_eq!(l.per_entry, Some(n as f64 + 1.5));
+        assert_eq!(l.warp_per_entry, Some(n as f64 + 3.0));
+        assert_eq!((l.min, l.max), (n as u64, n as u64 + 3));
+        assert!(s.iterations_fast_forwarded > n as u64, "{}", s.iterations_fast_forwarded);
+        // The same loop at n = 1000, within the budget, runs to the same counts as without.
+        let small = HashMap::from([(0u32, 1000i64)]);
+        let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &small };
+        let plain = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false).expect("simulated");
+        let fast = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        assert!(fast.iterations_fast_forwarded > 0);
+        assert_eq!(without_count(fast), plain);
     }
 }

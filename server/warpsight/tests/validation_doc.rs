@@ -1101,4 +1101,18 @@ const HELDOUT_NOTES: &str = "## Notes
   static rules (up to 5.9× over); the RTX 2060's three-phase scans at 1.6-1.8 (Turing's
   shared data path, 64 B per clock in gpu-data after the T4's L1, measures like GA10x's
   128 here).
+- A sixteenth, on the matrix-vector products with x staged in shared memory: their
+  control flow (a thread's loop over its row's columns inside a loop over the slices of x)
+  ran past the simulation's step budget at 2^21 and 2^25 columns, so its branches fell back
+  to the static rules, which count both sides of the `row < m` test inside the loop for
+  every warp: 2.5-5.9× over. The simulation now fast-forwards loops that repeat the same
+  iteration (docs/profile.md; a unit test checks that it counts exactly what running every
+  iteration counts, over the fixture kernels). Those eight rows went to 0.65-0.88 (2 rows of
+  2^25 columns) and 0.38-0.54 (32 rows of 2^21 columns), and the held-out rows from MAPE
+  19.3 % to 17.5 % (85.8 % to 85.9 % within 1.5×); the same kernel at 2^17 columns moved by
+  0.01-0.02 (simulated now, past the budget before), nothing else, and nothing in the fitted
+  corpus. The 32-row cases, one warp running the whole product
+  with every load touching 32 lines, take 42 ns (the kernel without shared memory, 0.52-0.55)
+  and 72 ns per column (with it) on the RTX 3060, where the model's `l1` term gives 18 ns and
+  its dependence chain 9-11: not understood.
 ";
