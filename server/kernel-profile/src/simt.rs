@@ -49,13 +49,16 @@ use crate::concrete::IntOp;
 /// warp): a few tenths of a second at most in a debug build.
 pub const DEFAULT_BUDGET: u64 = 4_000_000;
 
-/// Header executions of a loop's entry after which (and after every doubling of which) the
-/// simulation tries to fast-forward it ([`Sim::fast_forward`]): the first iterations, where
-/// nvcc's peeled and remainder copies and the first tiles differ, always run.
+/// Header executions of a loop's entry after which the simulation tries to fast-forward it
+/// ([`Sim::fast_forward`]): the first iterations, where nvcc's peeled and remainder copies
+/// and the first tiles differ, always run. After a jump it tries again two iterations
+/// later (past the iteration that stopped the jump: a loop whose every 32nd iteration
+/// differs jumps from one to the next); after an attempt that skipped nothing, once the
+/// entry has run twice as many.
 const FAST_FORWARD_AFTER: u64 = 8;
 
-/// The most iterations one fast-forward skips (the doubling's bound; more than any loop a
-/// kernel runs).
+/// The most iterations one fast-forward skips where no comparison bounds it (more than any
+/// loop a kernel runs).
 const FAST_FORWARD_MAX: i64 = 1 << 40;
 
 /// The most threads a block can have on any compute capability (CUDA C++ Programming
@@ -476,6 +479,9 @@ struct WarpState {
     alive: u32,
     slots: Vec<Slot>,
     trips: Vec<[u64; 32]>,
+    /// Per loop: the header executions of the current entry at which to try the next
+    /// fast-forward ([`FAST_FORWARD_AFTER`]); not part of what the warp computes.
+    next_try: Vec<u64>,
 }
 
 impl WarpState {
@@ -700,6 +706,7 @@ impl Sim {
         for t in w.trips.iter_mut() {
             *t = [0; 32];
         }
+        w.next_try.fill(FAST_FORWARD_AFTER);
         for &l in &self.entry_loops {
             c.loop_entries[l as usize] += u64::from(full.count_ones());
             c.loop_warp_entries[l as usize] += 1;
@@ -747,8 +754,14 @@ impl Sim {
                 && self.fast_forward
                 && stop != Some(b)
             {
-                let t = w.trips[l as usize][mask.trailing_zeros() as usize];
-                if t >= FAST_FORWARD_AFTER && t.is_power_of_two() && self.fast_forward(progs, tids, ctaid, full, b, w, c)? {
+                let lane = mask.trailing_zeros() as usize;
+                let t = w.trips[l as usize][lane];
+                if t < FAST_FORWARD_AFTER {
+                    // A new entry.
+                    w.next_try[l as usize] = FAST_FORWARD_AFTER;
+                } else if t >= w.next_try[l as usize] {
+                    let jumped = self.fast_forward(progs, tids, ctaid, full, b, w, c)?;
+                    w.next_try[l as usize] = if jumped { w.trips[l as usize][lane] + 2 } else { 2 * t };
                     // The warp is elsewhere now.
                     continue;
                 }
@@ -838,13 +851,19 @@ impl Sim {
     /// `setp.lt` or by `setp.ne` alike). The iteration just before that bound is checked by
     /// running it (from the state advanced that far); if it does not repeat the first (a
     /// value that stops stepping linearly: a remainder or a bit test through a slot the
-    /// iteration writes), bisection finds the last that does. The warp jumps past it, its
+    /// iteration writes), doubling and then bisection find the last that does. The warp jumps past it, its
     /// counts advanced by the iterations skipped, and runs on from there, so the iteration
     /// that leaves the loop, and any after a change of path, are simulated. When nothing
     /// can be skipped, the two iterations run are kept (they were run as the warp would run
     /// them), so trying costs only the checks.
     ///
-    /// Returns `true`: `w` and `c` are the warp's state at another point of its run.
+    /// What the checks cannot see is a change confined to iterations between the ones run:
+    /// a bank-conflict pattern that varies with the iteration (the ways are not a linear
+    /// function of the addresses) or a value that leaves its linear course and comes back
+    /// to it; such iterations are counted as the first.
+    ///
+    /// `w` and `c` are then the warp's state at another point of its run; the result says
+    /// whether iterations were skipped.
     #[allow(clippy::too_many_arguments)]
     fn fast_forward(&mut self, progs: &[Vec<Step>], tids: &[[i64; 3]], ctaid: [i64; 3], full: u32, h: BlockId, w: &mut WarpState, c: &mut Counts) -> Result<bool, String> {
         let lanes = tids.len();
@@ -857,17 +876,17 @@ impl Sim {
         let (ran, w1, c1) = once(self, w, c)?;
         let Ran::Back(path, cmp0) = ran else {
             (*w, *c) = (w1, c1);
-            return Ok(true);
+            return Ok(false);
         };
         let (ran, w2, c2) = once(self, &w1, &c1)?;
         let (Ran::Back(path2, cmp1), Some(dw), Some(dc)) = (ran, w1.delta(w, lanes), c1.delta(c)) else {
             (*w, *c) = (w2, c2);
-            return Ok(true);
+            return Ok(false);
         };
         let dcmp = cmp1.iter().zip(&cmp0).map(|(b, a)| b.checked_sub(*a)).collect::<Option<Vec<i64>>>();
         let (Some(dcmp), true) = (dcmp, path2 == path && cmp1.len() == cmp0.len() && w2.delta(&w1, lanes).as_ref() == Some(&dw) && c2.delta(&c1).as_ref() == Some(&dc)) else {
             (*w, *c) = (w2, c2);
-            return Ok(true);
+            return Ok(false);
         };
         // The first iteration whose comparisons may decide otherwise.
         let mut limit = FAST_FORWARD_MAX;
@@ -901,7 +920,17 @@ impl Sim {
             if repeats(self, last)? {
                 good = last;
             } else {
+                // Where a value stops stepping linearly: the last iteration that repeats
+                // the first is usually near (the next multiple of a remainder's divisor),
+                // so it is looked for by doubling from here, then by bisection.
                 let mut bad = last;
+                while good.saturating_mul(2) < bad {
+                    if repeats(self, good * 2)? {
+                        good *= 2;
+                    } else {
+                        bad = good * 2;
+                    }
+                }
                 while bad - good > 1 {
                     let mid = good + (bad - good) / 2;
                     if repeats(self, mid)? {
@@ -914,17 +943,20 @@ impl Sim {
         }
         let k = good + 1;
         let jumped = if k > 2 { w.advanced(&dw, k, lanes) } else { None };
-        match jumped {
+        Ok(match jumped {
             Some(wk) => {
                 *w = wk;
                 c.add(&dc, k as u64);
                 c.loop_min.clone_from(&c2.loop_min);
                 c.loop_max.clone_from(&c2.loop_max);
                 self.skipped = self.skipped.saturating_add(k as u64 - 2);
+                true
             }
-            None => (*w, *c) = (w2, c2),
-        }
-        Ok(true)
+            None => {
+                (*w, *c) = (w2, c2);
+                false
+            }
+        })
     }
 
     /// Records the bank conflicts of one warp execution of a shared-memory access, on the
@@ -1105,7 +1137,13 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
     let threads = block[0] * block[1] * block[2];
     let tids: Vec<[i64; 3]> = (0..threads).map(|t| [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])]).collect();
     let warps = tids.chunks(32).count() as u128;
-    let mut w = WarpState { stack: Vec::new(), alive: 0, slots: vec![Slot::unknown(); n_slots as usize], trips: vec![[0u64; 32]; n_loops] };
+    let mut w = WarpState {
+        stack: Vec::new(),
+        alive: 0,
+        slots: vec![Slot::unknown(); n_slots as usize],
+        trips: vec![[0u64; 32]; n_loops],
+        next_try: vec![FAST_FORWARD_AFTER; n_loops],
+    };
     let mut c = Counts {
         warp_execs: vec![0; n],
         lane_execs: vec![0; n],
@@ -1127,10 +1165,13 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
     let mut ways_tot: HashMap<InstrId, (u128, u128, u32)> = HashMap::new();
     // A block in the middle of the grid first, to see what one costs; then as many
     // samples per dimension as the budget allows (at least the first, a middle and the
-    // last block of each).
+    // last block of each). A sample that is this block takes its counts instead of running
+    // it again.
+    let middle = grid.map(|g| (g / 2) as i64);
     for warp in tids.chunks(32) {
-        sim.run_warp(warp, grid.map(|g| (g / 2) as i64), &mut w, &mut c)?;
+        sim.run_warp(warp, middle, &mut w, &mut c)?;
     }
+    let middle_counts = c.clone();
     let per_block = sim.steps.max(1);
     let mut k = samples_per_dimension(grid);
     let cost = |k: u64| grid.iter().map(|&g| g.min(k)).product::<u64>().saturating_mul(per_block);
@@ -1142,12 +1183,18 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
         for &(y, wy) in &sy {
             for &(x, wx) in &sx {
                 let ctaid = [x as i64, y as i64, z as i64];
-                for v in [&mut c.warp_execs, &mut c.lane_execs, &mut c.loop_entries, &mut c.loop_warp_entries, &mut c.loop_header_lanes] {
-                    v.iter_mut().for_each(|x| *x = 0);
-                }
-                c.probes.clear();
-                for warp in tids.chunks(32) {
-                    sim.run_warp(warp, ctaid, &mut w, &mut c)?;
+                if ctaid == middle {
+                    // The fewest and most trips stay those of every block run.
+                    let (min, max) = (std::mem::take(&mut c.loop_min), std::mem::take(&mut c.loop_max));
+                    c = Counts { loop_min: min, loop_max: max, ..middle_counts.clone() };
+                } else {
+                    for v in [&mut c.warp_execs, &mut c.lane_execs, &mut c.loop_entries, &mut c.loop_warp_entries, &mut c.loop_header_lanes] {
+                        v.iter_mut().for_each(|x| *x = 0);
+                    }
+                    c.probes.clear();
+                    for warp in tids.chunks(32) {
+                        sim.run_warp(warp, ctaid, &mut w, &mut c)?;
+                    }
                 }
                 let w = u128::from(wx) * u128::from(wy) * u128::from(wz);
                 for b in 0..n {
@@ -1336,6 +1383,57 @@ $L__loop:
     ret;
 }
 "#;
+
+    /// `for (k = 0; k < n; ++k) if (k % 32 == 0) { ... }`: every 32nd iteration takes
+    /// another path.
+    const PERIODIC: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry m(.param .u32 m_param_0)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<6>;
+    ld.param.u32 %r1, [m_param_0];
+    mov.u32 %r2, 0;
+    mov.u32 %r4, 0;
+$L__loop:
+    rem.u32 %r3, %r2, 32;
+    setp.ne.s32 %p2, %r3, 0;
+    @%p2 bra $L__skip;
+    add.s32 %r4, %r4, 1;
+$L__skip:
+    add.s32 %r2, %r2, 1;
+    setp.lt.u32 %p1, %r2, %r1;
+    @%p1 bra $L__loop;
+    ret;
+}
+"#;
+
+    /// A loop whose every 32nd iteration runs a block the others skip, 2^20 + 5 iterations
+    /// (past the budget when every iteration runs): the jumps stop at each of them, so the
+    /// block runs ⌈n / 32⌉ times, exactly.
+    #[test]
+    fn a_loop_with_a_branch_every_32nd_iteration_jumps_between_them() {
+        let (module, errors) = ptx_ir::parse_and_lower(PERIODIC);
+        assert!(errors.is_empty(), "{errors:?}");
+        let f = module.function("m").expect("kernel");
+        let n = (1i64 << 20) + 5;
+        let args = HashMap::from([(0u32, n)]);
+        let env = Env { block: [32, 1, 1], grid: [1, 1, 1], args: &args };
+        assert!(simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false).is_err());
+        let s = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        assert_eq!(s.loops[0].per_entry, Some(n as f64));
+        let every_32nd = f.instrs.iter().find(|i| i.opcode.starts_with("add") && i.block != 0).map(|i| i.block).expect("block");
+        assert_eq!(s.warp_executions[every_32nd as usize], ((n + 31) / 32) as f64);
+        // At n = 1000, as running every iteration counts.
+        let small = HashMap::from([(0u32, 1000i64)]);
+        let env = Env { block: [32, 1, 1], grid: [1, 1, 1], args: &small };
+        let plain = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false).expect("simulated");
+        let fast = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        assert!(fast.iterations_fast_forwarded > 0);
+        assert_eq!(without_count(fast), plain);
+    }
 
     /// A loop of 2^25 iterations per thread, far past the step budget if every iteration
     /// ran, is counted exactly: each lane's trips, the warp's (its longest lane), the
