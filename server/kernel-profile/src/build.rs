@@ -188,6 +188,8 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
 
     // 4. Memory accesses.
     let mut memory_accesses = Vec::new();
+    // The access each memory instruction makes (`InstrNode::access`).
+    let mut access_of: HashMap<InstrId, u32> = HashMap::new();
     let mut n_irregular = 0;
     let mut choices = concrete::DefChoices::for_function(func);
     for (id, instr) in func.instrs.iter().enumerate() {
@@ -220,6 +222,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 ];
                 Some(p)
             });
+            access_of.insert(id as InstrId, memory_accesses.len() as u32);
             memory_accesses.push(MemoryAccess {
                 space,
                 kind,
@@ -295,6 +298,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         let lines_per_request = l1_wavefronts_per_request.and(lanes.as_ref()).map(|l| access::l1_lines(&l.addrs, i64::from(bytes)) as f64);
         let pattern = address_pattern(func, instr, &addr, &affine);
         let (source_file, source_line) = source_of(module, func, id as InstrId);
+        access_of.insert(id as InstrId, memory_accesses.len() as u32);
         memory_accesses.push(MemoryAccess {
             space,
             kind,
@@ -384,7 +388,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         }
     };
 
-    let mut blocks = block_profiles(func, &freq, &folding);
+    let mut blocks = block_profiles(func, &freq, &folding, &access_of);
     for b in &mut blocks {
         b.active_lane_fraction = active_lanes.get(b.id as usize).copied().flatten();
     }
@@ -1086,10 +1090,10 @@ fn read_only_path(instr: &ptx_ir::ir::Instr) -> bool {
 /// `mul`'s inputs too; a constant load folded into an operand is no node.
 #[cfg(test)]
 pub(crate) fn block_profiles_for_test(func: &Function, folding: &sass::Folding) -> Vec<BlockProfile> {
-    block_profiles(func, &vec![1.0; func.blocks.len()], folding)
+    block_profiles(func, &vec![1.0; func.blocks.len()], folding, &HashMap::new())
 }
 
-fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec<BlockProfile> {
+fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding, access_of: &HashMap<InstrId, u32>) -> Vec<BlockProfile> {
     let removed = folding.removed();
     // Every register some instruction reads: an atomic whose destinations are none of
     // them returns a value nobody waits for.
@@ -1134,7 +1138,7 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding) -> Vec
             let reads = register_reads(func, folding, id, instr);
             let reads_three_registers = reads.len() >= 3 && !reads.iter().any(|r| previous_reads.contains(r));
             previous_reads = reads;
-            instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from, result_unused, reads_three_registers });
+            instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from, result_unused, reads_three_registers, access: access_of.get(&id).copied() });
         }
         res.push(BlockProfile {
             id: b as u32,

@@ -501,6 +501,11 @@ pub struct InstrNode {
     /// the register file supplies all three.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reads_three_registers: bool,
+    /// Memory instructions: the index in [`KernelProfile::memory_accesses`] of the access
+    /// this instruction makes (its sectors, reuse and array); absent for other instructions
+    /// and in profiles written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<u32>,
 }
 
 #[cfg(test)]

@@ -220,6 +220,13 @@ pub struct Traffic {
     /// register each), which take LSU issue slots and L1 wavefronts.
     #[serde(default)]
     pub spill_requests: f64,
+    /// Per array (the base of an affine load pattern, `AddressPattern::base`), the shares of
+    /// its requested load sectors that go on to L2 and that come from DRAM (a cold launch's
+    /// reads; [`Traffic::steady_dram_bytes`] scales them): a matrix-vector product's rows,
+    /// each sector read by eight loads in turn, 1/8 from DRAM; its vector, read by every
+    /// warp, almost none. Absent for data-dependent and partial patterns.
+    #[serde(default)]
+    pub load_shares: BTreeMap<String, LoadShare>,
     /// L1 wavefronts of the global (generic) load and store requests: each request's
     /// `l1_wavefronts_per_request`, or one where its lanes are unknown.
     #[serde(default)]
@@ -230,6 +237,15 @@ pub struct Traffic {
     pub l1_data_bytes: f64,
     /// How each estimate was made, in words a user reads.
     pub notes: Vec<String>,
+}
+
+/// What becomes of one array's requested load sectors ([`Traffic::load_shares`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LoadShare {
+    /// The share that misses L1 and is requested from L2.
+    pub to_l2: f64,
+    /// The share read from DRAM (of a cold launch).
+    pub to_dram: f64,
 }
 
 /// The extents of the loops, blocks and threads an address pattern ranges over.
@@ -580,6 +596,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         spill_requests: 0.0,
         l1_wavefronts: 0.0,
         l1_data_bytes: 0.0,
+        load_shares: BTreeMap::new(),
         notes: Vec::new(),
     };
     // Requests, sectors, shared memory and atomics: exact counts.
@@ -898,6 +915,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             + (first_reads - per_wave) * (1.0 - kept_shared)
             + own_rereads * later_passes / readers * (1.0 - kept_within);
         reads += sectors * SECTOR_BYTES;
+        t.load_shares.insert(
+            base.clone(),
+            LoadShare { to_l2: (a.l2_sectors(blocks, hit) / a.load_sectors).clamp(0.0, 1.0), to_dram: (sectors / a.load_sectors).clamp(0.0, 1.0) },
+        );
         if sectors > a.grid * 1.01 {
             rereads_from_dram = true;
             t.notes.push(format!(

@@ -741,3 +741,32 @@ fn the_quoted_l2_hit_shares_are_those_of_the_gpu_l2_cache_tables() {
         }
     }
 }
+
+#[test]
+fn each_array_has_its_own_dram_share_and_each_load_its_access() {
+    // The tiled product at n = 4096 (above): B comes from DRAM once per block row, as often
+    // as the blocks request it (share 1); A once in all, a 1/(n/16) share of the n/16
+    // times its panels are requested.
+    let p = profile("matmul_tiled", "matmul_tiled", [256, 256, 1], [16, 16, 1], &[("param_3", 4096)]);
+    let t = estimate(&p, &a100(8, 2048));
+    let n = 4096.0;
+    let shares: Vec<(String, f64)> = t.load_shares.iter().map(|(b, s)| (b.clone(), s.to_dram)).collect();
+    assert_eq!(shares.len(), 2, "{shares:?}");
+    let (mut a, mut b) = (shares[0].1, shares[1].1);
+    if a > b {
+        std::mem::swap(&mut a, &mut b);
+    }
+    assert!((a - 16.0 / n).abs() <= 0.05 * 16.0 / n, "{shares:?}");
+    assert!(close(b, 1.0, 0.02), "{shares:?}");
+    // Every global load of the dependence graph names its access, a global load.
+    let mut linked = 0;
+    for ins in p.blocks.iter().flat_map(|b| &b.instructions) {
+        if let kernel_profile::InstrClass::Load(kernel_profile::Space::Global) = ins.class {
+            let a = ins.access.and_then(|i| p.memory_accesses.get(i as usize)).expect("linked");
+            assert_eq!((a.kind, a.space), (AccessKind::Load, kernel_profile::Space::Global));
+            assert!(a.address.as_ref().is_some_and(|pat| t.load_shares.contains_key(&pat.base)));
+            linked += 1;
+        }
+    }
+    assert_eq!(linked, 2);
+}

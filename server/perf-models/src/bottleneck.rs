@@ -532,12 +532,20 @@ pub fn cache_config(gpu: &gpu_spec::Gpu, profile: &KernelProfile, resident: u32)
 /// Latency of a global (or local/generic) load: the expected level that serves it. The
 /// loads of one basic block are issued together and usually touch the same lines (the
 /// neighbours of a stencil, the halves of a wide row): a load that "hits" a line another
-/// load of the block is still fetching waits for the same DRAM fill. So a block with `k`
-/// loads of per-load DRAM share `m` waits for DRAM with probability `min(1, k·m)`.
+/// load of the block is still fetching waits for the same DRAM fill. So a block whose loads
+/// have per-request-sector DRAM shares `mᵢ` waits for DRAM with probability
+/// `min(1, Σ mᵢ)`: four loads of a row, each sector read by eight loads in turn, wait on
+/// every second pass (4 × 1/8); a load of a vector every warp reads adds nothing. Each
+/// load's share is its array's ([`Traffic::load_shares`]), or the kernel's average where
+/// its address is data-dependent or unknown; the wait when nothing misses is the slowest
+/// of the block's loads' (L1 or L2 by their arrays' L2 shares).
 struct LoadLatency {
     hit_cycles: f64,
     dram_cycles: f64,
     miss_share: f64,
+    /// Per array: the hit latency and the DRAM share of a requested sector in the steady
+    /// state of repeated launches.
+    arrays: HashMap<String, (f64, f64)>,
 }
 
 impl LoadLatency {
@@ -550,17 +558,49 @@ impl LoadLatency {
         let dram_sectors = if t.l2_resident { 0.0 } else { (t.dram_read_bytes - t.l2_kept_bytes).max(0.0) / SECTOR_BYTES };
         let miss = if l2 > 0.0 { (dram_sectors / l2).clamp(0.0, 1.0) } else { 0.0 };
         let hit = p.l1_latency_cycles + to_l2 * (p.l2_latency_cycles - p.l1_latency_cycles);
+        // The arrays' DRAM shares are a cold launch's; the steady state keeps what the L2
+        // holds across launches, as `dram_sectors` above.
+        let steady = if t.l2_resident || t.dram_read_bytes <= 0.0 { 0.0 } else { ((t.dram_read_bytes - t.l2_kept_bytes) / t.dram_read_bytes).clamp(0.0, 1.0) };
+        let arrays = t
+            .load_shares
+            .iter()
+            .map(|(base, s)| (base.clone(), (p.l1_latency_cycles + s.to_l2 * (p.l2_latency_cycles - p.l1_latency_cycles), s.to_dram * steady)))
+            .collect();
         LoadLatency {
             hit_cycles: hit,
             dram_cycles: p.dram_latency_cycles,
             miss_share: to_l2 * miss,
+            arrays,
         }
     }
 
+    /// The latency of `loads_in_block` loads of the kernel's average shares.
     fn for_block(&self, loads_in_block: usize) -> f64 {
         let k = loads_in_block.max(1) as f64;
         let p_wait = (k * self.miss_share).min(1.0);
         self.hit_cycles + p_wait * (self.dram_cycles - self.hit_cycles).max(0.0)
+    }
+
+    /// The latency of the off-chip loads of `block`, each with its array's shares where
+    /// the profile links it to an access of a known array.
+    fn for_loads(&self, profile: &KernelProfile, block: &kernel_profile::BlockProfile) -> f64 {
+        let (mut hit, mut m, mut any) = (0.0_f64, 0.0, false);
+        for ins in block.instructions.iter().filter(|i| matches!(i.class, InstrClass::Load(s) if offchip(s))) {
+            let own = ins
+                .access
+                .and_then(|a| profile.memory_accesses.get(a as usize))
+                .and_then(|a| a.address.as_ref())
+                .and_then(|p| self.arrays.get(&p.base));
+            let (h, share) = own.copied().unwrap_or((self.hit_cycles, self.miss_share));
+            hit = hit.max(h);
+            m += share;
+            any = true;
+        }
+        if !any {
+            return self.for_block(0);
+        }
+        let p_wait = m.min(1.0);
+        hit + p_wait * (self.dram_cycles - hit).max(0.0)
     }
 }
 
@@ -603,7 +643,7 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
             .iter()
             .filter(|i| matches!(i.class, InstrClass::Load(s) if offchip(s)))
             .count();
-        let load_lat = loads.for_block(global_loads);
+        let load_lat = if global_loads > 0 { loads.for_loads(profile, block) } else { loads.for_block(0) };
         let mut in_order = InOrder::new(&block.instructions);
         // (finish cycle, off-chip load cycles on the path that finishes it)
         let mut finish = vec![(0.0_f64, 0.0_f64); block.instructions.len()];
@@ -1618,7 +1658,7 @@ mod tests {
             serde_json::from_str(include_str!("../tests/fixtures/vector_add.json")).expect("fixture");
         let instructions = instrs
             .iter()
-            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None, result_unused: false, reads_three_registers: false })
+            .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None, result_unused: false, reads_three_registers: false, access: None })
             .collect();
         p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None }];
         p
@@ -1629,7 +1669,7 @@ mod tests {
         let mut p = Params::from_gpu(gpu_spec::Database::builtin().gpu("a100-sxm4-80gb").expect("database GPU"));
         p.alu_latency_cycles = 4.0;
         p.shared_latency_cycles = 30.0;
-        (p, LoadLatency { hit_cycles: 500.0, dram_cycles: 500.0, miss_share: 0.0 })
+        (p, LoadLatency { hit_cycles: 500.0, dram_cycles: 500.0, miss_share: 0.0, arrays: HashMap::new() })
     }
 
     const LD: InstrClass = InstrClass::Load(Space::Global);
@@ -1637,6 +1677,33 @@ mod tests {
     const ST: InstrClass = InstrClass::Store(Space::Global);
     const LDS: InstrClass = InstrClass::Load(Space::Shared);
     const INT: InstrClass = InstrClass::IntAlu;
+
+    /// A row-per-thread product's loop body: four loads of the row (each sector read by eight
+    /// loads in turn: 1/8 of a requested sector from DRAM) and four of the vector every warp
+    /// reads (none from DRAM). The block waits for DRAM on every second pass (4 × 1/8), with
+    /// the row's hit latency; the kernel's average shares (0.1 a load, here) would make it
+    /// 8 × 0.1 = 0.8 of the time, and do where the profile links no load to its access.
+    #[test]
+    fn a_block_waits_for_dram_by_its_own_loads_shares() {
+        let mut prof = one_block(&[(LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (LD, &[])], 1.0);
+        let access = |base: &str| {
+            let mut a = prof.memory_accesses[0].clone();
+            a.address = Some(serde_json::from_value(serde_json::json!({ "base": base })).expect("pattern"));
+            a
+        };
+        prof.memory_accesses = vec![access("a"), access("x")];
+        let loads = LoadLatency {
+            hit_cycles: 200.0,
+            dram_cycles: 500.0,
+            miss_share: 0.1,
+            arrays: HashMap::from([("a".to_string(), (40.0, 1.0 / 8.0)), ("x".to_string(), (30.0, 0.0))]),
+        };
+        assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 200.0 + 0.8 * 300.0);
+        for (i, ins) in prof.blocks[0].instructions.iter_mut().enumerate() {
+            ins.access = Some(u32::from(i >= 4));
+        }
+        assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 40.0 + 0.5 * 460.0);
+    }
 
     /// Four shared loads, each read by the FMA after it: the critical path is one load and
     /// one FMA (30 + 4), but in order each load issues one cycle after the FMA before it,

@@ -119,6 +119,7 @@ fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
             fused_from: None,
             result_unused: false,
             reads_three_registers: false,
+            access: None,
         })
         .collect();
     p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![], active_lane_fraction: None }];
@@ -220,7 +221,7 @@ fn the_breakdown_splits_the_chain_into_off_chip_loads_and_the_rest() {
 fn load_barrier_compute(k: usize, with_barrier: bool) -> KernelProfile {
     use kernel_profile::model::{BlockProfile, InstrNode};
     let mut p = vector_add();
-    let node = |class, opcode: &str| InstrNode { class, opcode: opcode.into(), deps: vec![], fused_from: None, result_unused: false, reads_three_registers: false };
+    let node = |class, opcode: &str| InstrNode { class, opcode: opcode.into(), deps: vec![], fused_from: None, result_unused: false, reads_three_registers: false, access: None };
     let mut instrs = Vec::new();
     if with_barrier {
         instrs.push(node(InstrClass::Barrier, "bar.sync"));

@@ -284,7 +284,7 @@ fn shared_kernel(grid: u32, n_shared: usize, shared_bytes: u32) -> KernelProfile
 /// shared loads of `shared_bytes` each per thread, `grid` blocks of 256 threads.
 fn memory_kernel(grid: u32, n_global: usize, n_shared: usize, shared_bytes: u32) -> KernelProfile {
     use kernel_profile::{AccessClass, BlockProfile, InstrClass, InstrNode, InstructionCounts, Space};
-    let node = |class: InstrClass, opcode: &str| InstrNode { class, opcode: opcode.into(), deps: vec![], fused_from: None, result_unused: false, reads_three_registers: false };
+    let node = |class: InstrClass, opcode: &str| InstrNode { class, opcode: opcode.into(), deps: vec![], fused_from: None, result_unused: false, reads_three_registers: false, access: None };
     let mut instructions: Vec<InstrNode> = (0..n_global).map(|_| node(InstrClass::Load(Space::Global), "ld.global.f32")).collect();
     instructions.extend((0..n_shared).map(|_| node(InstrClass::Load(Space::Shared), "ld.shared.f32")));
     let accesses = vec![

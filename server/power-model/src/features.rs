@@ -678,6 +678,7 @@ mod tests {
                     fused_from: None,
                     result_unused: false,
                     reads_three_registers: false,
+                    access: None,
                 },
                 InstrNode {
                     class: InstrClass::IntAlu,
@@ -686,6 +687,7 @@ mod tests {
                     fused_from: None,
                     result_unused: false,
                     reads_three_registers: false,
+                    access: None,
                 },
                 InstrNode {
                     class: InstrClass::Move,
@@ -694,6 +696,7 @@ mod tests {
                     fused_from: None,
                     result_unused: false,
                     reads_three_registers: false,
+                    access: None,
                 },
             ],
             successors: vec![],

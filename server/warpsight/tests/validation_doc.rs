@@ -1115,4 +1115,19 @@ const HELDOUT_NOTES: &str = "## Notes
   with every load touching 32 lines, take 42 ns (the kernel without shared memory, 0.52-0.55)
   and 72 ns per column (with it) on the RTX 3060, where the model's `l1` term gives 18 ns and
   its dependence chain 9-11: not understood.
+- A seventeenth, on the same products at four threads a block (`m=2^13 n=2^13 b=4`), 2.03-2.31
+  over on the GA10x cards and latency-bound: the dependence chain took every load of a block
+  at the kernel's average DRAM share, so a loop body of four loads of the row and four of the
+  vector waited for DRAM 8 × 0.1 = 0.8 of its passes. Each load now takes its own array's
+  shares (docs/models/bottleneck.md, Latency): the row's sectors are each read by eight loads
+  in turn, 4 × 1/8 from DRAM a pass, the vector's none, so every second pass waits. Those
+  rows went to 1.41-1.57 (the RTX 2060's from 1.15 to 0.82, the shared-memory variant's from
+  1.27-1.42 to 0.92-0.99), the tiled matrix products' latency-bound rows from 0.81-1.10 to
+  0.98-1.17, their `lsu`-bound rows up by up to 0.06 (at most 1.46) and the RTX 2060's naive
+  ones from 1.64-1.67 to 1.81-1.82; the other matrix-vector rows down by up to 0.13, the 1-D
+  and 2-D convolutions by up to 0.05, one FP16 GEMM up by 0.01. All
+  1119 rows: MAPE 17.5 % to 17.3 %, 85.9 % to 86.1 % within 1.5×. In the fitted corpus
+  (docs/validation.md) 20 of Kernel Tuner's convolution rows moved by at most 0.04 (Spearman
+  0.77 to 0.76 on the RTX 2080 Ti, 0.76 to 0.77 on the TITAN RTX, the predicted-best
+  configurations unchanged) and nothing else.
 ";
