@@ -221,8 +221,9 @@ pub struct Traffic {
     #[serde(default)]
     pub spill_requests: f64,
     /// Per array (the base of an affine load pattern, `AddressPattern::base`), the shares of
-    /// its requested load sectors that go on to L2 and that come from DRAM (a cold launch's
-    /// reads; [`Traffic::steady_dram_bytes`] scales them): a matrix-vector product's rows,
+    /// its requested load sectors that go on to L2 and that come from DRAM (in a cold launch;
+    /// the steady state of repeated launches takes the share of the reads that
+    /// [`Traffic::steady_dram_bytes`] keeps): a matrix-vector product's rows,
     /// each sector read by eight loads in turn, 1/8 from DRAM; its vector, read by every
     /// warp, almost none. Absent for data-dependent and partial patterns.
     #[serde(default)]
