@@ -45,8 +45,9 @@
 //! thesis, UC Berkeley 2016, ch. 4): a warp runs its dependence chain in order: the critical
 //! path of each basic block's dependence graph weighted by instruction latencies (a global
 //! load costs the latency of the level that serves it), times the block's executions, plus
-//! a block turnaround (launch, prologue, retirement). The SM runs its blocks in waves of
-//! the resident blocks, so the latency time is waves × chain. A streaming kernel at low
+//! a block turnaround (launch, prologue, retirement); a load's data is back once the L1 has
+//! passed its wavefronts, one a cycle, behind those of the warp's earlier loads. The SM
+//! runs its blocks in waves of the resident blocks, so the latency time is waves × chain. A streaming kernel at low
 //! occupancy is latency-bound, at full occupancy bandwidth-bound, as measured.
 //!
 //! **In-order issue.** A warp issues its instructions in program order, so an instruction
@@ -650,6 +651,8 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
         let mut path = (0.0_f64, 0.0_f64);
         // The shared stores a barrier of this block waits for, as (finish, off-chip part).
         let mut pending = (0.0_f64, 0.0_f64);
+        // When the L1 has passed the wavefronts of this warp's loads so far.
+        let mut l1_free = 0.0_f64;
         for (i, ins) in block.instructions.iter().enumerate() {
             let mut ready = ins
                 .deps
@@ -680,6 +683,15 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
                 _ => (p.alu_latency_cycles, 0.0),
             };
             finish[i] = (ready.0 + lat, ready.1 + offchip_lat);
+            if offchip_lat > 0.0 {
+                // The warp's own wavefronts pass the L1 one a cycle: a load's data is back
+                // its wavefronts after it gets its turn, behind those of the loads it was
+                // issued with.
+                let w = ins.access.and_then(|a| profile.memory_accesses.get(a as usize)).and_then(|a| a.l1_wavefronts_per_request).filter(|w| w.is_finite() && *w >= 1.0).unwrap_or(1.0);
+                let start = ready.0.max(l1_free);
+                l1_free = start + w;
+                finish[i].0 = start + w - 1.0 + lat;
+            }
             let awaited_store = matches!(ins.class, InstrClass::Store(Space::Shared)) && awaited.get(i).copied().unwrap_or(false);
             if awaited_store {
                 pending = later(pending, finish[i]);
@@ -1677,6 +1689,26 @@ mod tests {
     const ST: InstrClass = InstrClass::Store(Space::Global);
     const LDS: InstrClass = InstrClass::Load(Space::Shared);
     const INT: InstrClass = InstrClass::IntAlu;
+
+    /// Four independent loads whose lanes each touch their own line (32 wavefronts a
+    /// request), then an add of the four: the L1 passes one wavefront a cycle, so the last
+    /// load's data is back 3 × 32 + 31 cycles after the first's could be, plus the load
+    /// latency; coalesced (one wavefront each), 3 + 0.
+    #[test]
+    fn a_warps_own_wavefronts_queue_in_the_l1_ahead_of_its_later_loads() {
+        let (mut p, loads) = params();
+        p.in_order_exposure = 0.0;
+        let mut prof = one_block(&[(LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (ADD, &[0, 1, 2, 3])], 1.0);
+        let mut access = prof.memory_accesses[0].clone();
+        access.l1_wavefronts_per_request = Some(32.0);
+        prof.memory_accesses = vec![access];
+        for ins in prof.blocks[0].instructions.iter_mut().take(4) {
+            ins.access = Some(0);
+        }
+        assert_eq!(chain_cycles(&prof, &p, &loads), Chain { cycles: 3.0 * 32.0 + 31.0 + 500.0 + 4.0, offchip_cycles: 500.0 });
+        prof.memory_accesses[0].l1_wavefronts_per_request = Some(1.0);
+        assert_eq!(chain_cycles(&prof, &p, &loads), Chain { cycles: 3.0 + 500.0 + 4.0, offchip_cycles: 500.0 });
+    }
 
     /// A row-per-thread product's loop body: four loads of the row (each sector read by eight
     /// loads in turn: 1/8 of a requested sector from DRAM) and four of the vector every warp

@@ -1130,4 +1130,10 @@ const HELDOUT_NOTES: &str = "## Notes
   (docs/validation.md) 20 of Kernel Tuner's convolution rows moved by at most 0.04 (Spearman
   0.77 to 0.76 on the RTX 2080 Ti, 0.76 to 0.77 on the TITAN RTX, the predicted-best
   configurations unchanged) and nothing else.
+- An eighteenth, with no row in mind: a load's data is back only once the L1 has passed its
+  wavefronts, one a cycle, behind those of the warp's earlier loads (docs/models/bottleneck.md,
+  Latency), so a warp's chain through loads whose lanes each touch their own line grows by
+  their wavefronts. No row moved by more than 0.02 (the row-per-thread matrix-vector
+  products, whose loads touch a line per lane, up by 0.01-0.02); in the fitted corpus none by
+  more than 0.01, the A40's double-stride sweep's Spearman from 0.63 to 0.86 (near ties).
 ";
