@@ -109,7 +109,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     } else {
         None
     };
-    let (loops_info, freq, active_lanes, shared_ways) = match sim {
+    let (loops_info, freq, active_lanes, shared_ways, reach) = match sim {
         Some(Ok(s)) => {
             let (infos, _) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, Some(&s));
             assumptions.push(format!(
@@ -127,14 +127,16 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             ));
             // Idle lanes only where some are idle (as `frequency.rs` reports them).
             let lanes = s.active_lane_fraction.iter().map(|f| f.filter(|f| *f < 1.0 - 1e-9)).collect();
-            (infos, s.warp_executions, lanes, s.shared_ways)
+            // Blocks some threads never run (none that all do, or none runs).
+            let reach: Vec<Option<f64>> = s.thread_reach.iter().map(|r| Some(*r).filter(|r| *r > 0.0 && *r < 1.0 - 1e-9)).collect();
+            (infos, s.warp_executions, lanes, s.shared_ways, reach)
         }
         not_simulated => {
             assumptions.append(&mut static_notes);
             if let (true, Some(Err(why))) = (thread_dependent_loops, &not_simulated) {
                 assumptions.push(format!("control flow not simulated ({why}): trip counts and branches follow the static rules"));
             }
-            (static_infos, frequencies.executions, frequencies.active_lanes, Default::default())
+            (static_infos, frequencies.executions, frequencies.active_lanes, Default::default(), Vec::new())
         }
     };
     let freq: Vec<f64> = freq.into_iter().map(saturate).collect();
@@ -243,6 +245,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 same_address_lanes: None,
                 data_span_bytes: None,
                 active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
+                thread_reach: reach.get(instr.block as usize).copied().flatten(),
                 address: pattern,
                 constant_operand: None,
                 read_only: None,
@@ -321,6 +324,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             same_address_lanes,
             data_span_bytes,
             active_lane_fraction: active_lanes.get(instr.block as usize).copied().flatten(),
+            thread_reach: reach.get(instr.block as usize).copied().flatten(),
             address: pattern,
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
             read_only: (space == Space::Global && kind == AccessKind::Load && read_only_path(instr)).then_some(true),

@@ -276,6 +276,11 @@ pub struct MemoryAccess {
     /// the conditions on the way are unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_lane_fraction: Option<f64>,
+    /// The share of a block's threads that make the access at least once, where the control
+    /// flow was simulated and some never do (a row loop under `if (row < m)` with 32 of 256
+    /// rows in range: 1/8): the footprint of its pattern is theirs. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_reach: Option<f64>,
     /// How the address moves across the grid (the array it touches and its affine
     /// coefficients), for footprint and reuse estimates; absent when the address is not
     /// affine (data-dependent or piecewise).

@@ -83,6 +83,9 @@ pub struct Simulated {
     /// Per basic block: the mean fraction of a warp's lanes active when it runs the block
     /// (`None` for a block no warp runs).
     pub active_lane_fraction: Vec<Option<f64>>,
+    /// Per basic block: the share of a block's threads that run it at least once (a loop
+    /// under `if (row < m)` with 32 of 256 rows in range: 1/8).
+    pub thread_reach: Vec<f64>,
     /// Per loop of the function.
     pub loops: Vec<LoopTrips>,
     /// Blocks simulated, and blocks in the grid.
@@ -423,6 +426,8 @@ struct Counts {
     loop_header_lanes: Vec<u64>,
     loop_min: Vec<u64>,
     loop_max: Vec<u64>,
+    /// Per basic block: the threads of the block being simulated that ran it at least once.
+    reached_threads: Vec<u64>,
     /// Per probe (by instruction id) of the block being simulated: Σ ways and executions
     /// with every active lane's address known, and the most ways.
     probes: HashMap<InstrId, (u64, u64, u32)>,
@@ -482,6 +487,9 @@ struct WarpState {
     /// Per loop: the header executions of the current entry at which to try the next
     /// fast-forward ([`FAST_FORWARD_AFTER`]); not part of what the warp computes.
     next_try: Vec<u64>,
+    /// Per basic block: the lanes that have run it (repeated iterations add none, so a
+    /// fast-forward leaves it as the iterations it ran left it).
+    reached: Vec<u32>,
 }
 
 impl WarpState {
@@ -707,6 +715,7 @@ impl Sim {
             *t = [0; 32];
         }
         w.next_try.fill(FAST_FORWARD_AFTER);
+        w.reached.fill(0);
         for &l in &self.entry_loops {
             c.loop_entries[l as usize] += u64::from(full.count_ones());
             c.loop_warp_entries[l as usize] += 1;
@@ -716,6 +725,9 @@ impl Sim {
         let progs = std::mem::take(&mut self.progs);
         let res = self.run(&progs, tids, ctaid, full, w, c, None).map(|_| ());
         self.progs = progs;
+        for (t, m) in c.reached_threads.iter_mut().zip(&w.reached) {
+            *t += u64::from(m.count_ones());
+        }
         res
     }
 
@@ -773,6 +785,7 @@ impl Sim {
             self.charge(1)?;
             c.warp_execs[b as usize] += 1;
             c.lane_execs[b as usize] += u64::from(mask.count_ones());
+            w.reached[b as usize] |= mask;
             if let Some(l) = self.header_of[b as usize] {
                 c.loop_header_lanes[l as usize] += u64::from(mask.count_ones());
                 for lane in lanes_of(mask) {
@@ -1143,6 +1156,7 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
         slots: vec![Slot::unknown(); n_slots as usize],
         trips: vec![[0u64; 32]; n_loops],
         next_try: vec![FAST_FORWARD_AFTER; n_loops],
+        reached: vec![0; n],
     };
     let mut c = Counts {
         warp_execs: vec![0; n],
@@ -1152,10 +1166,12 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
         loop_header_lanes: vec![0; n_loops],
         loop_min: vec![u64::MAX; n_loops],
         loop_max: vec![0; n_loops],
+        reached_threads: vec![0; n],
         probes: HashMap::new(),
     };
     // Weighted totals.
     let mut warp_tot = vec![0u128; n];
+    let mut reached_tot = vec![0u128; n];
     let mut lane_tot = vec![0u128; n];
     let mut entries_tot = vec![0u128; n_loops];
     let mut warp_entries_tot = vec![0u128; n_loops];
@@ -1188,7 +1204,7 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
                     let (min, max) = (std::mem::take(&mut c.loop_min), std::mem::take(&mut c.loop_max));
                     c = Counts { loop_min: min, loop_max: max, ..middle_counts.clone() };
                 } else {
-                    for v in [&mut c.warp_execs, &mut c.lane_execs, &mut c.loop_entries, &mut c.loop_warp_entries, &mut c.loop_header_lanes] {
+                    for v in [&mut c.warp_execs, &mut c.lane_execs, &mut c.loop_entries, &mut c.loop_warp_entries, &mut c.loop_header_lanes, &mut c.reached_threads] {
                         v.iter_mut().for_each(|x| *x = 0);
                     }
                     c.probes.clear();
@@ -1200,6 +1216,7 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
                 for b in 0..n {
                     warp_tot[b] += w * u128::from(c.warp_execs[b]);
                     lane_tot[b] += w * u128::from(c.lane_execs[b]);
+                    reached_tot[b] += w * u128::from(c.reached_threads[b]);
                 }
                 for l in 0..n_loops {
                     entries_tot[l] += w * u128::from(c.loop_entries[l]);
@@ -1222,6 +1239,7 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
     Ok(Simulated {
         warp_executions: warp_tot.iter().map(|&v| ratio(v, weight_tot * warps)).collect(),
         thread_executions: lane_tot.iter().map(|&v| ratio(v, weight_tot * threads_u)).collect(),
+        thread_reach: reached_tot.iter().map(|&v| ratio(v, weight_tot * threads_u)).collect(),
         active_lane_fraction: warp_tot.iter().zip(&lane_tot).map(|(&w, &l)| (w > 0).then(|| ratio(l, w * 32))).collect(),
         loops: (0..n_loops)
             .map(|l| LoopTrips {
@@ -1297,6 +1315,8 @@ $L__BB0_4:
         assert_eq!(s.warp_executions, vec![1.0, 0.5, 1.0, 1.0, 1.0]);
         assert_eq!(s.thread_executions, vec![1.0, 0.25, 1.0, 40.0 / 64.0, 1.0]);
         assert_eq!(s.active_lane_fraction, vec![Some(1.0), Some(0.5), Some(1.0), Some(40.0 / 64.0), Some(1.0)]);
+        // Threads that run each block at least once: 16 and 40 of the 64 run the bodies.
+        assert_eq!(s.thread_reach, vec![1.0, 0.25, 1.0, 40.0 / 64.0, 1.0]);
         // Without n the second branch cannot be decided: no simulation.
         let none = HashMap::new();
         let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &none };

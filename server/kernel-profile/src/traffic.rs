@@ -780,13 +780,24 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         let s = Stream { members: members.clone() };
         let e = arrays.entry(base.clone()).or_default();
         let requested: f64 = members.iter().map(|a| requested_sectors(a, warps)).sum();
+        // A pattern that moves with the thread spans every thread of a block; only those that
+        // make the access touch their part of it (`thread_reach`: a row loop under
+        // `if (row < m)`). One that does not (`out[blockIdx.x]` under `if (tid == 0)`) is
+        // touched whole by any of them.
+        let reach = members
+            .iter()
+            .map(|a| match &a.address {
+                Some(p) if p.tid != [0, 0, 0] || p.lane != 0 => a.thread_reach.filter(|r| r.is_finite() && *r > 0.0).unwrap_or(1.0).min(1.0),
+                _ => 1.0,
+            })
+            .fold(0.0_f64, f64::max);
         if *store {
-            e.store_grid += s.sectors(&grid_ext);
+            e.store_grid += reach * s.sectors(&grid_ext);
             e.store_sectors += requested;
         } else {
-            e.block += s.sectors(&block_ext);
-            e.window += s.sectors(&window_ext);
-            e.grid += s.sectors(&grid_ext);
+            e.block += reach * s.sectors(&block_ext);
+            e.window += reach * s.sectors(&window_ext);
+            e.grid += reach * s.sectors(&grid_ext);
             e.load_sectors += requested;
             e.load_sectors_per_block += requested / blocks.max(1.0);
             let (cached, uncached): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = members.iter().partition(|a| l1_keeps(a, caches));

@@ -770,3 +770,17 @@ fn each_array_has_its_own_dram_share_and_each_load_its_access() {
     }
     assert_eq!(linked, 2);
 }
+
+#[test]
+fn only_the_threads_that_make_an_access_touch_its_footprint() {
+    // vadd over 2^20 floats (above), its loads made by half of each block's threads (as a
+    // simulated `if (row < m)` would report, `thread_reach`): half the arrays are read.
+    let mut p = profile("vadd", "vadd", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);
+    let full = estimate(&p, &a100(8, 0));
+    for a in p.memory_accesses.iter_mut().filter(|a| a.kind == AccessKind::Load) {
+        a.thread_reach = Some(0.5);
+    }
+    let half = estimate(&p, &a100(8, 0));
+    check(&half, "dram_read_bytes", half.dram_read_bytes, full.dram_read_bytes / 2.0, 1e-9);
+    check(&half, "dram_write_bytes", half.dram_write_bytes, full.dram_write_bytes, 1e-9);
+}

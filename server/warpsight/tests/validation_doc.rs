@@ -1136,4 +1136,19 @@ const HELDOUT_NOTES: &str = "## Notes
   their wavefronts. No row moved by more than 0.02 (the row-per-thread matrix-vector
   products, whose loads touch a line per lane, up by 0.01-0.02); in the fitted corpus none by
   more than 0.01, the A40's double-stride sweep's Spearman from 0.63 to 0.86 (near ties).
+- A nineteenth, a correction that makes these rows worse: an access pattern's footprint
+  counted every thread of a block, also those a guard keeps from making it, so the
+  one-block products of 32 and 2 rows in 256 threads read 8 and 128 times their matrix
+  from DRAM in the model. The footprint is now that of the threads that make the access
+  (`thread_reach`, docs/profile.md). Those rows were under-predicted for another reason (a
+  warp alone on its SM waits out its L1 time and its loads in turn, which the model
+  overlaps), which the inflated DRAM share had partly hidden: with x in shared memory at
+  2^13, 2^21 and 2^25 columns they went from 0.38-0.88 to 0.32-0.76, the plain kernel's at
+  2^13 columns from 0.74-0.82 to 0.63-0.71, the smallest launches of the matrix products by
+  up to 0.02;
+  all 1119 rows from 86.1 % to 85.8 % within 1.5×, MAPE
+  17.3 % to 17.5 %. In the fitted corpus 12 of Kernel Tuner's convolution rows moved by at
+  most 0.04 (Spearman 0.76 to 0.77 on the RTX 2080 Ti, 0.77 to 0.78 on the TITAN RTX, 0.90 to
+  0.89 on the RTX 3090, 0.91 to 0.90 on the RTX 3060 Laptop; the predicted-best configurations
+  unchanged).
 ";

@@ -31,6 +31,7 @@ pub fn load(space: Space, class: AccessClass, stride: Option<i64>, bytes: u32, v
         same_address_lanes: None,
         data_span_bytes: None,
         active_lane_fraction: None,
+        thread_reach: None,
         address: None,
         constant_operand: None,
         read_only: None,
