@@ -1140,9 +1140,10 @@ const HELDOUT_NOTES: &str = "## Notes
   counted every thread of a block, also those a guard keeps from making it, so the
   one-block products of 32 and 2 rows in 256 threads read 8 and 128 times their matrix
   from DRAM in the model. The footprint is now that of the threads that make the access
-  (`thread_reach`, docs/profile.md). Those rows were under-predicted for another reason (a
-  warp alone on its SM waits out its L1 time and its loads in turn, which the model
-  overlaps), which the inflated DRAM share had partly hidden: with x in shared memory at
+  (`thread_reach`, docs/profile.md). Those rows were under-predicted for another reason
+  (the chain weighs each block by the average warp's executions, an eighth of the one
+  working warp's: docs/models/bottleneck.md, a warp alone on its SM), which the inflated
+  DRAM share had partly hidden: with x in shared memory at
   2^13, 2^21 and 2^25 columns they went from 0.38-0.88 to 0.32-0.76, the plain kernel's at
   2^13 columns from 0.74-0.82 to 0.63-0.71, the smallest launches of the matrix products by
   up to 0.02;
