@@ -34,9 +34,9 @@
 //! (the same path, every value of the slice stepping by the same amount, the operands of
 //! every comparison too) is moved ahead to the last iteration before a comparison can
 //! change its outcome, its counts advanced by the iterations skipped, and runs the rest
-//! ([`Sim::fast_forward`]). A thread's loop over 2^25 columns costs a few hundred
-//! iterations instead of 2^25, with the same counts (a test checks it against running
-//! every iteration over the fixture kernels).
+//! ([`Sim::fast_forward`]). A thread's loop of 2^25 iterations fits the step budget, with
+//! the same counts (a test checks them against running every iteration over the fixture
+//! kernels).
 
 use std::collections::HashMap;
 

@@ -587,11 +587,7 @@ impl LoadLatency {
     fn for_loads(&self, profile: &KernelProfile, block: &kernel_profile::BlockProfile) -> f64 {
         let (mut hit, mut m, mut any) = (0.0_f64, 0.0, false);
         for ins in block.instructions.iter().filter(|i| matches!(i.class, InstrClass::Load(s) if offchip(s))) {
-            let own = ins
-                .access
-                .and_then(|a| profile.memory_accesses.get(a as usize))
-                .and_then(|a| a.address.as_ref())
-                .and_then(|p| self.arrays.get(&p.base));
+            let own = access_of(profile, ins).and_then(|a| a.address.as_ref()).and_then(|p| self.arrays.get(&p.base));
             let (h, share) = own.copied().unwrap_or((self.hit_cycles, self.miss_share));
             hit = hit.max(h);
             m += share;
@@ -603,6 +599,11 @@ impl LoadLatency {
         let p_wait = m.min(1.0);
         hit + p_wait * (self.dram_cycles - hit).max(0.0)
     }
+}
+
+/// The memory access an instruction makes (`InstrNode::access`), where the profile links it.
+fn access_of<'a>(profile: &'a KernelProfile, ins: &kernel_profile::InstrNode) -> Option<&'a kernel_profile::MemoryAccess> {
+    ins.access.and_then(|a| profile.memory_accesses.get(a as usize))
 }
 
 /// One warp's dependence chain, and the part of it spent waiting on off-chip loads.
@@ -639,12 +640,7 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
             continue;
         }
         let awaited = stores_awaited_by_a_barrier(profile, &index, block);
-        let global_loads = block
-            .instructions
-            .iter()
-            .filter(|i| matches!(i.class, InstrClass::Load(s) if offchip(s)))
-            .count();
-        let load_lat = if global_loads > 0 { loads.for_loads(profile, block) } else { loads.for_block(0) };
+        let load_lat = loads.for_loads(profile, block);
         let mut in_order = InOrder::new(&block.instructions);
         // (finish cycle, off-chip load cycles on the path that finishes it)
         let mut finish = vec![(0.0_f64, 0.0_f64); block.instructions.len()];
@@ -687,7 +683,7 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
                 // The warp's own wavefronts pass the L1 one a cycle: a load's data is back
                 // its wavefronts after it gets its turn, behind those of the loads it was
                 // issued with.
-                let w = ins.access.and_then(|a| profile.memory_accesses.get(a as usize)).and_then(|a| a.l1_wavefronts_per_request).filter(|w| w.is_finite() && *w >= 1.0).unwrap_or(1.0);
+                let w = access_of(profile, ins).and_then(|a| a.l1_wavefronts_per_request).filter(|w| w.is_finite() && *w >= 1.0).unwrap_or(1.0);
                 let start = ready.0.max(l1_free);
                 l1_free = start + w;
                 finish[i].0 = start + w - 1.0 + lat;

@@ -1118,7 +1118,7 @@ const HELDOUT_NOTES: &str = "## Notes
 - A seventeenth, on the same products at four threads a block (`m=2^13 n=2^13 b=4`), 2.03-2.31
   over on the GA10x cards and latency-bound: the dependence chain took every load of a block
   at the kernel's average DRAM share, so a loop body of four loads of the row and four of the
-  vector waited for DRAM 8 × 0.1 = 0.8 of its passes. Each load now takes its own array's
+  vector waited for DRAM eight times the average share of its passes. Each load now takes its own array's
   shares (docs/models/bottleneck.md, Latency): the row's sectors are each read by eight loads
   in turn, 4 × 1/8 from DRAM a pass, the vector's none, so every second pass waits. Those
   rows went to 1.41-1.57 (the RTX 2060's from 1.15 to 0.82, the shared-memory variant's from
