@@ -109,7 +109,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     } else {
         None
     };
-    let (loops_info, freq, active_lanes, shared_ways, reach) = match sim {
+    let (loops_info, freq, active_lanes, shared_ways, reach, busiest) = match sim {
         Some(Ok(s)) => {
             let (infos, _) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, Some(&s));
             assumptions.push(format!(
@@ -129,14 +129,21 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             let lanes = s.active_lane_fraction.iter().map(|f| f.filter(|f| *f < 1.0 - 1e-9)).collect();
             // Blocks some threads never run (none that all do, or none runs).
             let reach: Vec<Option<f64>> = s.thread_reach.iter().map(|r| Some(*r).filter(|r| *r > 0.0 && *r < 1.0 - 1e-9)).collect();
-            (infos, s.warp_executions, lanes, s.shared_ways, reach)
+            // The busiest warp's executions where some warp runs more than the average.
+            let busiest: Vec<Option<f64>> = s
+                .busiest_warp_executions
+                .iter()
+                .zip(&s.warp_executions)
+                .map(|(&b, &avg)| Some(b).filter(|b| *b > avg * (1.0 + 1e-9)))
+                .collect();
+            (infos, s.warp_executions, lanes, s.shared_ways, reach, busiest)
         }
         not_simulated => {
             assumptions.append(&mut static_notes);
             if let (true, Some(Err(why))) = (thread_dependent_loops, &not_simulated) {
                 assumptions.push(format!("control flow not simulated ({why}): trip counts and branches follow the static rules"));
             }
-            (static_infos, frequencies.executions, frequencies.active_lanes, Default::default(), Vec::new())
+            (static_infos, frequencies.executions, frequencies.active_lanes, Default::default(), Vec::new(), Vec::new())
         }
     };
     let freq: Vec<f64> = freq.into_iter().map(saturate).collect();
@@ -395,6 +402,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let mut blocks = block_profiles(func, &freq, &folding, &access_of);
     for b in &mut blocks {
         b.active_lane_fraction = active_lanes.get(b.id as usize).copied().flatten();
+        b.busiest_warp_executions = busiest.get(b.id as usize).copied().flatten();
     }
 
     Some(KernelProfile {
@@ -1148,6 +1156,7 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding, access
             id: b as u32,
             executions: freq.get(b).copied().unwrap_or(0.0),
             active_lane_fraction: None,
+            busiest_warp_executions: None,
             instructions,
             successors: block.succs.iter().copied().collect(),
         });

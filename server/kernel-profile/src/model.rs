@@ -471,6 +471,12 @@ pub struct BlockProfile {
     /// absent when all lanes are active or the conditions on the way are unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_lane_fraction: Option<f64>,
+    /// Executions by the busiest warp of a thread block (the one that runs the most
+    /// instructions), where the control-flow simulation found it running this block more
+    /// often than `executions`, the average warp's: a loop that only the first warp's lanes
+    /// enter. Absent where every warp runs the block alike or nothing was simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest_warp_executions: Option<f64>,
     pub instructions: Vec<InstrNode>,
     /// Successor block ids in the CFG.
     #[serde(default)]

@@ -78,6 +78,12 @@ pub struct Simulated {
     /// does), averaged over the warps of the simulated blocks, each block weighted by the
     /// blocks it stands for.
     pub warp_executions: Vec<f64>,
+    /// Per basic block: executions of the busiest warp of each simulated block (the one
+    /// that runs the most instructions), averaged over the simulated blocks as
+    /// [`Simulated::warp_executions`] is. A block's time is its slowest warp's: a lone warp
+    /// that loops over a row while its seven neighbours return runs eight times the
+    /// average warp's iterations.
+    pub busiest_warp_executions: Vec<f64>,
     /// Per basic block: executions per thread, averaged over the threads.
     pub thread_executions: Vec<f64>,
     /// Per basic block: the mean fraction of a warp's lanes active when it runs the block
@@ -1171,6 +1177,7 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
     };
     // Weighted totals.
     let mut warp_tot = vec![0u128; n];
+    let mut busiest_tot = vec![0u128; n];
     let mut reached_tot = vec![0u128; n];
     let mut lane_tot = vec![0u128; n];
     let mut entries_tot = vec![0u128; n_loops];
@@ -1184,9 +1191,23 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
     // last block of each). A sample that is this block takes its counts instead of running
     // it again.
     let middle = grid.map(|g| (g / 2) as i64);
-    for warp in tids.chunks(32) {
-        sim.run_warp(warp, middle, &mut w, &mut c)?;
-    }
+    // Instructions per basic block, to find the busiest warp of a block.
+    let block_len: Vec<u128> = func.blocks.iter().map(|b| u128::from(b.instrs.end.saturating_sub(b.instrs.start))).collect();
+    // Runs every warp of block `ctaid`; returns the busiest warp's executions per basic block.
+    let run_block = |sim: &mut Sim, ctaid: [i64; 3], w: &mut WarpState, c: &mut Counts| -> Result<Vec<u64>, String> {
+        let mut busiest = (0u128, vec![0u64; n]);
+        for warp in tids.chunks(32) {
+            let before = c.warp_execs.clone();
+            sim.run_warp(warp, ctaid, w, c)?;
+            let own: Vec<u64> = c.warp_execs.iter().zip(&before).map(|(a, b)| a - b).collect();
+            let work: u128 = own.iter().zip(&block_len).map(|(&e, &l)| u128::from(e) * l).sum();
+            if work > busiest.0 || busiest.1.iter().all(|&e| e == 0) {
+                busiest = (work, own);
+            }
+        }
+        Ok(busiest.1)
+    };
+    let middle_busiest = run_block(&mut sim, middle, &mut w, &mut c)?;
     let middle_counts = c.clone();
     let per_block = sim.steps.max(1);
     let mut k = samples_per_dimension(grid);
@@ -1199,21 +1220,21 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
         for &(y, wy) in &sy {
             for &(x, wx) in &sx {
                 let ctaid = [x as i64, y as i64, z as i64];
-                if ctaid == middle {
+                let busiest = if ctaid == middle {
                     // The fewest and most trips stay those of every block run.
                     let (min, max) = (std::mem::take(&mut c.loop_min), std::mem::take(&mut c.loop_max));
                     c = Counts { loop_min: min, loop_max: max, ..middle_counts.clone() };
+                    middle_busiest.clone()
                 } else {
                     for v in [&mut c.warp_execs, &mut c.lane_execs, &mut c.loop_entries, &mut c.loop_warp_entries, &mut c.loop_header_lanes, &mut c.reached_threads] {
                         v.iter_mut().for_each(|x| *x = 0);
                     }
                     c.probes.clear();
-                    for warp in tids.chunks(32) {
-                        sim.run_warp(warp, ctaid, &mut w, &mut c)?;
-                    }
-                }
+                    run_block(&mut sim, ctaid, &mut w, &mut c)?
+                };
                 let w = u128::from(wx) * u128::from(wy) * u128::from(wz);
                 for b in 0..n {
+                    busiest_tot[b] += w * u128::from(busiest[b]);
                     warp_tot[b] += w * u128::from(c.warp_execs[b]);
                     lane_tot[b] += w * u128::from(c.lane_execs[b]);
                     reached_tot[b] += w * u128::from(c.reached_threads[b]);
@@ -1238,6 +1259,7 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
     let threads_u = threads as u128;
     Ok(Simulated {
         warp_executions: warp_tot.iter().map(|&v| ratio(v, weight_tot * warps)).collect(),
+        busiest_warp_executions: busiest_tot.iter().map(|&v| ratio(v, weight_tot)).collect(),
         thread_executions: lane_tot.iter().map(|&v| ratio(v, weight_tot * threads_u)).collect(),
         thread_reach: reached_tot.iter().map(|&v| ratio(v, weight_tot * threads_u)).collect(),
         active_lane_fraction: warp_tot.iter().zip(&lane_tot).map(|(&w, &l)| (w > 0).then(|| ratio(l, w * 32))).collect(),
@@ -1313,6 +1335,9 @@ $L__BB0_4:
         let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &args };
         let s = simulate(f, &env, DEFAULT_BUDGET, &Default::default()).expect("simulated");
         assert_eq!(s.warp_executions, vec![1.0, 0.5, 1.0, 1.0, 1.0]);
+        // The busiest warp, warp 0 (more instructions: it also runs the first body), runs
+        // every block once.
+        assert_eq!(s.busiest_warp_executions, vec![1.0, 1.0, 1.0, 1.0, 1.0]);
         assert_eq!(s.thread_executions, vec![1.0, 0.25, 1.0, 40.0 / 64.0, 1.0]);
         assert_eq!(s.active_lane_fraction, vec![Some(1.0), Some(0.5), Some(1.0), Some(40.0 / 64.0), Some(1.0)]);
         // Threads that run each block at least once: 16 and 40 of the 64 run the bodies.

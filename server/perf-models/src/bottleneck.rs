@@ -1668,7 +1668,7 @@ mod tests {
             .iter()
             .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None, result_unused: false, reads_three_registers: false, access: None })
             .collect();
-        p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None }];
+        p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None, busiest_warp_executions: None }];
         p
     }
 

@@ -122,7 +122,7 @@ fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
             access: None,
         })
         .collect();
-    p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![], active_lane_fraction: None }];
+    p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![], active_lane_fraction: None, busiest_warp_executions: None }];
     p
 }
 
@@ -230,7 +230,7 @@ fn load_barrier_compute(k: usize, with_barrier: bool) -> KernelProfile {
     instrs.extend((0..k).map(|_| node(InstrClass::Fp32, "fma.rn.f32")));
     *p.counts.dynamic.entry(InstrClass::Fp32).or_default() += k as f64;
     p.blocks[1].successors = vec![3];
-    p.blocks.push(BlockProfile { id: 3, executions: 1.0, instructions: instrs, successors: vec![2], active_lane_fraction: None });
+    p.blocks.push(BlockProfile { id: 3, executions: 1.0, instructions: instrs, successors: vec![2], active_lane_fraction: None, busiest_warp_executions: None });
     p
 }
 

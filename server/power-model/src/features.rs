@@ -670,6 +670,7 @@ mod tests {
             id: 0,
             executions: 2.0,
             active_lane_fraction: None,
+            busiest_warp_executions: None,
             instructions: vec![
                 InstrNode {
                     class: InstrClass::Fp32,
