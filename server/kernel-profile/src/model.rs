@@ -332,6 +332,17 @@ pub struct MemoryAccess {
     pub walk: Option<Walk>,
 }
 
+impl MemoryAccess {
+    /// The L1 wavefronts of one warp request counting its active lanes only
+    /// ([`MemoryAccess::l1_wavefronts_per_request`] is a full warp's): a column walk's request
+    /// from two lanes under `if (row < m)` passes two lines, not 32. At least one.
+    pub fn active_l1_wavefronts(&self) -> Option<f64> {
+        let w = self.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0)?;
+        let active = self.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
+        Some((w * active).max(1.0))
+    }
+}
+
 /// A lane's walk through memory by a pointer a loop advances ([`MemoryAccess::walk`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Walk {
@@ -532,5 +543,24 @@ mod tests {
         assert!(json.contains("\"load_global\":2.0"), "{json}");
         let back: InstructionCounts = serde_json::from_str(&json).unwrap();
         assert_eq!(back, counts);
+    }
+
+    /// A column walk (32 lines a full warp's request) from two lanes passes two lines; a
+    /// coalesced request stays at one however few lanes make it; unknown lanes, none.
+    #[test]
+    fn only_active_lanes_take_l1_wavefronts() {
+        let mut a: MemoryAccess = serde_json::from_value(serde_json::json!({
+            "space": "global", "kind": "load", "class": "strided", "stride_bytes": 8388608,
+            "bytes_per_thread": 4, "vector_width": 1, "transactions_per_request": 32.0,
+            "executions": 1.0, "ptx_line": 1, "l1_wavefronts_per_request": 32.0
+        }))
+        .expect("access");
+        assert_eq!(a.active_l1_wavefronts(), Some(32.0));
+        a.active_lane_fraction = Some(2.0 / 32.0);
+        assert_eq!(a.active_l1_wavefronts(), Some(2.0));
+        a.l1_wavefronts_per_request = Some(1.0);
+        assert_eq!(a.active_l1_wavefronts(), Some(1.0));
+        a.l1_wavefronts_per_request = None;
+        assert_eq!(a.active_l1_wavefronts(), None);
     }
 }

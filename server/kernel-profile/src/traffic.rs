@@ -229,7 +229,8 @@ pub struct Traffic {
     #[serde(default)]
     pub load_shares: BTreeMap<String, LoadShare>,
     /// L1 wavefronts of the global (generic) load and store requests: each request's
-    /// `l1_wavefronts_per_request`, or one where its lanes are unknown.
+    /// active lanes' wavefronts (`MemoryAccess::active_l1_wavefronts`), or one where its
+    /// lanes are unknown.
     #[serde(default)]
     pub l1_wavefronts: f64,
     /// Bytes the L1's data path delivers to the global (generic) loads: the active lanes'
@@ -610,7 +611,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         let active = a.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
         let sectors = table_capped(a, if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) });
         let same_address = |n: Option<u32>| n.map(|n| (f64::from(n.max(1)) * active).max(1.0));
-        let l1_wavefronts = a.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0);
+        let l1_wavefronts = a.active_l1_wavefronts();
         match (a.space, a.kind) {
             (Space::Shared, kind) => {
                 t.shared_requests += requests;

@@ -110,6 +110,10 @@ pub const NAME: &str = "bottleneck";
 /// "Coalesced Access to Global Memory": 32-byte segments).
 const SECTOR_BYTES: f64 = 32.0;
 
+/// Bytes in a cache line, four sectors (CUDA C++ Programming Guide, "Global Memory" of
+/// compute capability 5.x and later: 128-byte cache lines, 32-byte memory transactions).
+const LINE_BYTES: u64 = 128;
+
 /// The parameters the model reads for one GPU, resolved from the database entry. Each
 /// field says where its value comes from; [`Params::sources`] carries the citation strings
 /// for the explanation.
@@ -531,21 +535,28 @@ pub fn cache_config(gpu: &gpu_spec::Gpu, profile: &KernelProfile, resident: u32)
 }
 
 /// Latency of a global (or local/generic) load: the expected level that serves it. The
-/// loads of one basic block are issued together and usually touch the same lines (the
-/// neighbours of a stencil, the halves of a wide row): a load that "hits" a line another
-/// load of the block is still fetching waits for the same DRAM fill. So a block whose loads
-/// have per-request-sector DRAM shares `mᵢ` waits for DRAM with probability
-/// `min(1, Σ mᵢ)`: four loads of a row, each sector read by eight loads in turn, wait on
-/// every second pass (4 × 1/8); a load of a vector every warp reads adds nothing. Each
-/// load's share is its array's ([`Traffic::load_shares`]), or the kernel's average where
-/// its address is data-dependent or unknown; the wait when nothing misses is the slowest
-/// of the block's loads' (L1 or L2 by their arrays' L2 shares).
+/// loads of one basic block are issued together and the warp waits for the slowest. Loads
+/// of one array at offsets less than a line apart, with the same pattern, touch the same
+/// lines (the neighbours of a stencil, the four elements of a row that an unrolled loop
+/// reads): a load that "hits" a line another load of the block is still fetching waits for
+/// the same fill, so the block misses L1 with probability `min(1, Σ aᵢ)` and waits for
+/// DRAM with `min(1, Σ mᵢ)` over such a group, with `aᵢ`, `mᵢ` the array's shares of a
+/// requested sector that miss L1 and that come from DRAM ([`Traffic::load_shares`]): four
+/// loads of a row, each sector read by eight loads in turn, miss on every second pass
+/// (4 × 1/8). Groups that one loop walks at once (a row of the matrix and the vector of a
+/// product; the four rows of B an unrolled naive product reads) cross their sector
+/// boundaries on the same passes, so the block waits on the group most likely to miss, not
+/// on the sum of them. Loads without an affine array wait as the kernel's average load, each on its own
+/// (nothing says they share lines). The latency is then
+/// `l1 + P(L1 miss)·(l2 − l1) + P(DRAM)·(dram − l2)`.
 struct LoadLatency {
-    hit_cycles: f64,
+    l1_cycles: f64,
+    l2_cycles: f64,
     dram_cycles: f64,
-    miss_share: f64,
-    /// Per array: the hit latency and the DRAM share of a requested sector in the steady
-    /// state of repeated launches.
+    /// The kernel's average shares of a requested load sector that miss L1 and that come
+    /// from DRAM.
+    average: (f64, f64),
+    /// Per array: the same shares, in the steady state of repeated launches.
     arrays: HashMap<String, (f64, f64)>,
 }
 
@@ -558,46 +569,73 @@ impl LoadLatency {
         // `l2_kept_bytes`, counted against the reads) comes from L2.
         let dram_sectors = if t.l2_resident { 0.0 } else { (t.dram_read_bytes - t.l2_kept_bytes).max(0.0) / SECTOR_BYTES };
         let miss = if l2 > 0.0 { (dram_sectors / l2).clamp(0.0, 1.0) } else { 0.0 };
-        let hit = p.l1_latency_cycles + to_l2 * (p.l2_latency_cycles - p.l1_latency_cycles);
         // The arrays' DRAM shares are a cold launch's; the steady state keeps what the L2
         // holds across launches, as `dram_sectors` above.
         let steady = if t.l2_resident || t.dram_read_bytes <= 0.0 { 0.0 } else { ((t.dram_read_bytes - t.l2_kept_bytes) / t.dram_read_bytes).clamp(0.0, 1.0) };
-        let arrays = t
-            .load_shares
-            .iter()
-            .map(|(base, s)| (base.clone(), (p.l1_latency_cycles + s.to_l2 * (p.l2_latency_cycles - p.l1_latency_cycles), s.to_dram * steady)))
-            .collect();
+        let arrays = t.load_shares.iter().map(|(base, s)| (base.clone(), (s.to_l2, s.to_dram * steady))).collect();
         LoadLatency {
-            hit_cycles: hit,
-            dram_cycles: p.dram_latency_cycles,
-            miss_share: to_l2 * miss,
+            l1_cycles: p.l1_latency_cycles,
+            l2_cycles: p.l2_latency_cycles.max(p.l1_latency_cycles),
+            dram_cycles: p.dram_latency_cycles.max(p.l2_latency_cycles).max(p.l1_latency_cycles),
+            average: (to_l2, to_l2 * miss),
             arrays,
         }
+    }
+
+    /// The latency of a wait that misses L1 with probability `l2` and needs DRAM with `dram`.
+    fn latency(&self, l2: f64, dram: f64) -> f64 {
+        let dram = dram.clamp(0.0, 1.0);
+        let l2 = l2.clamp(dram, 1.0);
+        self.l1_cycles + l2 * (self.l2_cycles - self.l1_cycles) + dram * (self.dram_cycles - self.l2_cycles)
     }
 
     /// The latency of `loads_in_block` loads of the kernel's average shares.
     fn for_block(&self, loads_in_block: usize) -> f64 {
         let k = loads_in_block.max(1) as f64;
-        let p_wait = (k * self.miss_share).min(1.0);
-        self.hit_cycles + p_wait * (self.dram_cycles - self.hit_cycles).max(0.0)
+        self.latency(k * self.average.0, k * self.average.1)
     }
 
     /// The latency of the off-chip loads of `block`, each with its array's shares where
     /// the profile links it to an access of a known array.
     fn for_loads(&self, profile: &KernelProfile, block: &kernel_profile::BlockProfile) -> f64 {
-        let (mut hit, mut m, mut any) = (0.0_f64, 0.0, false);
+        // Groups of loads that touch the same lines: of one array, with the same pattern
+        // (coefficients of the thread, block and loop indices), at constant offsets less
+        // than a line apart from the group's first. Each with Σ of its loads' shares.
+        let mut groups: Vec<(Option<&kernel_profile::model::AddressPattern>, f64, f64)> = Vec::new();
         for ins in block.instructions.iter().filter(|i| matches!(i.class, InstrClass::Load(s) if offchip(s))) {
-            let own = access_of(profile, ins).and_then(|a| a.address.as_ref()).and_then(|p| self.arrays.get(&p.base));
-            let (h, share) = own.copied().unwrap_or((self.hit_cycles, self.miss_share));
-            hit = hit.max(h);
-            m += share;
-            any = true;
+            let pattern = access_of(profile, ins).and_then(|a| a.address.as_ref());
+            let Some((p, &(a, m))) = pattern.and_then(|p| self.arrays.get(&p.base).map(|s| (p, s))) else {
+                // Nothing says that loads of unknown addresses touch the same lines (the
+                // 32 dependent loads of an unrolled pointer chase do not): each waits as the
+                // kernel's average load.
+                groups.push((None, self.average.0, self.average.1));
+                continue;
+            };
+            let same_lines = |q: &kernel_profile::model::AddressPattern| {
+                !p.partial
+                    && !q.partial
+                    && q.base == p.base
+                    && q.tid == p.tid
+                    && q.ctaid == p.ctaid
+                    && q.lane == p.lane
+                    && q.loops == p.loops
+                    && q.ctaid_mod == p.ctaid_mod
+                    && q.tid_x_parts == p.tid_x_parts
+                    && (q.offset - p.offset).unsigned_abs() < LINE_BYTES
+            };
+            match groups.iter_mut().find(|g| g.0.is_some_and(same_lines)) {
+                Some(g) => {
+                    g.1 += a;
+                    g.2 += m;
+                }
+                None => groups.push((Some(p), a, m)),
+            }
         }
-        if !any {
+        if groups.is_empty() {
             return self.for_block(0);
         }
-        let p_wait = m.min(1.0);
-        hit + p_wait * (self.dram_cycles - hit).max(0.0)
+        let (l2, dram) = groups.iter().fold((0.0_f64, 0.0_f64), |(l2, dram), &(_, a, m)| (l2.max(a.min(1.0)), dram.max(m.min(1.0))));
+        self.latency(l2, dram)
     }
 }
 
@@ -683,7 +721,7 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
                 // The warp's own wavefronts pass the L1 one a cycle: a load's data is back
                 // its wavefronts after it gets its turn, behind those of the loads it was
                 // issued with.
-                let w = access_of(profile, ins).and_then(|a| a.l1_wavefronts_per_request).filter(|w| w.is_finite() && *w >= 1.0).unwrap_or(1.0);
+                let w = access_of(profile, ins).and_then(|a| a.active_l1_wavefronts()).unwrap_or(1.0);
                 let start = ready.0.max(l1_free);
                 l1_free = start + w;
                 finish[i].0 = start + w - 1.0 + lat;
@@ -699,7 +737,10 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
         // part is the path's.
         let exposure = p.in_order_exposure.clamp(0.0, 1.0);
         let path = (path.0 + exposure * (in_order.length - path.0).max(0.0), path.1);
-        let weighted = (block.executions * path.0, block.executions * path.1);
+        // A block of threads takes as long as its slowest warp: the busiest warp's
+        // executions where the simulation found one busier than the average.
+        let executions = block.busiest_warp_executions.filter(|e| e.is_finite() && *e > block.executions).unwrap_or(block.executions);
+        let weighted = (executions * path.0, executions * path.1);
         match groups.get(bi).copied().flatten() {
             Some(g) => {
                 let m = group_max.entry(g).or_insert((0.0, 0.0));
@@ -1677,7 +1718,7 @@ mod tests {
         let mut p = Params::from_gpu(gpu_spec::Database::builtin().gpu("a100-sxm4-80gb").expect("database GPU"));
         p.alu_latency_cycles = 4.0;
         p.shared_latency_cycles = 30.0;
-        (p, LoadLatency { hit_cycles: 500.0, dram_cycles: 500.0, miss_share: 0.0, arrays: HashMap::new() })
+        (p, LoadLatency { l1_cycles: 500.0, l2_cycles: 500.0, dram_cycles: 500.0, average: (1.0, 0.0), arrays: HashMap::new() })
     }
 
     const LD: InstrClass = InstrClass::Load(Space::Global);
@@ -1707,10 +1748,13 @@ mod tests {
     }
 
     /// A row-per-thread product's loop body: four loads of the row (each sector read by eight
-    /// loads in turn: 1/8 of a requested sector from DRAM) and four of the vector every warp
-    /// reads (none from DRAM). The block waits for DRAM on every second pass (4 × 1/8), with
-    /// the row's hit latency; the kernel's average shares (0.1 a load, here) would make it
-    /// 8 × 0.1 = 0.8 of the time, and do where the profile links no load to its access.
+    /// loads in turn: 1/8 of a requested sector misses L1 and comes from DRAM) and four of
+    /// the vector (1/32 of a requested sector misses L1, none from DRAM: every warp reads it).
+    /// The block misses L1 and waits for DRAM on every second pass (4 × 1/8). Where the
+    /// profile links no load to its access, each load waits as the kernel's average one (all
+    /// to L2, 0.1 from DRAM, here), on its own: nothing says they share lines. Where a lone
+    /// warp reads the vector, its sectors come from DRAM as often as the row's, on the same
+    /// passes: still every second one, not every one.
     #[test]
     fn a_block_waits_for_dram_by_its_own_loads_shares() {
         let mut prof = one_block(&[(LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (LD, &[]), (LD, &[])], 1.0);
@@ -1720,17 +1764,52 @@ mod tests {
             a
         };
         prof.memory_accesses = vec![access("a"), access("x")];
-        let loads = LoadLatency {
-            hit_cycles: 200.0,
+        let mut loads = LoadLatency {
+            l1_cycles: 30.0,
+            l2_cycles: 200.0,
             dram_cycles: 500.0,
-            miss_share: 0.1,
-            arrays: HashMap::from([("a".to_string(), (40.0, 1.0 / 8.0)), ("x".to_string(), (30.0, 0.0))]),
+            average: (1.0, 0.1),
+            arrays: HashMap::from([("a".to_string(), (1.0 / 8.0, 1.0 / 8.0)), ("x".to_string(), (1.0 / 32.0, 0.0))]),
         };
-        assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 200.0 + 0.8 * 300.0);
+        assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 200.0 + 0.1 * 300.0);
         for (i, ins) in prof.blocks[0].instructions.iter_mut().enumerate() {
             ins.access = Some(u32::from(i >= 4));
         }
-        assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 40.0 + 0.5 * 460.0);
+        assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 30.0 + 0.5 * 170.0 + 0.5 * 300.0);
+        loads.arrays.insert("x".to_string(), (1.0 / 8.0, 1.0 / 8.0));
+        assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 30.0 + 0.5 * 170.0 + 0.5 * 300.0);
+    }
+
+    /// An unrolled naive matrix product's loads of B: four rows, a row (4 KiB) apart, each
+    /// 3/10 of a requested sector past L1 and 1/10 from DRAM. They touch four different
+    /// lines, which the loop crosses on the same passes: the block waits as for one of them,
+    /// not for the sum (which would miss L1 on every pass). Four loads within one line (a
+    /// row's consecutive elements) do add up.
+    #[test]
+    fn loads_a_line_or_more_apart_wait_as_one_of_them() {
+        let mut prof = one_block(&[(LD, &[]), (LD, &[]), (LD, &[]), (LD, &[])], 1.0);
+        let template = prof.memory_accesses[0].clone();
+        let at = |offset: i64| {
+            let mut a = template.clone();
+            a.address = Some(serde_json::from_value(serde_json::json!({ "base": "b", "offset": offset })).expect("pattern"));
+            a
+        };
+        let loads = LoadLatency {
+            l1_cycles: 30.0,
+            l2_cycles: 200.0,
+            dram_cycles: 500.0,
+            average: (1.0, 1.0),
+            arrays: HashMap::from([("b".to_string(), (0.3, 0.1))]),
+        };
+        for (i, ins) in prof.blocks[0].instructions.iter_mut().enumerate() {
+            ins.access = Some(i as u32);
+        }
+        prof.memory_accesses = (0..4).map(|k| at(k * 4096)).collect();
+        let one = 30.0 + 0.3 * 170.0 + 0.1 * 300.0;
+        assert!((loads.for_loads(&prof, &prof.blocks[0]) - one).abs() < 1e-9);
+        prof.memory_accesses = (0..4).map(|k| at(k * 4)).collect();
+        let four = 30.0 + 1.0 * 170.0 + 0.4 * 300.0;
+        assert!((loads.for_loads(&prof, &prof.blocks[0]) - four).abs() < 1e-9);
     }
 
     /// Four shared loads, each read by the FMA after it: the critical path is one load and

@@ -1152,4 +1152,32 @@ const HELDOUT_NOTES: &str = "## Notes
   most 0.04 (Spearman 0.76 to 0.77 on the RTX 2080 Ti, 0.77 to 0.78 on the TITAN RTX, 0.90 to
   0.89 on the RTX 3090, 0.91 to 0.90 on the RTX 3060 Laptop; the predicted-best configurations
   unchanged).
+- A twentieth, on the warp that does a block's work alone, in three parts
+  (docs/models/bottleneck.md, Latency). The dependence chain weighs each basic block by the
+  executions of the block's busiest warp (from the control-flow simulation; before, the
+  average warp's, an eighth of the working warp's in the one-block products); a load's L1
+  wavefronts count its active lanes only (two lanes in two rows pass two lines, not 32); and
+  the loads of a basic block wait as one group per array and line (loads of one array less
+  than a line apart add their shares of L1 misses and DRAM fills), the group most likely to
+  miss setting the wait, where before every load's DRAM share was summed, so a row and a
+  vector a lone warp both walks, or the four rows of B in an unrolled naive product, counted
+  as independent misses. Those one-block products went from 0.53-0.56 to 1.44-1.53 (32 rows
+  of 2^21 columns), 0.63-0.71 to 1.29-1.43 (2^13 columns), with x in shared memory from
+  0.32-0.53 to 0.80-1.14, and with 2 rows of 2^25 columns from 0.97-1.10 to 1.86-2.28 (their
+  `l1` term had counted 32 lines for the two lanes and matched by accident; the chain charges
+  299 cycles per pass of four columns on the RTX 3060, where 163 are measured: a DRAM fill
+  that brings the line's next sectors into L2 would explain it, and is not documented); the
+  products at four threads a block from 1.42-1.59 to 1.26-1.41 (the RTX 2060's from 0.82 to
+  0.77); the RTX 2060's naive matrix products from 1.81-1.82 to 1.24-1.30, the GA10x cards' from
+  1.33-1.46 to 1.21-1.31; the RTX 3090's tree reductions from 0.71-0.72 to 0.86; the 1-D
+  tiled convolutions in doubles from 0.73-1.00 to 0.83-1.07; the Brent-Kung scans from
+  0.54-0.56 to 0.58-0.68; the array sums of small blocks down by up to 0.15 (the coalesced
+  ones from 0.95-1.13 to 0.83-1.06, the non-coalesced ones from 0.25-1.05 to 0.24-0.98). All
+  1119 rows: 85.8 % to 88.4 % within 1.5×, MAPE 17.5 % to 16.7 %. In the fitted corpus
+  (docs/validation.md) 81 rows moved by more than 1 %: Kernel Tuner's convolution (two RTX
+  2080 Ti rows past 1.5×, at 1.51 and 1.52; Spearman 0.77 to 0.78 there, 0.78 to 0.79 on the
+  TITAN RTX, the predicted-best configurations unchanged) and the L1 and L2 sweeps of the data
+  sets past a few MB, down by up to 0.12 (the A100's at 68 MB from 0.62 to 0.52); 96.3 % to 96.1 % within 1.5×, MAPE 9.3 % both. Tried
+  and dropped: the union of the groups' misses, for all of them or for those that do not walk
+  a row (corpus MAPE 9.8 %, held out 17.4 % and 16.9 %).
 ";
