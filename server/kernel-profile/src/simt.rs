@@ -920,7 +920,10 @@ impl Sim {
         // Iteration k (from the state now advanced k times) repeats the first.
         let repeats = |sim: &mut Sim, k: i64| -> Result<bool, String> {
             let Some(wk) = w.advanced(&dw, k, lanes) else { return Ok(false) };
+            // A check's run is discarded: what inner loops it fast-forwarded is not counted.
+            let skipped = sim.skipped;
             let (ran, wk1, ck1) = once(sim, &wk, c)?;
+            sim.skipped = skipped;
             Ok(match ran {
                 Ran::Back(p, cmpk) => {
                     p == path
@@ -1478,6 +1481,52 @@ $L__skip:
         let fast = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
         assert!(fast.iterations_fast_forwarded > 0);
         assert_eq!(without_count(fast), plain);
+    }
+
+    /// `for (i = 0; i < 64; ++i) for (j = 0; j < n; ++j) ;`: the checks that let the outer
+    /// loop jump run whole outer iterations, whose inner loops fast-forward too, and are then
+    /// discarded; what they skipped is not counted. The count is then the inner iterations
+    /// skipped in the outer iterations that ran, and the outer ones jumped over.
+    const NESTED: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry n(.param .u32 n_param_0)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<4>;
+    ld.param.u32 %r1, [n_param_0];
+    mov.u32 %r2, 0;
+$L__outer:
+    mov.u32 %r3, 0;
+$L__inner:
+    add.s32 %r3, %r3, 1;
+    setp.lt.s32 %p1, %r3, %r1;
+    @%p1 bra $L__inner;
+    add.s32 %r2, %r2, 1;
+    setp.lt.s32 %p2, %r2, 64;
+    @%p2 bra $L__outer;
+    ret;
+}
+"#;
+
+    #[test]
+    fn iterations_skipped_inside_a_discarded_check_are_not_counted() {
+        let (module, errors) = ptx_ir::parse_and_lower(NESTED);
+        assert!(errors.is_empty(), "{errors:?}");
+        let f = module.function("n").expect("kernel");
+        let args = HashMap::from([(0u32, 1000i64)]);
+        let env = Env { block: [32, 1, 1], grid: [1, 1, 1], args: &args };
+        let plain = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false).expect("simulated");
+        let fast = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        let skipped = fast.iterations_fast_forwarded;
+        assert_eq!(without_count(fast), plain);
+        // Each loop runs 11 of its iterations (FAST_FORWARD_AFTER = 8 before it tries, the
+        // two it compares, and the last, before whose exit the jump stops): 11 outer
+        // iterations with 1000 − 11 inner ones skipped in each, and 64 − 11 outer ones. The
+        // check that let the outer loop jump skipped another 989 inner iterations, which a
+        // discarded run must not add.
+        assert_eq!(skipped, 11 * (1000 - 11) + (64 - 11));
     }
 
     /// A loop of 2^25 iterations per thread, far past the step budget if every iteration
