@@ -546,8 +546,8 @@ pub fn cache_config(gpu: &gpu_spec::Gpu, profile: &KernelProfile, resident: u32)
 /// (4 × 1/8). Groups that one loop walks at once (a row of the matrix and the vector of a
 /// product; the four rows of B an unrolled naive product reads) cross their sector
 /// boundaries on the same passes, so the block waits on the group most likely to miss, not
-/// on the sum of them. Loads without an affine array wait as the kernel's average load, each on its own
-/// (nothing says they share lines). The latency is then
+/// on the sum of them. Loads without an affine array wait as the kernel's average load,
+/// each on its own (nothing says they share lines). The latency is then
 /// `l1 + P(L1 miss)·(l2 − l1) + P(DRAM)·(dram − l2)`.
 struct LoadLatency {
     l1_cycles: f64,
