@@ -192,3 +192,65 @@ fn contraction_matches_ptxas() {
     assert_eq!(profile_counts(&p), (9, 1));
     assert_eq!((sass[0].1, sass[0].2), profile_counts(&p));
 }
+
+/// Two bounds-checked tile loads, as nvcc writes `t[i] = (in range) ? a[...] : 0` twice: each
+/// a branch around a body of `body` PTX instructions (the address arithmetic, then the
+/// load), a shared store of the result after its join, then a barrier.
+fn guarded_loads_ptx(body: usize, bodies: usize) -> String {
+    let mut text = String::from(
+        ".version 9.5\n.target sm_80\n.address_size 64\n.extern .shared .align 16 .b8 tiles[];\n\
+         .visible .entry g(.param .u64 g_a, .param .u32 g_k)\n{\n\
+         \t.reg .pred %p<4>;\n\t.reg .b32 %r<64>;\n\t.reg .b64 %rd<64>;\n\
+         \tld.param.u64 %rd1, [g_a];\n\tld.param.u32 %r2, [g_k];\n\tcvta.to.global.u64 %rd3, %rd1;\n\
+         \tmov.u32 %r3, %tid.x;\n\tmov.u32 %r4, %tid.y;\n\tmov.u32 %r14, tiles;\n\tshl.b32 %r15, %r3, 2;\n\tadd.s32 %r14, %r14, %r15;\n",
+    );
+    for b in 0..bodies {
+        let (r, out) = (20 + 10 * b, 16 + b);
+        text += &format!("\tsetp.ge.s32 %p{}, %r{}, %r2;\n\tmov.u32 %r{out}, 0;\n\t@%p{} bra $L{b};\n", b + 1, 3 + b % 2, b + 1);
+        text += &format!("\tmad.lo.s32 %r{r}, %r4, %r2, %r3;\n");
+        for _ in 0..body.saturating_sub(4) {
+            text += &format!("\tmad.lo.s32 %r{r}, %r{r}, %r2, %r3;\n");
+        }
+        text += &format!("\tmul.wide.s32 %rd{r}, %r{r}, 4;\n\tadd.s64 %rd{}, %rd3, %rd{r};\n\tld.global.u32 %r{out}, [%rd{}];\n", r + 1, r + 1);
+        text += &format!("$L{b}:\n\tst.shared.u32 [%r14+{}], %r{out};\n", 1024 * b);
+    }
+    text + "\tbar.sync 0;\n\tret;\n}\n"
+}
+
+/// (predicated LDGs, conditional branches) in the SASS of `ptx`.
+fn predicated_loads(ptxas: &Path, nvdisasm: &Path, ptx: &str, name: &str) -> (usize, usize) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let (path, cubin) = (dir.join(format!("{name}.ptx")), dir.join(format!("{name}.cubin")));
+    std::fs::write(&path, ptx).expect("write the PTX");
+    let st = Command::new(ptxas).arg("-arch=sm_80").arg(&path).arg("-o").arg(&cubin).status().expect("ptxas runs");
+    assert!(st.success(), "ptxas failed on {}", path.display());
+    let out = Command::new(nvdisasm).arg(&cubin).output().expect("nvdisasm runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let guarded = |op: &str| text.lines().filter(|l| l.contains(" @P") || l.contains(" @!P")).filter(|l| l.split_whitespace().any(|w| w.starts_with(op))).count();
+    (guarded("LDG"), guarded("BRA"))
+}
+
+/// What the `bottleneck` model's guarded-body rule (`IF_CONVERTED_MAX_INSTRUCTIONS` = 20 in
+/// perf-models/src/bottleneck.rs: consecutive bodies of at most that many instructions count
+/// once, their loads in flight together) takes from ptxas: two consecutive bounds-checked
+/// loads of 20 PTX instructions each are issued as predicated `LDG`s with no branch (ptxas
+/// hoists both loads above both shared stores), of 21 keep their branches; a single such
+/// body keeps its branch (the rule's group of one changes nothing then).
+#[test]
+fn ptxas_predicates_consecutive_guarded_loads_of_up_to_20_instructions() {
+    let (ptxas, nvdisasm) = match tools() {
+        Ok(t) => t,
+        Err(why) => {
+            assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {why}");
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("skipped: {why} (install scripts/cuda-requirements.txt; set WARPSIGHT_REQUIRE_CUDA=1 to make this an error)");
+            }
+            return;
+        }
+    };
+    assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(4, 2), "guarded-4"), (2, 0));
+    assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(20, 2), "guarded-20"), (2, 0));
+    assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(21, 2), "guarded-21"), (0, 2));
+    assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(4, 1), "guarded-one"), (0, 1));
+}

@@ -871,12 +871,15 @@ fn partition_cycles(ins: &kernel_profile::InstrNode, p: &Params) -> (Option<Pipe
     }
 }
 
-/// Most instructions in a guarded body that ptxas is taken to turn into predicated
-/// instructions (an estimate: nvdisasm shows the one-load bodies of a bounds-checked tile
-/// load, `if (row < m && col < k) v = A[...]`, each seven PTX instructions, issued as
-/// predicated `LDG`s back to back with no branch; bodies of hundreds of instructions keep
-/// their branch).
-const IF_CONVERTED_MAX_INSTRUCTIONS: usize = 16;
+/// Most instructions in a guarded body that ptxas turns into predicated instructions when
+/// another such body follows: ptxas 13.5 issues two consecutive bounds-checked tile loads
+/// (`t[i] = (in range) ? a[...] : 0`, a branch around the address arithmetic and the load,
+/// a shared store after the join) as predicated `LDG`s back to back with no branch when each
+/// body has up to 20 PTX instructions, and keeps both branches at 21, on sm_75, sm_80, sm_86
+/// and sm_90 alike (the test `ptxas_predicates_consecutive_guarded_loads_of_up_to_20_instructions`
+/// in kernel-profile/tests/sass_counts.rs checks sm_80); a single body keeps its branch,
+/// which changes nothing here (a group of one counts as itself).
+const IF_CONVERTED_MAX_INSTRUCTIONS: usize = 20;
 
 /// For each block of `profile.blocks` (by position), the group of guarded bodies it
 /// belongs to, if any. A guarded body is a block B that its head H (the block before it)
