@@ -1170,7 +1170,7 @@ const HELDOUT_NOTES: &str = "## Notes
   products at four threads a block from 1.42-1.59 to 1.26-1.41 (the RTX 2060's from 0.82 to
   0.77); the RTX 2060's naive matrix products from 1.81-1.82 to 1.24-1.30, the GA10x cards' from
   1.33-1.46 to 1.21-1.31; the RTX 3090's tree reductions from 0.71-0.72 to 0.86; the 1-D
-  tiled convolutions in doubles from 0.73-1.00 to 0.83-1.07; the Brent-Kung scans from
+  tiled convolutions in doubles from 0.73-1.00 to 0.83-1.07; the GA10x cards' Brent-Kung scans from
   0.54-0.56 to 0.58-0.68; the array sums of small blocks down by up to 0.15 (the coalesced
   ones from 0.95-1.13 to 0.83-1.06, the non-coalesced ones from 0.25-1.05 to 0.24-0.98). All
   1119 rows: 85.8 % to 88.4 % within 1.5×, MAPE 17.5 % to 16.7 %. In the fitted corpus
