@@ -1546,11 +1546,14 @@ pub fn estimate(
         None
     };
     let resident_warps = f64::from(resident_blocks_per_sm).min(blocks_per_sm) * warps_per_block;
+    // Whether the chain is a busier warp's than the average (`chain_cycles`).
+    let unequal_warps = profile.blocks.iter().any(|b| b.busiest_warp_executions.is_some_and(|e| e > b.executions));
     terms.push(Term {
         bound: Bound::Latency,
         us: us(latency_cycles),
         detail: format!(
-            "{waves:.0} wave(s) of {resident_warps:.0} resident warps per SM, each waiting {:.0} cycles on its dependence chain (global loads ≈ {:.0} cycles) plus {:.0} ns per block{}",
+            "{waves:.0} wave(s) of {resident_warps:.0} resident warps per SM, {} {:.0} cycles on its dependence chain (global loads ≈ {:.0} cycles) plus {:.0} ns per block{}",
+            if unequal_warps { "the busiest warp of each block waiting" } else { "each waiting" },
             chain,
             loads.for_block(1),
             p.block_overhead_ns,
@@ -1781,6 +1784,24 @@ mod tests {
         assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 30.0 + 0.5 * 170.0 + 0.5 * 300.0);
         loads.arrays.insert("x".to_string(), (1.0 / 8.0, 1.0 / 8.0));
         assert_eq!(loads.for_loads(&prof, &prof.blocks[0]), 30.0 + 0.5 * 170.0 + 0.5 * 300.0);
+    }
+
+    /// A block whose busiest warp runs the loop body eight times as often as the average
+    /// warp (one of eight warps works): the chain is that warp's, eight times the average's,
+    /// and the latency term says whose it is.
+    #[test]
+    fn the_chain_is_the_busiest_warps() {
+        let gpu = gpu_spec::Database::builtin().gpu("a100-sxm4-80gb").expect("database GPU");
+        let p = Params::from_gpu(gpu);
+        let mut prof = one_block(&[(LD, &[]), (ADD, &[0]), (ST, &[1])], 1.0);
+        let run = |prof: &KernelProfile| estimate(prof, &p, 1, &cache_config(gpu, prof, 1)).expect("estimate");
+        let even = run(&prof);
+        prof.blocks[0].busiest_warp_executions = Some(8.0);
+        let busy = run(&prof);
+        assert_eq!(busy.chain_cycles, 8.0 * even.chain_cycles);
+        let latency = |e: &Estimate| e.terms.iter().find(|t| t.bound == Bound::Latency).map(|t| t.detail.clone()).unwrap_or_default();
+        assert!(latency(&busy).contains("the busiest warp of each block waiting"), "{}", latency(&busy));
+        assert!(latency(&even).contains("each waiting"), "{}", latency(&even));
     }
 
     /// An unrolled naive matrix product's loads of B: four rows, a row (4 KiB) apart, each
