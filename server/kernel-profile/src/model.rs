@@ -45,6 +45,16 @@ pub struct KernelProfile {
     pub assumptions: Vec<String>,
 }
 
+impl KernelProfile {
+    /// Whether some basic block's busiest warp runs it at least 5 % more often than the
+    /// average warp ([`BlockProfile::busiest_warp_executions`]): warps of a block doing
+    /// unequal work (a loop only the first warp enters), not a grid-stride loop's last
+    /// iteration that some threads skip.
+    pub fn warps_work_unequally(&self) -> bool {
+        self.blocks.iter().any(|b| b.busiest_warp_executions.is_some_and(|e| e > 1.05 * b.executions))
+    }
+}
+
 /// Where the launch configuration came from (issue: documented order of sources).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

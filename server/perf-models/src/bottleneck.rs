@@ -1546,8 +1546,8 @@ pub fn estimate(
         None
     };
     let resident_warps = f64::from(resident_blocks_per_sm).min(blocks_per_sm) * warps_per_block;
-    // Whether the chain is a busier warp's than the average (`chain_cycles`).
-    let unequal_warps = profile.blocks.iter().any(|b| b.busiest_warp_executions.is_some_and(|e| e > b.executions));
+    // Whether the chain is a markedly busier warp's than the average (`chain_cycles`).
+    let unequal_warps = profile.warps_work_unequally();
     terms.push(Term {
         bound: Bound::Latency,
         us: us(latency_cycles),

@@ -6,7 +6,8 @@
 //! resident warps' dependence chains, run wave after wave, take longer than any throughput
 //! limit (issue, pipes, caches, DRAM). When the headline model splits the chain (the
 //! `bottleneck` model's `chain_cycles` and `chain_offchip_cycles`), the message says how
-//! much of each warp's chain is spent waiting on global loads, and how busy DRAM is
+//! much of a warp's chain (the busiest warp's where a block's warps work unequally) is spent
+//! waiting on global loads, and how busy DRAM is
 //! (`dram_us` over the headline time). When the off-chip loads are more than half of the
 //! chain, the kernel is *memory-latency-bound* (Nsight Compute shows its warps stalled on
 //! the "long scoreboard"); otherwise its chain is dependent arithmetic, shared-memory
@@ -97,7 +98,10 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
         ),
         (None, Some((chain, offchip))) => {
             let share = (offchip / chain).min(1.0);
-            let waits = format!("; each warp's chain of {chain:.0} cycles spends {offchip:.0} ({}) waiting on global loads", pct(share));
+            // The bottleneck model's chain is the busiest warp's where the simulation found
+            // warps of a block doing unequal work (a loop only the first warp enters).
+            let whose = if t.profile.warps_work_unequally() { "the busiest warp's" } else { "each warp's" };
+            let waits = format!("; {whose} chain of {chain:.0} cycles spends {offchip:.0} ({}) waiting on global loads", pct(share));
             if share > MEMORY_LATENCY_SHARE {
                 let advice = "more independent loads in flight per warp (several elements per thread, vector loads, loads issued before their uses)";
                 ("memory-latency-bound", waits, advice)
