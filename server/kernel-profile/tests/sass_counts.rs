@@ -42,6 +42,22 @@ fn tools() -> Result<(PathBuf, PathBuf), String> {
     Ok((ptxas, nvdisasm))
 }
 
+/// [`tools`], or `None` after saying why the test is skipped (an error when
+/// WARPSIGHT_REQUIRE_CUDA is set).
+fn tools_or_skip() -> Option<(PathBuf, PathBuf)> {
+    match tools() {
+        Ok(t) => Some(t),
+        Err(why) => {
+            assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {why}");
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("skipped: {why} (install scripts/cuda-requirements.txt; set WARPSIGHT_REQUIRE_CUDA=1 to make this an error)");
+            }
+            None
+        }
+    }
+}
+
 /// Hand-written PTX with every case of contraction the profile models: `mul`+`add` and
 /// `mul`+`sub` fuse, `mul.rn`/`add.rn` do not, a product read twice does not, `.ftz` pairs
 /// fuse, and so does an f64 pair.
@@ -138,17 +154,7 @@ fn rsqrt_without_ftz(p: &kernel_profile::KernelProfile) -> u64 {
 
 #[test]
 fn fp_counts_match_ptxas() {
-    let (ptxas, nvdisasm) = match tools() {
-        Ok(t) => t,
-        Err(why) => {
-            assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {why}");
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!("skipped: {why} (install scripts/cuda-requirements.txt; set WARPSIGHT_REQUIRE_CUDA=1 to make this an error)");
-            }
-            return;
-        }
-    };
+    let Some((ptxas, nvdisasm)) = tools_or_skip() else { return };
     let files = ["vadd", "saxpy", "stencil2d", "stencil3d", "matmul_tiled", "conv2d", "conv1d", "traffic", "nbody", "reduce_tree", "grid_stride", "transpose_naive"];
     let (mut total_sass, mut total_ours) = (0u64, 0u64);
     let mut report = Vec::new();
@@ -171,17 +177,7 @@ fn fp_counts_match_ptxas() {
 
 #[test]
 fn contraction_matches_ptxas() {
-    let (ptxas, nvdisasm) = match tools() {
-        Ok(t) => t,
-        Err(why) => {
-            assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {why}");
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!("skipped: {why} (install scripts/cuda-requirements.txt; set WARPSIGHT_REQUIRE_CUDA=1 to make this an error)");
-            }
-            return;
-        }
-    };
+    let Some((ptxas, nvdisasm)) = tools_or_skip() else { return };
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("contraction.ptx");
     std::fs::write(&path, CONTRACTION_PTX).expect("write the PTX");
     let sass = sass_counts(&ptxas, &nvdisasm, &path);
@@ -238,17 +234,7 @@ fn predicated_loads(ptxas: &Path, nvdisasm: &Path, ptx: &str, name: &str) -> (us
 /// body keeps its branch (the rule's group of one changes nothing then).
 #[test]
 fn ptxas_predicates_consecutive_guarded_loads_of_up_to_20_instructions() {
-    let (ptxas, nvdisasm) = match tools() {
-        Ok(t) => t,
-        Err(why) => {
-            assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {why}");
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!("skipped: {why} (install scripts/cuda-requirements.txt; set WARPSIGHT_REQUIRE_CUDA=1 to make this an error)");
-            }
-            return;
-        }
-    };
+    let Some((ptxas, nvdisasm)) = tools_or_skip() else { return };
     assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(4, 2), "guarded-4"), (2, 0));
     assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(20, 2), "guarded-20"), (2, 0));
     assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(21, 2), "guarded-21"), (0, 2));
