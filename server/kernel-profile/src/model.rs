@@ -51,7 +51,7 @@ impl KernelProfile {
     /// unequal work (a loop only the first warp enters), not a grid-stride loop's last
     /// iteration that some threads skip.
     pub fn warps_work_unequally(&self) -> bool {
-        self.blocks.iter().any(|b| b.busiest_warp_executions.is_some_and(|e| e > 1.05 * b.executions))
+        self.blocks.iter().any(|b| b.busiest_executions() > 1.05 * b.executions)
     }
 }
 
@@ -348,8 +348,13 @@ impl MemoryAccess {
     /// from two lanes under `if (row < m)` passes two lines, not 32. At least one.
     pub fn active_l1_wavefronts(&self) -> Option<f64> {
         let w = self.l1_wavefronts_per_request.filter(|w| w.is_finite() && *w >= 1.0)?;
-        let active = self.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
-        Some((w * active).max(1.0))
+        Some((w * self.active_share()).max(1.0))
+    }
+
+    /// The share of a warp's lanes that make a request ([`MemoryAccess::active_lane_fraction`]),
+    /// all where unknown, at least one lane.
+    pub fn active_share(&self) -> f64 {
+        self.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0)
     }
 }
 
@@ -405,6 +410,14 @@ pub struct AddressPattern {
     /// row. Empty for an ordinary access, whose lanes the coefficients above describe.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spans: Vec<Span>,
+}
+
+impl AddressPattern {
+    /// Whether `other` is this pattern at another constant offset (same base and
+    /// coefficients, neither partial): the two accesses move together.
+    pub fn same_but_offset(&self, other: &AddressPattern) -> bool {
+        !self.partial && !other.partial && AddressPattern { offset: other.offset, ..self.clone() } == *other
+    }
 }
 
 /// One dimension a single warp request spans ([`AddressPattern::spans`]).
@@ -502,6 +515,14 @@ pub struct BlockProfile {
     /// Successor block ids in the CFG.
     #[serde(default)]
     pub successors: Vec<u32>,
+}
+
+impl BlockProfile {
+    /// Executions by the busiest warp of a thread block: `busiest_warp_executions` where it
+    /// is known and larger, else the average warp's `executions`.
+    pub fn busiest_executions(&self) -> f64 {
+        self.busiest_warp_executions.filter(|e| e.is_finite() && *e > self.executions).unwrap_or(self.executions)
+    }
 }
 
 /// One instruction in a block's dependence graph.

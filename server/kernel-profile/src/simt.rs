@@ -1380,6 +1380,22 @@ mod fast_forward_tests {
         s
     }
 
+    /// `ptx` parsed without errors, with a kernel `name`.
+    fn parsed(ptx: &str, name: &str) -> ptx_ir::ir::Module {
+        let (module, errors) = ptx_ir::parse_and_lower(ptx);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(module.function(name).is_some(), "no kernel {name}");
+        module
+    }
+
+    /// One block of `threads` threads with parameter 0 = `n`, simulated running every
+    /// iteration and fast-forwarded.
+    fn plain_and_fast(f: &ptx_ir::ir::Function, threads: u32, n: i64) -> (Result<Simulated, String>, Result<Simulated, String>) {
+        let args = HashMap::from([(0u32, n)]);
+        let env = Env { block: [threads, 1, 1], grid: [1, 1, 1], args: &args };
+        (simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false), simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true))
+    }
+
     /// Over every kernel of the sm_80 fixtures, at launches and argument values where every
     /// iteration can be run within a budget ten times the default, fast-forwarding changes
     /// nothing: the counts, trip counts and bank conflicts are exactly those of running
@@ -1463,22 +1479,18 @@ $L__skip:
     /// block runs ⌈n / 32⌉ times, exactly.
     #[test]
     fn a_loop_with_a_branch_every_32nd_iteration_jumps_between_them() {
-        let (module, errors) = ptx_ir::parse_and_lower(PERIODIC);
-        assert!(errors.is_empty(), "{errors:?}");
+        let module = parsed(PERIODIC, "m");
         let f = module.function("m").expect("kernel");
         let n = (1i64 << 20) + 5;
-        let args = HashMap::from([(0u32, n)]);
-        let env = Env { block: [32, 1, 1], grid: [1, 1, 1], args: &args };
-        assert!(simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false).is_err());
-        let s = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        let (plain, fast) = plain_and_fast(f, 32, n);
+        assert!(plain.is_err());
+        let s = fast.expect("simulated");
         assert_eq!(s.loops[0].per_entry, Some(n as f64));
         let every_32nd = f.instrs.iter().find(|i| i.opcode.starts_with("add") && i.block != 0).map(|i| i.block).expect("block");
         assert_eq!(s.warp_executions[every_32nd as usize], ((n + 31) / 32) as f64);
         // At n = 1000, as running every iteration counts.
-        let small = HashMap::from([(0u32, 1000i64)]);
-        let env = Env { block: [32, 1, 1], grid: [1, 1, 1], args: &small };
-        let plain = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false).expect("simulated");
-        let fast = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        let (plain, fast) = plain_and_fast(f, 32, 1000);
+        let (plain, fast) = (plain.expect("simulated"), fast.expect("simulated"));
         assert!(fast.iterations_fast_forwarded > 0);
         assert_eq!(without_count(fast), plain);
     }
@@ -1512,13 +1524,9 @@ $L__inner:
 
     #[test]
     fn iterations_skipped_inside_a_discarded_check_are_not_counted() {
-        let (module, errors) = ptx_ir::parse_and_lower(NESTED);
-        assert!(errors.is_empty(), "{errors:?}");
-        let f = module.function("n").expect("kernel");
-        let args = HashMap::from([(0u32, 1000i64)]);
-        let env = Env { block: [32, 1, 1], grid: [1, 1, 1], args: &args };
-        let plain = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false).expect("simulated");
-        let fast = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        let module = parsed(NESTED, "n");
+        let (plain, fast) = plain_and_fast(module.function("n").expect("kernel"), 32, 1000);
+        let (plain, fast) = (plain.expect("simulated"), fast.expect("simulated"));
         let skipped = fast.iterations_fast_forwarded;
         assert_eq!(without_count(fast), plain);
         // Each loop runs 11 of its iterations (FAST_FORWARD_AFTER = 8 before it tries, the
@@ -1534,25 +1542,20 @@ $L__inner:
     /// divergent exits.
     #[test]
     fn a_loop_of_2_to_the_25_is_simulated_within_the_budget_and_counted_exactly() {
-        let (module, errors) = ptx_ir::parse_and_lower(LOOP);
-        assert!(errors.is_empty(), "{errors:?}");
+        let module = parsed(LOOP, "k");
         let f = module.function("k").expect("kernel");
         let n = 1i64 << 25;
-        let args = HashMap::from([(0u32, n)]);
-        let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &args };
-        let plain = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false);
+        let (plain, fast) = plain_and_fast(f, 64, n);
         assert!(plain.is_err_and(|e| e.contains("steps")), "running every iteration exceeds the budget");
-        let s = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        let s = fast.expect("simulated");
         let l = &s.loops[0];
         assert_eq!(l.per_entry, Some(n as f64 + 1.5));
         assert_eq!(l.warp_per_entry, Some(n as f64 + 3.0));
         assert_eq!((l.min, l.max), (n as u64, n as u64 + 3));
         assert!(s.iterations_fast_forwarded > n as u64, "{}", s.iterations_fast_forwarded);
         // The same loop at n = 1000, within the budget, runs to the same counts as without.
-        let small = HashMap::from([(0u32, 1000i64)]);
-        let env = Env { block: [64, 1, 1], grid: [1, 1, 1], args: &small };
-        let plain = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), false).expect("simulated");
-        let fast = simulate_with(f, &env, DEFAULT_BUDGET, &HashMap::new(), true).expect("simulated");
+        let (plain, fast) = plain_and_fast(f, 64, 1000);
+        let (plain, fast) = (plain.expect("simulated"), fast.expect("simulated"));
         assert!(fast.iterations_fast_forwarded > 0);
         assert_eq!(without_count(fast), plain);
     }

@@ -608,7 +608,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         let requests = a.executions.max(0.0) * warps;
         // Lanes a guard leaves idle request nothing: a warp's request touches the sectors
         // (and contends on the address) of its active lanes only, at least one.
-        let active = a.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
+        let active = a.active_share();
         let sectors = table_capped(a, if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) });
         let same_address = |n: Option<u32>| n.map(|n| (f64::from(n.max(1)) * active).max(1.0));
         let l1_wavefronts = a.active_l1_wavefronts();
@@ -745,7 +745,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     for a in profile.memory_accesses.iter().filter(|a| is_offchip(a) && a.kind != AccessKind::Atomic && a.executions > 0.0) {
         let requests = a.executions.max(0.0) * warps;
         // Only the active lanes' sectors, as above.
-        let active = a.active_lane_fraction.filter(|f| f.is_finite()).unwrap_or(1.0).clamp(1.0 / 32.0, 1.0);
+        let active = a.active_share();
         let sectors = table_capped(a, if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) });
         match &a.address {
             Some(p) if !p.partial && a.class != AccessClass::Irregular => {

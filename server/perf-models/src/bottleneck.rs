@@ -611,18 +611,7 @@ impl LoadLatency {
                 groups.push((None, self.average.0, self.average.1));
                 continue;
             };
-            let same_lines = |q: &kernel_profile::model::AddressPattern| {
-                !p.partial
-                    && !q.partial
-                    && q.base == p.base
-                    && q.tid == p.tid
-                    && q.ctaid == p.ctaid
-                    && q.lane == p.lane
-                    && q.loops == p.loops
-                    && q.ctaid_mod == p.ctaid_mod
-                    && q.tid_x_parts == p.tid_x_parts
-                    && (q.offset - p.offset).unsigned_abs() < LINE_BYTES
-            };
+            let same_lines = |q: &kernel_profile::model::AddressPattern| q.same_but_offset(p) && (q.offset - p.offset).unsigned_abs() < LINE_BYTES;
             match groups.iter_mut().find(|g| g.0.is_some_and(same_lines)) {
                 Some(g) => {
                     g.1 += a;
@@ -739,7 +728,7 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
         let path = (path.0 + exposure * (in_order.length - path.0).max(0.0), path.1);
         // A block of threads takes as long as its slowest warp: the busiest warp's
         // executions where the simulation found one busier than the average.
-        let executions = block.busiest_warp_executions.filter(|e| e.is_finite() && *e > block.executions).unwrap_or(block.executions);
+        let executions = block.busiest_executions();
         let weighted = (executions * path.0, executions * path.1);
         match groups.get(bi).copied().flatten() {
             Some(g) => {
@@ -875,9 +864,10 @@ fn partition_cycles(ins: &kernel_profile::InstrNode, p: &Params) -> (Option<Pipe
 /// another such body follows: ptxas 13.5 issues two consecutive bounds-checked tile loads
 /// (`t[i] = (in range) ? a[...] : 0`, a branch around the address arithmetic and the load,
 /// a shared store after the join) as predicated `LDG`s back to back with no branch when each
-/// body has up to 20 PTX instructions, and keeps both branches at 21, on sm_75, sm_80, sm_86
-/// and sm_90 alike (the test `ptxas_predicates_consecutive_guarded_loads_of_up_to_20_instructions`
-/// in kernel-profile/tests/sass_counts.rs checks sm_80); a single body keeps its branch,
+/// body has up to 20 PTX instructions, and keeps both branches at 21 (the test
+/// `ptxas_predicates_consecutive_guarded_loads_of_up_to_20_instructions` in
+/// kernel-profile/tests/sass_counts.rs checks sm_80; sm_75, sm_86 and sm_90 gave the same in
+/// a one-off run); a single body keeps its branch,
 /// which changes nothing here (a group of one counts as itself).
 const IF_CONVERTED_MAX_INSTRUCTIONS: usize = 20;
 
