@@ -26,7 +26,7 @@ fn calibrating_on_half_the_rows_improves_the_other_half() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("a40.toml");
-    let run = calibrate_halves("tests/fixtures/measured/corpus-gpu-benches.toml", "a40", &out);
+    let run = calibrate_halves(&["tests/fixtures/measured/corpus-gpu-benches.toml"], "a40", &out);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
@@ -51,6 +51,17 @@ fn calibrating_on_half_the_rows_improves_the_other_half() {
     assert_eq!(analyze.status.code(), Some(0), "{}", String::from_utf8_lossy(&analyze.stderr));
     let doc = String::from_utf8_lossy(&analyze.stdout);
     assert!(doc.contains("calibrated on"), "no calibration mentioned: {}", &doc[..doc.len().min(2000)]);
+    // The fitted launch overhead is a GPU field of the file (`[gpu.overrides]`), and the
+    // predictions made with it add it per launch.
+    assert!(text.contains("[gpu.overrides]\n\"launch_overhead_us\" = "), "{text}");
+    let fitted = report["parameters"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["key"] == "launch_overhead_us"))
+        .and_then(|p| p["after"].as_f64())
+        .expect("the launch overhead is a calibrated parameter");
+    let v: serde_json::Value = serde_json::from_str(&doc).expect("json");
+    let used = v["files"][0]["kernels"][0]["gpus"]["a40"]["predictions"]["bottleneck"]["breakdown"]["launch_overhead_us"].as_f64().expect("breakdown");
+    assert!((used - fitted).abs() < 1e-9, "{used} vs {fitted}");
 }
 
 #[test]
@@ -68,7 +79,7 @@ fn a_shared_memory_bound_convolution_calibrates_the_load_store_efficiency() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("rtx-3060-laptop.toml");
-    let run = calibrate_halves("tests/fixtures/measured/corpus-kernel-tuner.toml", "rtx-3060-laptop", &out);
+    let run = calibrate_halves(&["tests/fixtures/measured/corpus-kernel-tuner.toml"], "rtx-3060-laptop", &out);
     let stderr = String::from_utf8_lossy(&run.stderr);
     if run.status.code() != Some(0) && stderr.contains("nvcc") && std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none() {
         eprintln!("skipped: the convolution needs nvcc ({stderr})");

@@ -90,8 +90,8 @@ fn builtin_entry(id: &str) -> Option<String> {
     None
 }
 
-/// The calibrated GPU file: the built-in entry with the fitted model parameters as
-/// overrides, each with its provenance.
+/// The calibrated GPU file: the built-in entry with the fitted model parameters and launch
+/// overhead as overrides, each with its provenance.
 fn gpu_file(gpu: &gpu_spec::Gpu, fit: &calibrate::Fit, from: &str) -> anyhow::Result<String> {
     let entry = builtin_entry(&gpu.id).with_context(|| format!("no built-in entry for `{}` to calibrate", gpu.id))?;
     let src = format!(
@@ -99,17 +99,21 @@ fn gpu_file(gpu: &gpu_spec::Gpu, fit: &calibrate::Fit, from: &str) -> anyhow::Re
         fit.used, fit.mean_abs_log_error_before, fit.mean_abs_log_error_after
     )
     .replace('"', "'");
-    let lines: Vec<String> = calibrate::model_params(fit)
-        .into_iter()
-        .map(|(k, val)| format!("\"{k}\" = {{ v = {val}, src = \"{src}\" }}"))
-        .collect();
-    let header = "[gpu.overrides.model_params]";
-    let body = if let Some(at) = entry.find(header) {
-        let after = at + header.len();
-        format!("{}\n{}{}", &entry[..after], lines.join("\n"), &entry[after..])
-    } else {
-        format!("{entry}\n\n{header}\n{}", lines.join("\n"))
+    let line = |(k, val): (&str, f64)| format!("\"{k}\" = {{ v = {val}, src = \"{src}\" }}");
+    let lines: Vec<String> = calibrate::model_params(fit).into_iter().map(line).collect();
+    let fields: Vec<String> = calibrate::gpu_overrides(fit).into_iter().map(line).collect();
+    // The fitted fields go into the entry's `[gpu.overrides]` (none of the built-in entries
+    // overrides them), the model parameters into `[gpu.overrides.model_params]`; a table
+    // the entry lacks is added at its end (TOML lets a table follow its sub-table).
+    let insert = |entry: String, header: &str, lines: &[String]| -> String {
+        let at = entry.match_indices(header).map(|(at, _)| at + header.len()).find(|after| entry[*after..].starts_with('\n') || *after == entry.len());
+        match at {
+            Some(after) => format!("{}\n{}{}", &entry[..after], lines.join("\n"), &entry[after..]),
+            None => format!("{entry}\n\n{header}\n{}", lines.join("\n")),
+        }
     };
+    let body = insert(entry, "[gpu.overrides.model_params]", &lines);
+    let body = insert(body, "[gpu.overrides]", &fields);
     Ok(format!(
         "# A calibrated copy of the built-in entry `{}` (warpsight calibrate). Load it with\n# `warpsight analyze --gpu-file FILE --gpu {}` or the editor's `gpuFiles` setting.\n\n{body}\n",
         gpu.id, gpu.id

@@ -10,13 +10,15 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// `warpsight calibrate CORPUS --gpu GPU --hold-out-every 2 --format json -o OUT`, run in the
+/// `warpsight calibrate FILES... --gpu GPU --hold-out-every 2 --format json -o OUT`, run in the
 /// repository root: fit on every other row of the GPU's, judge on the rest.
 #[allow(dead_code)] // not every test crate that includes this module calibrates
-pub fn calibrate_halves(corpus: &str, gpu: &str, out: &Path) -> Output {
+pub fn calibrate_halves(files: &[&str], gpu: &str, out: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_warpsight"))
         .current_dir(root())
-        .args(["calibrate", corpus, "--gpu", gpu, "--hold-out-every", "2", "--format", "json", "-o"])
+        .arg("calibrate")
+        .args(files)
+        .args(["--gpu", gpu, "--hold-out-every", "2", "--format", "json", "-o"])
         .arg(out)
         .output()
         .expect("run warpsight calibrate")
