@@ -127,6 +127,10 @@ fn quoted(r: &Reduce) -> Vec<(String, &'static str)> {
             ),
             "Reductions: Little's law, bandwidth × DRAM latency per SM",
         ),
+        (
+            format!("{} over the {:.0} waves", us(r.shared.breakdown["latency_us"]), r.shared.breakdown["waves"]),
+            "Reductions: reduce_shared's latency term (the busiest warp's chain and the block overheads, per wave) over its waves",
+        ),
         (format!("`reduce_shared` predicts {}", us(r.shared.time_us)), "Reductions: reduce_shared's prediction"),
         (format!("{} of atomics in turn at {} ns each", us(r.shared.breakdown["atomics_us"]), r.atomic_serial_ns), "Reductions: reduce_shared's atomics term"),
         (format!("elements: {}, atomics-bound", us(r.shuffle.time_us)), "Reductions: reduce_shuffle's prediction"),
