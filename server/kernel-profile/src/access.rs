@@ -67,8 +67,16 @@ fn lane_addresses(addr: &Affine, block: [u32; 3]) -> Option<(Vec<i64>, bool)> {
     };
     let (cx, cy, cz) = (coeff(Var::Tid(Dim::X), Some(0)), coeff(Var::Tid(Dim::Y), Some(1)), coeff(Var::Tid(Dim::Z), Some(2)));
     let cl = coeff(Var::Lane, None);
-    // `tid.x / k` and `tid.x % k`, evaluated per lane.
-    let parts: Vec<(Var, i64)> = addr.terms.iter().filter(|(v, _)| matches!(v, Var::TidXDiv(_) | Var::TidXMod(_))).map(|(v, _)| (*v, coeff(*v, Some(0)))).collect();
+    // `tid.x / k` and `tid.x % k` (and the same of `tid.y`), evaluated per lane.
+    let parts: Vec<(Var, i64)> = addr
+        .terms
+        .keys()
+        .filter_map(|v| match v {
+            Var::TidXDiv(_) | Var::TidXMod(_) => Some((*v, coeff(*v, Some(0)))),
+            Var::TidYDiv(_) | Var::TidYMod(_) => Some((*v, coeff(*v, Some(1)))),
+            _ => None,
+        })
+        .collect();
     // Wrapping, as the 64-bit address arithmetic it models (huge argument values).
     let addrs = lanes
         .iter()

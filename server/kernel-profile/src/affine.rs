@@ -32,6 +32,13 @@ pub enum Var {
     /// `%tid.x % k` for a known `k > 1` (nvcc's `and` with `k − 1` for a power of two): the
     /// column of that arrangement.
     TidXMod(i64),
+    /// `%tid.y / k` for a known `k > 1`: the row of a 2-D block's linear thread index
+    /// divided by a multiple of its width (`(ty·16 + tx) / 32` in a 16 × 16 block is
+    /// `ty / 2`: [`AffineAnalysis`]'s linearised division).
+    TidYDiv(i64),
+    /// `%tid.y % k` for a known `k > 1`: the rest of that division (`(ty·16 + tx) % 32` is
+    /// `tx + 16·(ty % 2)`).
+    TidYMod(i64),
     /// `%ctaid.{x,y,z}`: uniform within a block.
     Ctaid(Dim),
     /// `%ctaid.{x,y,z} % m` for a known `m > 0`: uniform within a block, periodic over the
@@ -50,9 +57,20 @@ impl Var {
     /// `true` for the variables that differ between the threads of one warp.
     pub fn varies_in_warp(self) -> bool {
         match self {
-            Var::Tid(_) | Var::Lane | Var::TidXMod(_) => true,
+            // `tid.y / k` and `tid.y % k`: whether a warp spans several of its values depends
+            // on the block's width, unknown here; counted as varying (the lanes are then
+            // evaluated one by one).
+            Var::Tid(_) | Var::Lane | Var::TidXMod(_) | Var::TidYDiv(_) | Var::TidYMod(_) => true,
             Var::TidXDiv(k) => k % 32 != 0,
             _ => false,
+        }
+    }
+
+    /// The divisor `k` of `tid.x / k` or `tid.y / k`.
+    fn div_k(self) -> Option<i64> {
+        match self {
+            Var::TidXDiv(k) | Var::TidYDiv(k) => Some(k),
+            _ => None,
         }
     }
 
@@ -63,6 +81,8 @@ impl Var {
             Var::Lane => Some(lane),
             Var::TidXDiv(k) => Some(t[0].div_euclid(k.max(1))),
             Var::TidXMod(k) => Some(t[0].rem_euclid(k.max(1))),
+            Var::TidYDiv(k) => Some(t[1].div_euclid(k.max(1))),
+            Var::TidYMod(k) => Some(t[1].rem_euclid(k.max(1))),
             _ => None,
         }
     }
@@ -305,7 +325,10 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                             row.add(&rest.div_exact(k), 1)
                         }
                         Some((c, rest)) if c % k == 0 => Affine::var(Var::Tid(Dim::X)).scale(c / k).add(&rest.div_exact(k), 1),
-                        _ => self.opaque(a, b),
+                        _ => match self.linear_division(&a, k) {
+                            Some(q) => q.0,
+                            None => self.opaque(a, b),
+                        },
                     },
                     _ => self.opaque(a, b),
                 }
@@ -320,8 +343,13 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                         let rem = self.binop(BinOp::Rem, scaled, Affine::constant(1i64 << bits));
                         if rem.irregular { self.opaque(a, b) } else { rem.scale(1i64 << shift) }
                     }
-                    // `a & −2^j` = `2^j · (a / 2^j)`.
-                    Some(Mask::High { bits }) => {
+                    // `a & −2^j` = `2^j · (a / 2^j)`; so is `a & (2^h − 2^j)` with `h` ≥ 17 on a
+                    // non-negative index: nvcc's signed `e / 32 * 32` after adding the sign
+                    // bits (which are 0) is `and.b32 e, 0x7FFFFFE0`, and `0x1FFFFFFC` where it
+                    // knows `e` below 2^29 (the bits the mask clears are 0).
+                    Some(Mask::High { bits }) | Some(Mask::Low { shift: bits, .. })
+                        if matches!(mask_shape(m), Some(Mask::High { .. })) || (64 - m.leading_zeros() >= 17 && non_negative(&a)) =>
+                    {
                         let q = self.binop(BinOp::Div, a.clone(), Affine::constant(1i64 << bits));
                         if q.irregular { self.opaque(a, b) } else { q.scale(1i64 << bits) }
                     }
@@ -348,6 +376,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                     (None, Some(k)) if k > 1 => match split_tid_x(&a, k) {
                         Some((c, _)) if k % c == 0 && k > c => Affine::var(Var::TidXMod(k / c)).scale(c),
                         Some((c, _)) if c % k == 0 => Affine::constant(0),
+                        _ if self.linear_division(&a, k).is_some() => self.linear_division(&a, k).map(|(_, r)| r).unwrap_or_else(Affine::irregular),
                         _ => match (op, a.terms.iter().next()) {
                             // `blockIdx.d % m`: a periodic block index (unsigned or non-negative,
                             // so the remainder is in 0..m).
@@ -397,6 +426,8 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 Var::Lane => 32,
                 Var::TidXDiv(k) => (Env::dim(self.env.block, Dim::X) + (*k).max(1) - 1) / (*k).max(1),
                 Var::TidXMod(k) => *k,
+                Var::TidYDiv(k) => (Env::dim(self.env.block, Dim::Y) + (*k).max(1) - 1) / (*k).max(1),
+                Var::TidYMod(k) => *k,
                 Var::CtaidMod(_, m) => *m,
                 _ => return None,
             };
@@ -413,6 +444,47 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
 
     fn only_tid_x(&self, a: &Affine) -> bool {
         !a.irregular && a.terms.keys().all(|v| matches!(v, Var::Tid(Dim::X)))
+    }
+
+    /// `a / k` and `a % k` for `a = c·(tid.x + bx·tid.y) + r` in a 2-D block `bx` threads
+    /// wide: `c` times the block's linear thread index (the lanes of a warp are consecutive
+    /// in it), `r` warp-uniform, non-negative and a multiple of `k`, and `k = c·K`. The
+    /// index tiles of a cooperative load, `e = ty·16 + tx + 256·i; row = e / 32; col = e %
+    /// 32` in a 16 × 16 block, or `for (e = tid; e < N; e += 256)`. Where `K` divides `bx`
+    /// the quotient is `tid.x / K + (bx/K)·tid.y` and the rest `tid.x % K`; where `bx`
+    /// divides `K` (`m = K / bx`), `tid.y / m` and `tid.x + bx·(tid.y % m)`. `None`
+    /// otherwise, or in a block with a third dimension (then `tid.z` would take part).
+    fn linear_division(&self, a: &Affine, k: i64) -> Option<(Affine, Affine)> {
+        let bx = Env::dim(self.env.block, Dim::X);
+        if a.irregular || !a.unknown.is_empty() || k <= 1 || bx <= 0 || Env::dim(self.env.block, Dim::Z) > 1 {
+            return None;
+        }
+        let c = a.coeff(Var::Tid(Dim::X));
+        if c <= 0 || k % c != 0 || a.coeff(Var::Tid(Dim::Y)) != c.checked_mul(bx)? || a.coeff(Var::Tid(Dim::Z)) != 0 {
+            return None;
+        }
+        let mut rest = a.clone();
+        rest.terms.remove(&Var::Tid(Dim::X));
+        rest.terms.remove(&Var::Tid(Dim::Y));
+        if !(rest.terms.keys().all(|v| !v.varies_in_warp()) && divides_all(&rest, k) && rest.constant >= 0) {
+            return None;
+        }
+        let big_k = k / c;
+        let tx = || Affine::var(Var::Tid(Dim::X));
+        let ty = || Affine::var(Var::Tid(Dim::Y));
+        let (quotient, remainder) = if bx % big_k == 0 {
+            let row = if big_k == 1 { tx() } else { Affine::var(Var::TidXDiv(big_k)) };
+            let col = if big_k == 1 { Affine::constant(0) } else { Affine::var(Var::TidXMod(big_k)).scale(c) };
+            (row.add(&ty().scale(bx / big_k), 1), col)
+        } else if big_k % bx == 0 {
+            let m = big_k / bx;
+            let row = if m == 1 { ty() } else { Affine::var(Var::TidYDiv(m)) };
+            let col = if m == 1 { tx().scale(c) } else { tx().scale(c).add(&Affine::var(Var::TidYMod(m)).scale(c * bx), 1) };
+            (row, col)
+        } else {
+            return None;
+        };
+        Some((quotient.add(&rest.div_exact(k), 1), remainder))
     }
 
     /// A non-linear combination: uniform stays uniform (unknown), varying becomes irregular.
@@ -796,23 +868,28 @@ fn non_negative(a: &Affine) -> bool {
     !a.irregular
         && a.unknown.is_empty()
         && a.constant >= 0
-        && a.terms.iter().all(|(v, c)| *c >= 0 && matches!(v, Var::Tid(_) | Var::Ctaid(_) | Var::Lane | Var::Iter(_) | Var::TidXDiv(_) | Var::TidXMod(_) | Var::CtaidMod(..)))
+        && a.terms.iter().all(|(v, c)| *c >= 0 && matches!(v, Var::Tid(_) | Var::Ctaid(_) | Var::Lane | Var::Iter(_) | Var::TidXDiv(_) | Var::TidXMod(_) | Var::TidYDiv(_) | Var::TidYMod(_) | Var::CtaidMod(..)))
 }
 
 /// `c·tid.x − c·k·(tid.x / k)` is `c·(tid.x % k)`: nvcc's signed remainder, `i − (i/k)·k`.
 fn normalise_mod(mut a: Affine) -> Affine {
-    let c = a.coeff(Var::Tid(Dim::X));
-    if c == 0 || a.irregular {
+    if a.irregular {
         return a;
     }
-    let div = a.terms.iter().find_map(|(v, q)| match v {
-        Var::TidXDiv(k) if *q == -c * k => Some(*k),
-        _ => None,
-    });
-    if let Some(k) = div {
-        a.terms.remove(&Var::Tid(Dim::X));
-        a.terms.remove(&Var::TidXDiv(k));
-        a.terms.insert(Var::TidXMod(k), c);
+    // `c·tid.x − c·k·(tid.x / k)` is `c·(tid.x % k)`, and the same in y (`e − 32·(e / 32)`
+    // of a 2-D block's linear index, [`AffineAnalysis::linear_division`]).
+    for (dim, div, rem) in [(Dim::X, Var::TidXDiv as fn(i64) -> Var, Var::TidXMod as fn(i64) -> Var), (Dim::Y, Var::TidYDiv, Var::TidYMod)] {
+        let c = a.coeff(Var::Tid(dim));
+        if c == 0 {
+            continue;
+        }
+        // A `div(k)` term of this dimension whose coefficient is `−c·k`.
+        let k = a.terms.iter().find_map(|(v, q)| v.div_k().filter(|k| *v == div(*k) && *q == -c * k));
+        if let Some(k) = k {
+            a.terms.remove(&Var::Tid(dim));
+            a.terms.remove(&div(k));
+            a.terms.insert(rem(k), c);
+        }
     }
     a
 }

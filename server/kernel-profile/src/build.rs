@@ -895,8 +895,10 @@ fn address_pattern(func: &Function, instr: &ptx_ir::Instr, addr: &Affine, affine
             Var::Ctaid(d) => p.ctaid[dim(*d)] = *coeff,
             Var::CtaidMod(d, m) => p.ctaid_mod.push(crate::model::CtaidModStride { dim: dim(*d) as u8, modulus: *m, bytes: *coeff }),
             Var::Lane => p.lane = *coeff,
-            Var::TidXDiv(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Div, k: *k, bytes: *coeff }),
-            Var::TidXMod(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Mod, k: *k, bytes: *coeff }),
+            Var::TidXDiv(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Div, k: *k, bytes: *coeff, dim: 0 }),
+            Var::TidXMod(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Mod, k: *k, bytes: *coeff, dim: 0 }),
+            Var::TidYDiv(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Div, k: *k, bytes: *coeff, dim: 1 }),
+            Var::TidYMod(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Mod, k: *k, bytes: *coeff, dim: 1 }),
             Var::Iter(l) => p.loops.push(LoopStride { loop_index: *l, bytes_per_iteration: *coeff }),
             Var::Uniform(id) => {
                 // A pointer parameter or a variable, added once: the array's base.

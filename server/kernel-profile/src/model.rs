@@ -391,7 +391,8 @@ pub struct AddressPattern {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ctaid_mod: Vec<CtaidModStride>,
     /// Bytes per unit of `threadIdx.x / k` or `threadIdx.x % k` (a 1-D block arranged in
-    /// rows of `k` threads).
+    /// rows of `k` threads), or of `threadIdx.y / k` or `% k` (`dim` 1: a 2-D block's linear
+    /// thread index divided by a multiple of its width).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tid_x_parts: Vec<TidXPart>,
     /// Bytes per iteration of each enclosing loop that moves the address.
@@ -437,12 +438,19 @@ pub struct CtaidModStride {
 }
 
 /// One `threadIdx.x / k` (`op` `div`) or `threadIdx.x % k` (`mod`) term of an
-/// [`AddressPattern`].
+/// [`AddressPattern`]; with `dim` 1, of `threadIdx.y`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TidXPart {
     pub op: TidXOp,
     pub k: i64,
     pub bytes: i64,
+    /// The thread-index dimension divided: 0 (x, absent in JSON) or 1 (y).
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub dim: u8,
+}
+
+fn is_zero_u8(v: &u8) -> bool {
+    *v == 0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

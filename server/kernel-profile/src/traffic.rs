@@ -308,13 +308,14 @@ fn dims_of(p: &AddressPattern, ext: &Extents<'_>) -> Vec<(i64, u64)> {
         let blocks = ext.blocks.get(usize::from(m.dim)).copied().unwrap_or(1).max(1);
         d.push((m.bytes, blocks.min(m.modulus.max(1) as u64)));
     }
-    // `tid.x / k` takes ceil(block.x / k) values in a block, `tid.x % k` min(k, block.x).
-    let bx = u64::from(ext.block[0].max(1));
+    // `tid.x / k` takes ceil(block.x / k) values in a block, `tid.x % k` min(k, block.x);
+    // the same in y for `dim` 1.
     for t in &p.tid_x_parts {
         let k = t.k.max(1) as u64;
+        let b = u64::from(ext.block.get(usize::from(t.dim)).copied().unwrap_or(1).max(1));
         d.push((t.bytes, match t.op {
-            crate::model::TidXOp::Div => bx.div_ceil(k),
-            crate::model::TidXOp::Mod => bx.min(k),
+            crate::model::TidXOp::Div => b.div_ceil(k),
+            crate::model::TidXOp::Mod => b.min(k),
         }));
     }
     for l in &p.loops {

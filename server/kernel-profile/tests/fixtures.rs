@@ -387,7 +387,7 @@ fn wmma_fragment_loads_are_warp_collective_rows() {
             let a = acc.address.as_ref().unwrap_or_else(|| panic!("line {}: no address: {acc:?}", i + 1));
             assert_eq!(a.spans, vec![kernel_profile::Span { bytes: 256 * 4, count: 16 }, kernel_profile::Span { bytes: 4, count: 16 }], "{a:?}");
             assert_eq!((a.tid, a.ctaid), ([0, 64, 0], [4 * 16 * 256 * 4, 64, 0]), "{a:?}");
-            assert_eq!(a.tid_x_parts, vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 32, bytes: 16 * 256 * 4 }], "{a:?}");
+            assert_eq!(a.tid_x_parts, vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 32, bytes: 16 * 256 * 4, dim: 0 }], "{a:?}");
         }
         checked += 1;
     }
@@ -420,7 +420,7 @@ add.f32 %f3, %f1, %f2;\nst.global.f32 [%rd8], %f3;\nret;\n}\n";
     // A[row · 4096]: one row per warp; the rows of a block are 16 KiB apart.
     assert_eq!((loads[1].class, loads[1].transactions_per_request), (AccessClass::Uniform, 1.0), "{:?}", loads[1]);
     let a = loads[1].address.as_ref().expect("an address pattern");
-    assert_eq!(a.tid_x_parts, vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 32, bytes: 16384 }], "{a:?}");
+    assert_eq!(a.tid_x_parts, vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 32, bytes: 16384, dim: 0 }], "{a:?}");
     assert!(!a.partial, "{a:?}");
 }
 
@@ -447,10 +447,62 @@ mul.wide.s32 %rd9, %r92, 4;\nadd.s64 %rd12, %rd2, %rd9;\nld.global.f32 %f1, [%rd
     parts.sort_by_key(|t| t.k * 2 + i64::from(t.op == kernel_profile::TidXOp::Mod));
     assert_eq!(
         parts,
-        vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 8, bytes: 16384 }, kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 8, bytes: 4 }],
+        vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 8, bytes: 16384, dim: 0 }, kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 8, bytes: 4, dim: 0 }],
         "{a:?}"
     );
     assert_eq!(a.tid, [0, 0, 0], "{a:?}");
+}
+
+/// A 2-D block's linear thread index divided by the warp size (a cooperative tile load in a
+/// 16 × 16 block, `e = ty·16 + tx + 256; a[(e / 32)·2048 + e % 32]`): the row is `ty / 2`
+/// and the column `tx + 16·(ty % 2)`, so a warp reads one row's 32 consecutive floats, 4
+/// sectors, and the address is `8192·(ty / 2) + 64·(ty % 2) + 4·tx + 65536`.
+#[test]
+fn a_2d_blocks_linear_index_divides_into_rows_and_columns() {
+    let text = "\
+.version 9.0\n.target sm_86\n.address_size 64\n\
+.visible .entry lin(.param .u64 lin_param_0)\n{\n\
+.reg .f32 %f<2>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<8>;\n\
+ld.param.u64 %rd1, [lin_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n\
+mov.u32 %r1, %tid.y;\nmov.u32 %r2, %tid.x;\nshl.b32 %r3, %r1, 4;\nadd.s32 %r4, %r3, %r2;\nadd.s32 %r5, %r4, 256;\n\
+shr.u32 %r6, %r5, 5;\nand.b32 %r7, %r5, 31;\nshl.b32 %r8, %r6, 11;\nadd.s32 %r9, %r8, %r7;\n\
+mul.wide.s32 %rd3, %r9, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\nret;\n}\n";
+    let p = common::profile_text(text, "lin", "lin", [4, 1, 1], [16, 16, 1], &[]);
+    let load = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the load");
+    assert_eq!((load.class, load.transactions_per_request), (AccessClass::Coalesced, 4.0), "{load:?}");
+    let a = load.address.as_ref().expect("an address pattern");
+    let mut parts = a.tid_x_parts.clone();
+    parts.sort_by_key(|t| i64::from(t.op == kernel_profile::TidXOp::Mod));
+    assert_eq!(
+        parts,
+        vec![
+            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 2, bytes: 8192, dim: 1 },
+            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 2, bytes: 64, dim: 1 }
+        ],
+        "{a:?}"
+    );
+    assert_eq!((a.tid, a.offset, a.partial), ([4, 0, 0], 65536, false), "{a:?}");
+}
+
+/// nvcc's signed `e / 32` and `e % 32` of `e = tid.x + 256` in a 1-D block (nvcc 13.5,
+/// sm_86: the sign bits added, then `and.b32 e, 0x7FFFFFE0`, which clears the low five bits
+/// of a non-negative `int`): the row `tid.x / 32 + 8`, the column the lane.
+#[test]
+fn a_signed_division_masks_the_low_bits_of_a_non_negative_index() {
+    let text = "\
+.version 9.0\n.target sm_86\n.address_size 64\n\
+.visible .entry sdiv(.param .u64 sdiv_param_0)\n{\n\
+.reg .f32 %f<2>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<8>;\n\
+ld.param.u64 %rd1, [sdiv_param_0];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 256;\n\
+shr.s32 %r3, %r2, 31;\nshr.u32 %r4, %r3, 27;\nadd.s32 %r5, %r2, %r4;\nand.b32 %r6, %r5, 2147483616;\nsub.s32 %r7, %r2, %r6;\n\
+shr.s32 %r8, %r5, 5;\nshl.b32 %r9, %r8, 11;\nadd.s32 %r10, %r9, %r7;\n\
+mul.wide.s32 %rd3, %r10, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\nret;\n}\n";
+    let p = common::profile_text(text, "sdiv", "sdiv", [4, 1, 1], [256, 1, 1], &[]);
+    let load = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the load");
+    assert_eq!((load.class, load.transactions_per_request), (AccessClass::Coalesced, 4.0), "{load:?}");
+    let a = load.address.as_ref().expect("an address pattern");
+    assert!(a.tid_x_parts.contains(&kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 32, bytes: 8192, dim: 0 }), "{a:?}");
+    assert_eq!((a.offset, a.partial), (8 * 8192, false), "{a:?}");
 }
 
 /// nvcc's remainder peeling in front of a loop unrolled by four (the shape of
