@@ -3,7 +3,8 @@
 //!
 //! The form is built by walking def-use chains backwards from the address register
 //! through the integer arithmetic nvcc emits for array indexing (`mov`, `cvt`, `cvta`,
-//! `add`, `sub`, `mul.lo`, `mul.wide`, `mad.lo`, `mad.wide`, `shl`, `ld.param`), the way
+//! `add`, `sub`, `mul.lo`, `mul.wide`, `mad.lo`, `mad.wide`, `shl`, `ld.param`, and the
+//! shifts, masks and magic-number multiplications of its divisions), the way
 //! GPU static analyses such as GPUVerify and the "uniform/affine" analyses of
 //! Coutinho et al. ("Divergence Analysis and Optimizations", PACT 2011) do. Launch
 //! dimensions (`%ntid`, `%nctaid`) and kernel arguments the user supplied are constants
@@ -319,6 +320,8 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                     // `(c·tid.x + r) / k` with `r` a multiple of `k` (`tid.x / 32`, the warp
                     // index; `(tid.x + 256·j) / 8`, the row of a tile loaded by a 1-D block):
                     // the row `tid.x / (k/c)` plus `r / k`.
+                    // `(tid.x / j) / k` is `tid.x / (j·k)` (and in y), plus uniform rows.
+                    (None, Some(k)) if k > 1 && nested_division(&a, k).is_some() => nested_division(&a, k).unwrap_or_else(Affine::irregular),
                     (None, Some(k)) if k > 1 => match split_tid_x(&a, k) {
                         Some((c, rest)) if k % c == 0 => {
                             let row = if k == c { Affine::var(Var::Tid(Dim::X)) } else { Affine::var(Var::TidXDiv(k / c)) };
@@ -487,7 +490,49 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         Some((quotient.add(&rest.div_exact(k), 1), remainder))
     }
 
-    /// A non-linear combination: uniform stays uniform (unknown), varying becomes irregular.
+    /// nvcc's division by a constant `d` that is not a power of two: `mul.hi x, M` then
+    /// `shr` by `s`, with `M = ceil(2^(32+s) / d)` (Granlund and Montgomery, "Division by
+    /// Invariant Integers using Multiplication", PLDI 1994; `e / 24` is `mul.hi.s32 e,
+    /// 715827883; shr.s32 2`), is `x / d`; the signed form's `shr.u32 31` of the same
+    /// product, its sign, is 0 for a non-negative `x`. For a non-negative `x` only (indices),
+    /// and only where `M` is exactly that magic number for `d`; `None` otherwise.
+    fn magic_division(&mut self, ops: &[Operand]) -> Option<Affine> {
+        let (Some(Operand::Reg(r)), Some(Operand::Imm(shift))) = (ops.get(1), ops.get(2)) else { return None };
+        let [def] = self.func.defs_of(*r) else { return None };
+        let mul = self.func.instr(*def)?;
+        // `mul.hi` keeps the product's high word (the shift adds 32); `mul.wide.u32` all
+        // 64 bits (nvcc's unsigned form: `shr.u64` by 32 + s).
+        let hi = mul.has_modifier("hi");
+        let wide = mul.has_modifier("wide") && mul.ty() == Some("u32");
+        if mul.base() != "mul" || !(hi || wide) || !matches!(mul.ty(), Some("s32" | "u32")) {
+            return None;
+        }
+        let total = if hi { 32 + *shift } else { *shift };
+        if !(32..64).contains(&total) {
+            return None;
+        }
+        let mops: Vec<Operand> = self.func.operands_of(mul).to_vec();
+        let (x, m) = match (mops.get(1), mops.get(2)) {
+            (Some(x), Some(Operand::Imm(m))) | (Some(Operand::Imm(m)), Some(x)) => (x.clone(), *m),
+            _ => return None,
+        };
+        // The multiplier as the instruction reads it: a 32-bit word, unsigned or signed.
+        let m = if mul.ty() == Some("u32") { m & 0xFFFF_FFFF } else { i64::from(m as i32) };
+        let x = self.operand(&x);
+        if m <= 0 || !non_negative(&x) {
+            return None;
+        }
+        if hi && *shift == 31 {
+            // The sign of the product of a non-negative value and a positive multiplier.
+            return Some(Affine::constant(0));
+        }
+        let p = 1i128 << total;
+        let d = ((p + i128::from(m) / 2) / i128::from(m)) as i64;
+        let exact = d > 1 && (0..i128::from(d)).contains(&(i128::from(m) * i128::from(d) - p));
+        exact.then(|| self.binop(BinOp::Div, x, Affine::constant(d)))
+    }
+
+    /// A non-linear combination: uniform stays uniform (unknown), varying becomes irregular.    /// A non-linear combination: uniform stays uniform (unknown), varying becomes irregular.
     fn opaque(&mut self, a: Affine, b: Affine) -> Affine {
         if a.is_warp_uniform() && b.is_warp_uniform() {
             let key = format!("opaque:{}", self.uniforms.len());
@@ -770,6 +815,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 }
                 _ => Affine::irregular(),
             },
+            ("shr", _) if !is_float(instr.ty()) && self.magic_division(&ops).is_some() => self.magic_division(&ops).unwrap_or_else(Affine::irregular),
             ("shl" | "shr" | "and" | "rem" | "div", _) if !is_float(instr.ty()) => match (src(1), src(2)) {
                 (Some(a), Some(b)) => {
                     let (a, b) = (self.operand(&a), self.operand(&b));
@@ -862,7 +908,32 @@ fn split_tid_x(a: &Affine, k: i64) -> Option<(i64, Affine)> {
     (rest.terms.keys().all(|v| !v.varies_in_warp()) && divides_all(&rest, k) && rest.constant >= 0).then_some((c, rest))
 }
 
-/// A form with a non-negative constant and non-negative coefficients on indices that count
+/// `a / k` for `a = tid.x / j + r` (or `tid.y / j + r`) with `r` warp-uniform,
+/// non-negative and a multiple of `k`: `tid.x / (j·k) + r / k` (integer division of
+/// non-negative values composes). nvcc writes it for `4·(x / 24)` as `((x·M) >> 34) & ~3`.
+fn nested_division(a: &Affine, k: i64) -> Option<Affine> {
+    if a.irregular || !a.unknown.is_empty() {
+        return None;
+    }
+    let mut divs = a.terms.iter().filter(|(v, _)| v.div_k().is_some());
+    let (v, c) = divs.next()?;
+    if divs.next().is_some() || *c != 1 {
+        return None;
+    }
+    let j = v.div_k()?;
+    let mut rest = a.clone();
+    rest.terms.remove(v);
+    if !(rest.terms.keys().all(|v| !v.varies_in_warp()) && divides_all(&rest, k) && rest.constant >= 0) {
+        return None;
+    }
+    let q = match v {
+        Var::TidXDiv(_) => Var::TidXDiv(j.checked_mul(k)?),
+        _ => Var::TidYDiv(j.checked_mul(k)?),
+    };
+    Some(Affine::var(q).add(&rest.div_exact(k), 1))
+}
+
+/// A form with a non-negative constant and non-negative coefficients on indices that count/// A form with a non-negative constant and non-negative coefficients on indices that count
 /// from 0 (thread, block and lane indices, loop iterations and their parts).
 fn non_negative(a: &Affine) -> bool {
     !a.irregular

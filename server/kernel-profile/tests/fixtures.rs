@@ -505,6 +505,56 @@ mul.wide.s32 %rd3, %r10, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4
     assert_eq!((a.offset, a.partial), (8 * 8192, false), "{a:?}");
 }
 
+/// nvcc's division by 24 (nvcc 13.5, sm_80, `e = tid.x + 96; a[(e / 24)·2048 + e % 24]` in a
+/// block of 96 and `s[tid % 24][tid / 24]` over a 24 × 25 tile): the signed form
+/// `mul.hi.s32 e, 715827883; shr.s32 2` plus the sign (`shr.u32 31`, 0 here), and the
+/// unsigned `mul.wide.u32 tid, 0xAAAAAAAB; shr.u64 36`, whose `shr.u64 34` masked with
+/// `0x3FFFFFFC` is `4·(tid / 24)`. Both are divisions: the global load reads rows of 24
+/// floats 8 KiB apart (a warp: 24 floats of one row and 8 of the next, 4 sectors), the
+/// shared load `100·(tid % 24) + 4·(tid / 24)`.
+#[test]
+fn divisions_by_a_magic_multiplier_are_rows_and_columns() {
+    let text = "\
+.version 9.0\n.target sm_80\n.address_size 64\n\
+.visible .entry t24(.param .u64 t24_param_0, .param .u64 t24_param_1)\n{\n\
+.reg .f32 %f<4>;\n.reg .b32 %r<100>;\n.reg .b64 %rd<30>;\n.shared .align 4 .b8 s24[2400];\n\
+ld.param.u64 %rd1, [t24_param_0];\nld.param.u64 %rd2, [t24_param_1];\ncvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd16, %rd2;\n\
+mov.u32 %r2, %tid.x;\nadd.s32 %r17, %r2, 96;\nmul.hi.s32 %r18, %r17, 715827883;\nshr.u32 %r19, %r18, 31;\nshr.s32 %r20, %r18, 2;\n\
+add.s32 %r21, %r20, %r19;\nmul.lo.s32 %r22, %r21, 24;\nsub.s32 %r23, %r17, %r22;\nmad.lo.s32 %r25, %r21, 2048, %r23;\n\
+mul.wide.u32 %rd6, %r25, 4;\nadd.s64 %rd7, %rd3, %rd6;\nld.global.nc.f32 %f1, [%rd7];\nmov.u32 %r13, s24;\nst.shared.f32 [%r13], %f1;\nbar.sync 0;\n\
+mul.wide.u32 %rd17, %r2, -1431655765;\nshr.u64 %rd18, %rd17, 36;\ncvt.u32.u64 %r77, %rd18;\nmul.lo.s32 %r78, %r77, 24;\n\
+sub.s32 %r79, %r2, %r78;\nshr.u64 %rd19, %rd17, 34;\nmad.lo.s32 %r80, %r79, 100, %r13;\ncvt.u32.u64 %r81, %rd19;\n\
+and.b32 %r82, %r81, 1073741820;\nadd.s32 %r83, %r80, %r82;\nld.shared.f32 %f2, [%r83];\n\
+mul.wide.u32 %rd20, %r2, 4;\nadd.s64 %rd21, %rd16, %rd20;\nst.global.f32 [%rd21], %f2;\nret;\n}\n";
+    let p = common::profile_text(text, "t24", "t24", [4, 1, 1], [96, 1, 1], &[]);
+    let global = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the global load");
+    assert_eq!((global.class, global.transactions_per_request), (AccessClass::Coalesced, 4.0), "{global:?}");
+    let g = global.address.as_ref().expect("an address pattern");
+    let mut parts = g.tid_x_parts.clone();
+    parts.sort_by_key(|t| i64::from(t.op == kernel_profile::TidXOp::Mod));
+    assert_eq!(
+        parts,
+        vec![
+            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 24, bytes: 8192, dim: 0 },
+            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 24, bytes: 4, dim: 0 }
+        ],
+        "{g:?}"
+    );
+    assert_eq!(g.offset, 4 * 8192, "{g:?}");
+    let shared = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Shared).expect("the shared load");
+    let sh = shared.address.as_ref().expect("an address pattern");
+    let mut parts = sh.tid_x_parts.clone();
+    parts.sort_by_key(|t| i64::from(t.op == kernel_profile::TidXOp::Mod));
+    assert_eq!(
+        parts,
+        vec![
+            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 24, bytes: 4, dim: 0 },
+            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 24, bytes: 100, dim: 0 }
+        ],
+        "{sh:?}"
+    );
+}
+
 /// nvcc's remainder peeling in front of a loop unrolled by four (the shape of
 /// `for (i = threadIdx.x; i < 1024; i += 256)` in nvcc 13.5's output, cut down to one peeled
 /// copy): the loop's counter enters as `tid` or `tid + 256`. With 256 threads every thread has
