@@ -532,7 +532,30 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         exact.then(|| self.binop(BinOp::Div, x, Affine::constant(d)))
     }
 
-    /// A non-linear combination: uniform stays uniform (unknown), varying becomes irregular.    /// A non-linear combination: uniform stays uniform (unknown), varying becomes irregular.
+    /// `min(x, c)` or `max(x, c)` with `x` a thread-varying index of known range and `c` a
+    /// constant that clips at most an eighth of that range at one end: `x`. The clamp of a
+    /// stencil's halo to the image (`min(max(x + dx, 0), w − 1)`) changes the address of the
+    /// edge threads only, so for coalescing, footprints and reuse the index is taken as is
+    /// (an estimate: the edge rows and columns are read twice, not once). A bound outside
+    /// the range never clips (exactly `x`); one that clips more is `None` (the caller makes
+    /// the value uniform or irregular as before).
+    fn edge_clamp(&mut self, base: &str, ops: &[Operand]) -> Option<Affine> {
+        let (a, b) = (self.operand(ops.get(1)?), self.operand(ops.get(2)?));
+        let (x, c) = match (a.as_constant(), b.as_constant()) {
+            (None, Some(c)) => (a, c),
+            (Some(c), None) => (b, c),
+            _ => return None,
+        };
+        if x.is_warp_uniform() {
+            return None;
+        }
+        let (lo, hi) = self.range(&x)?;
+        let span = (hi - lo).max(1);
+        let clipped = if base == "min" { hi - c } else { c - lo };
+        (clipped <= 0 || clipped * 8 <= span).then_some(x)
+    }
+
+    /// A non-linear combination: uniform stays uniform (unknown), varying becomes irregular.
     fn opaque(&mut self, a: Affine, b: Affine) -> Affine {
         if a.is_warp_uniform() && b.is_warp_uniform() {
             let key = format!("opaque:{}", self.uniforms.len());
@@ -849,6 +872,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 }
                 _ => Affine::irregular(),
             },
+            ("min" | "max", _) if !is_float(instr.ty()) && self.edge_clamp(&base, &ops).is_some() => self.edge_clamp(&base, &ops).unwrap_or_else(Affine::irregular),
             ("selp" | "min" | "max" | "or" | "xor" | "not" | "bfe" | "prmt", _) => {
                 let vals: Vec<Affine> = ops.iter().skip(1).map(|o| self.operand(o)).collect();
                 if vals.iter().all(Affine::is_warp_uniform) {

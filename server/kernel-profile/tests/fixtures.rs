@@ -555,6 +555,33 @@ mul.wide.u32 %rd20, %r2, 4;\nadd.s64 %rd21, %rd16, %rd20;\nst.global.f32 [%rd21]
     );
 }
 
+/// A halo clamped to the image, `in[min(max(x − 1, 0), w − 1)]` with `x = 32·blockIdx.x +
+/// threadIdx.x` over 64 blocks and `w = 2048`: the clamps change the first thread's index
+/// only, so the address is taken as `4·x − 4` (a coalesced row, the blocks 128 B apart);
+/// `min(max(tid − 1, 0), 3)` in one block of 32 clips most threads and stays irregular.
+#[test]
+fn a_clamp_at_the_edge_of_an_index_range_keeps_the_index() {
+    let text = |lo: &str, hi: &str, grid: u32| {
+        let t = format!(
+            "\
+.version 9.0\n.target sm_80\n.address_size 64\n\
+.visible .entry clamp(.param .u64 clamp_param_0)\n{{\n\
+.reg .f32 %f<2>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<8>;\n\
+ld.param.u64 %rd1, [clamp_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n\
+mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %tid.x;\nshl.b32 %r3, %r1, 5;\nadd.s32 %r4, %r3, %r2;\nadd.s32 %r5, %r4, -1;\n\
+max.s32 %r6, %r5, {lo};\nmin.s32 %r7, %r6, {hi};\n\
+mul.wide.s32 %rd3, %r7, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\nret;\n}}\n"
+        );
+        common::profile_text(&t, "clamp", "clamp", [grid, 1, 1], [32, 1, 1], &[])
+    };
+    let load = |p: &kernel_profile::KernelProfile| p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).cloned().expect("the load");
+    let edge = load(&text("0", "2047", 64));
+    let a = edge.address.as_ref().expect("an address pattern");
+    assert_eq!((a.tid, a.ctaid, a.offset), ([4, 0, 0], [128, 0, 0], -4), "{a:?}");
+    let inside = load(&text("0", "3", 1));
+    assert!(inside.address.is_none(), "{inside:?}");
+}
+
 /// nvcc's remainder peeling in front of a loop unrolled by four (the shape of
 /// `for (i = threadIdx.x; i < 1024; i += 256)` in nvcc 13.5's output, cut down to one peeled
 /// copy): the loop's counter enters as `tid` or `tid + 256`. With 256 threads every thread has
