@@ -45,6 +45,10 @@ pub enum Var {
     /// `%ctaid.{x,y,z} % m` for a known `m > 0`: uniform within a block, periodic over the
     /// grid (`blockIdx.x % blockRun`: blocks that share their data in turns).
     CtaidMod(Dim, i64),
+    /// `%ctaid.{x,y,z} / m` for a known `m > 1`: uniform within a block (the row of a
+    /// global index `blockIdx.x·blockDim.x + threadIdx.x` divided by a multiple of the
+    /// block size: [`AffineAnalysis`]'s block-row division).
+    CtaidDiv(Dim, i64),
     /// The iteration number of a loop (by loop id): uniform within a warp.
     Iter(u32),
     /// A value that is uniform across the warp but unknown (a pointer parameter, a
@@ -328,7 +332,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                             row.add(&rest.div_exact(k), 1)
                         }
                         Some((c, rest)) if c % k == 0 => Affine::var(Var::Tid(Dim::X)).scale(c / k).add(&rest.div_exact(k), 1),
-                        _ => match self.linear_division(&a, k) {
+                        _ => match self.linear_division(&a, k).or_else(|| self.block_row_division(&a, k)) {
                             Some(q) => q.0,
                             None => self.opaque(a, b),
                         },
@@ -380,6 +384,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                         Some((c, _)) if k % c == 0 && k > c => Affine::var(Var::TidXMod(k / c)).scale(c),
                         Some((c, _)) if c % k == 0 => Affine::constant(0),
                         _ if self.linear_division(&a, k).is_some() => self.linear_division(&a, k).map(|(_, r)| r).unwrap_or_else(Affine::irregular),
+                        _ if self.block_row_division(&a, k).is_some() => self.block_row_division(&a, k).map(|(_, r)| r).unwrap_or_else(Affine::irregular),
                         _ => match (op, a.terms.iter().next()) {
                             // `blockIdx.d % m`: a periodic block index (unsigned or non-negative,
                             // so the remainder is in 0..m).
@@ -432,6 +437,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 Var::TidYDiv(k) => (Env::dim(self.env.block, Dim::Y) + (*k).max(1) - 1) / (*k).max(1),
                 Var::TidYMod(k) => *k,
                 Var::CtaidMod(_, m) => *m,
+                Var::CtaidDiv(d, m) => (Env::dim(self.env.grid, *d) + (*m).max(1) - 1) / (*m).max(1),
                 _ => return None,
             };
             let span = c.checked_mul(n.max(1) - 1)?;
@@ -530,6 +536,40 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         let d = ((p + i128::from(m) / 2) / i128::from(m)) as i64;
         let exact = d > 1 && (0..i128::from(d)).contains(&(i128::from(m) * i128::from(d) - p));
         exact.then(|| self.binop(BinOp::Div, x, Affine::constant(d)))
+    }
+
+    /// `a / k` and `a % k` for a global index `a = c·(B·ctaid.x + tid.x) + r` in a 1-D block
+    /// of `B` threads whose row `k = c·K` is a multiple of the block (`m = K / B > 1`, `r`
+    /// warp-uniform, non-negative and a multiple of `k`): the row `ctaid.x / m + r / k` and
+    /// the column `c·tid.x + c·B·(ctaid.x % m)`, so `i = blockIdx.x·256 + threadIdx.x; row =
+    /// i / 2048; col = i % 2048` reads rows of 2048 spread over 8 blocks. `None` otherwise
+    /// (a row narrower than the block is [`split_tid_x`]'s).
+    fn block_row_division(&self, a: &Affine, k: i64) -> Option<(Affine, Affine)> {
+        let b = Env::dim(self.env.block, Dim::X);
+        if a.irregular || !a.unknown.is_empty() || k <= 1 || b <= 0 || Env::dim(self.env.block, Dim::Y) > 1 || Env::dim(self.env.block, Dim::Z) > 1 {
+            return None;
+        }
+        let c = a.coeff(Var::Tid(Dim::X));
+        if c <= 0 || k % c != 0 || a.coeff(Var::Ctaid(Dim::X)) != c.checked_mul(b)? {
+            return None;
+        }
+        let big_k = k / c;
+        if big_k % b != 0 || big_k / b < 2 {
+            return None;
+        }
+        let m = big_k / b;
+        let mut rest = a.clone();
+        rest.terms.remove(&Var::Tid(Dim::X));
+        rest.terms.remove(&Var::Ctaid(Dim::X));
+        if !(rest.terms.keys().all(|v| !v.varies_in_warp() && !matches!(v, Var::CtaidMod(Dim::X, _) | Var::CtaidDiv(Dim::X, _)))
+            && divides_all(&rest, k)
+            && rest.constant >= 0)
+        {
+            return None;
+        }
+        let row = Affine::var(Var::CtaidDiv(Dim::X, m)).add(&rest.div_exact(k), 1);
+        let col = Affine::var(Var::Tid(Dim::X)).scale(c).add(&Affine::var(Var::CtaidMod(Dim::X, m)).scale(c * b), 1);
+        Some((row, col))
     }
 
     /// `min(x, c)` or `max(x, c)` with `x` a thread-varying index of known range and `c` a
@@ -963,7 +1003,7 @@ fn non_negative(a: &Affine) -> bool {
     !a.irregular
         && a.unknown.is_empty()
         && a.constant >= 0
-        && a.terms.iter().all(|(v, c)| *c >= 0 && matches!(v, Var::Tid(_) | Var::Ctaid(_) | Var::Lane | Var::Iter(_) | Var::TidXDiv(_) | Var::TidXMod(_) | Var::TidYDiv(_) | Var::TidYMod(_) | Var::CtaidMod(..)))
+        && a.terms.iter().all(|(v, c)| *c >= 0 && matches!(v, Var::Tid(_) | Var::Ctaid(_) | Var::Lane | Var::Iter(_) | Var::TidXDiv(_) | Var::TidXMod(_) | Var::TidYDiv(_) | Var::TidYMod(_) | Var::CtaidMod(..) | Var::CtaidDiv(..)))
 }
 
 /// `c·tid.x − c·k·(tid.x / k)` is `c·(tid.x % k)`: nvcc's signed remainder, `i − (i/k)·k`.
@@ -984,6 +1024,23 @@ fn normalise_mod(mut a: Affine) -> Affine {
             a.terms.remove(&Var::Tid(dim));
             a.terms.remove(&div(k));
             a.terms.insert(rem(k), c);
+        }
+    }
+    // `q·ctaid − q·m·(ctaid / m)` is `q·(ctaid % m)` (the column of a global index that
+    // `i − (i / w)·w` computes).
+    for d in [Dim::X, Dim::Y, Dim::Z] {
+        let q = a.coeff(Var::Ctaid(d));
+        if q == 0 {
+            continue;
+        }
+        let m = a.terms.iter().find_map(|(v, c)| match v {
+            Var::CtaidDiv(dd, m) if *dd == d && *c == -q * m => Some(*m),
+            _ => None,
+        });
+        if let Some(m) = m {
+            a.terms.remove(&Var::Ctaid(d));
+            a.terms.remove(&Var::CtaidDiv(d, m));
+            *a.terms.entry(Var::CtaidMod(d, m)).or_insert(0) += q;
         }
     }
     a

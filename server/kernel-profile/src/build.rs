@@ -888,12 +888,13 @@ fn address_pattern(func: &Function, instr: &ptx_ir::Instr, addr: &Affine, affine
         Dim::Y => 1,
         Dim::Z => 2,
     };
-    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, ctaid_mod: Vec::new(), tid_x_parts: Vec::new(), loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty(), spans: Vec::new() };
+    let mut p = AddressPattern { base: String::new(), tid: [0; 3], ctaid: [0; 3], lane: 0, ctaid_mod: Vec::new(), ctaid_div: Vec::new(), tid_x_parts: Vec::new(), loops: Vec::new(), offset: addr.constant, partial: !addr.unknown.is_empty(), spans: Vec::new() };
     for (var, coeff) in &addr.terms {
         match var {
             Var::Tid(d) => p.tid[dim(*d)] = *coeff,
             Var::Ctaid(d) => p.ctaid[dim(*d)] = *coeff,
             Var::CtaidMod(d, m) => p.ctaid_mod.push(crate::model::CtaidModStride { dim: dim(*d) as u8, modulus: *m, bytes: *coeff }),
+            Var::CtaidDiv(d, m) => p.ctaid_div.push(crate::model::CtaidModStride { dim: dim(*d) as u8, modulus: *m, bytes: *coeff }),
             Var::Lane => p.lane = *coeff,
             Var::TidXDiv(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Div, k: *k, bytes: *coeff, dim: 0 }),
             Var::TidXMod(k) => p.tid_x_parts.push(crate::model::TidXPart { op: crate::model::TidXOp::Mod, k: *k, bytes: *coeff, dim: 0 }),

@@ -390,6 +390,11 @@ pub struct AddressPattern {
     /// Bytes per unit of `blockIdx.{x,y,z} % modulus` (a periodic block index).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ctaid_mod: Vec<CtaidModStride>,
+    /// Bytes per unit of `blockIdx.{x,y,z} / modulus` (the row of a global index divided by
+    /// a multiple of the block size; with the `ctaid_mod` term of the same modulus, the
+    /// column's block part).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ctaid_div: Vec<CtaidModStride>,
     /// Bytes per unit of `threadIdx.x / k` or `threadIdx.x % k` (a 1-D block arranged in
     /// rows of `k` threads), or of `threadIdx.y / k` or `% k` (`dim` 1: a 2-D block's linear
     /// thread index divided by a multiple of its width).
@@ -428,7 +433,8 @@ pub struct Span {
     pub count: u64,
 }
 
-/// One periodic block-index term of an [`AddressPattern`].
+/// One periodic (`ctaid_mod`) or divided (`ctaid_div`) block-index term of an
+/// [`AddressPattern`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CtaidModStride {
     /// 0, 1, 2 for x, y, z.

@@ -303,10 +303,15 @@ fn dims_of(p: &AddressPattern, ext: &Extents<'_>) -> Vec<(i64, u64)> {
         let threads: u64 = ext.block.iter().map(|&b| u64::from(b.max(1))).product();
         d.push((p.lane, threads.min(32)));
     }
-    // `blockIdx % m` takes min(m, blocks) values over the blocks measured.
+    // `blockIdx % m` takes min(m, blocks) values over the blocks measured, `blockIdx / m`
+    // ceil(blocks / m).
     for m in &p.ctaid_mod {
         let blocks = ext.blocks.get(usize::from(m.dim)).copied().unwrap_or(1).max(1);
         d.push((m.bytes, blocks.min(m.modulus.max(1) as u64)));
+    }
+    for m in &p.ctaid_div {
+        let blocks = ext.blocks.get(usize::from(m.dim)).copied().unwrap_or(1).max(1);
+        d.push((m.bytes, blocks.div_ceil(m.modulus.max(1) as u64)));
     }
     // `tid.x / k` takes ceil(block.x / k) values in a block, `tid.x % k` min(k, block.x);
     // the same in y for `dim` 1.
@@ -441,12 +446,15 @@ struct ArrayTraffic {
 /// depends on every dimension the grid has (blocks then share only overlaps, a halo).
 fn reuse_gap(p: &AddressPattern, grid: [u32; 3]) -> f64 {
     let [gx, gy, gz] = grid.map(|g| f64::from(g.max(1)));
-    if let Some(m) = p.ctaid_mod.iter().map(|m| m.modulus).filter(|m| *m > 1).max() {
+    // A block index divided as well as taken modulo (a global index's row and column):
+    // the address depends on all of it.
+    let divided = |d: usize| p.ctaid_div.iter().any(|m| usize::from(m.dim) == d);
+    if let Some(m) = p.ctaid_mod.iter().filter(|m| !divided(usize::from(m.dim))).map(|m| m.modulus).filter(|m| *m > 1).max() {
         return m as f64;
     }
     let strides = [1.0, gx, gx * gy];
     let extents = [gx, gy, gz];
-    (0..3).find(|&d| p.ctaid[d] == 0 && extents[d] > 1.0).map_or(0.0, |d| strides[d])
+    (0..3).find(|&d| p.ctaid[d] == 0 && !divided(d) && extents[d] > 1.0).map_or(0.0, |d| strides[d])
 }
 
 /// Re-reads at a short distance, for a stream of loads in a loop that moves the address

@@ -582,6 +582,50 @@ mul.wide.s32 %rd3, %r7, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4]
     assert!(inside.address.is_none(), "{inside:?}");
 }
 
+/// A global index split into a row and a column of a 2048-wide matrix in a 1-D grid of
+/// 256-thread blocks (`i = blockIdx.x·256 + threadIdx.x; r = i / 2048; c = i % 2048`,
+/// the column also as `i − r·2048`): the row is `blockIdx.x / 8`, the column `threadIdx.x +
+/// 256·(blockIdx.x % 8)`, so reading `in[c·2048 + r]` walks down a column (lanes 8 KiB apart,
+/// 32 sectors) with a pattern the traffic estimate can follow.
+#[test]
+fn a_global_index_divided_by_a_multiple_of_the_block_is_a_block_row() {
+    let text = "\
+.version 9.0\n.target sm_80\n.address_size 64\n\
+.visible .entry rc(.param .u64 rc_param_0)\n{\n\
+.reg .f32 %f<4>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<12>;\n\
+ld.param.u64 %rd1, [rc_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n\
+mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %tid.x;\nshl.b32 %r3, %r1, 8;\nadd.s32 %r4, %r3, %r2;\n\
+div.u32 %r5, %r4, 2048;\nrem.u32 %r6, %r4, 2048;\nshl.b32 %r7, %r6, 11;\nadd.s32 %r8, %r7, %r5;\n\
+mul.wide.u32 %rd3, %r8, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\n\
+shl.b32 %r9, %r5, 11;\nsub.s32 %r10, %r4, %r9;\nshl.b32 %r11, %r10, 11;\nadd.s32 %r12, %r11, %r5;\n\
+mul.wide.u32 %rd5, %r12, 4;\nadd.s64 %rd6, %rd2, %rd5;\nld.global.f32 %f2, [%rd6];\n\
+add.f32 %f3, %f1, %f2;\nst.global.f32 [%rd4+4], %f3;\nret;\n}\n";
+    let p = common::profile_text(text, "rc", "rc", [16384, 1, 1], [256, 1, 1], &[]);
+    let loads: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load && a.space == Space::Global).collect();
+    assert_eq!(loads.len(), 2, "{loads:?}");
+    for load in loads {
+        assert_eq!(load.transactions_per_request, 32.0, "{load:?}");
+        let a = load.address.as_ref().expect("an address pattern");
+        assert_eq!((a.tid, a.ctaid, a.offset), ([8192, 0, 0], [0, 0, 0], 0), "{a:?}");
+        assert_eq!(a.ctaid_mod, vec![kernel_profile::CtaidModStride { dim: 0, modulus: 8, bytes: 256 * 8192 }], "{a:?}");
+        assert_eq!(a.ctaid_div, vec![kernel_profile::CtaidModStride { dim: 0, modulus: 8, bytes: 4 }], "{a:?}");
+    }
+    // The 16 MiB matrix comes from DRAM about once, its sectors' other floats from L2 (the
+    // pattern's footprint), not once per request's 32 sectors (268 MB, the estimate for
+    // accesses without a pattern).
+    let caches = kernel_profile::traffic::CacheConfig {
+        sm_count: 108,
+        l1_bytes_per_sm: 192 << 10,
+        l2_bytes: 40 << 20,
+        resident_blocks_per_sm: 8,
+        l1_caches_global_loads: true,
+        l2_partitioned: true,
+    };
+    let t = kernel_profile::traffic::estimate(&p, &caches);
+    let matrix = f64::from(16u32 << 20);
+    assert!(t.dram_read_bytes >= 0.99 * matrix && t.dram_read_bytes <= 2.0 * matrix, "{} B", t.dram_read_bytes);
+}
+
 /// nvcc's remainder peeling in front of a loop unrolled by four (the shape of
 /// `for (i = threadIdx.x; i < 1024; i += 256)` in nvcc 13.5's output, cut down to one peeled
 /// copy): the loop's counter enters as `tid` or `tid + 256`. With 256 threads every thread has
