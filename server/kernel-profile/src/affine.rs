@@ -997,7 +997,7 @@ fn nested_division(a: &Affine, k: i64) -> Option<Affine> {
     Some(Affine::var(q).add(&rest.div_exact(k), 1))
 }
 
-/// A form with a non-negative constant and non-negative coefficients on indices that count/// A form with a non-negative constant and non-negative coefficients on indices that count
+/// A form with a non-negative constant and non-negative coefficients on indices that count
 /// from 0 (thread, block and lane indices, loop iterations and their parts).
 fn non_negative(a: &Affine) -> bool {
     !a.irregular
@@ -1023,7 +1023,7 @@ fn normalise_mod(mut a: Affine) -> Affine {
         if let Some(k) = k {
             a.terms.remove(&Var::Tid(dim));
             a.terms.remove(&div(k));
-            a.terms.insert(rem(k), c);
+            *a.terms.entry(rem(k)).or_insert(0) += c;
         }
     }
     // `q·ctaid − q·m·(ctaid / m)` is `q·(ctaid % m)` (the column of a global index that
