@@ -443,7 +443,9 @@ struct ArrayTraffic {
 /// the same addresses: the period K of a block index taken modulo K; else the stride of
 /// the fastest grid dimension the address does not depend on (none in x: the next block;
 /// none in y: one row of blocks later, a matrix product's B panel); 0 when the address
-/// depends on every dimension the grid has (blocks then share only overlaps, a halo).
+/// depends on every dimension the grid has (blocks then share only overlaps, a halo). A
+/// block index both divided and taken modulo (`ctaid_div` with `ctaid_mod`: a global
+/// index's row and column) is a full dependence, not a period.
 fn reuse_gap(p: &AddressPattern, grid: [u32; 3]) -> f64 {
     let [gx, gy, gz] = grid.map(|g| f64::from(g.max(1)));
     // A block index divided as well as taken modulo (a global index's row and column):
