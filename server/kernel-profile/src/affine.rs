@@ -576,7 +576,8 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
     /// constant that clips at most an eighth of that range at one end: `x`. The clamp of a
     /// stencil's halo to the image (`min(max(x + dx, 0), w − 1)`) changes the address of the
     /// edge threads only, so for coalescing, footprints and reuse the index is taken as is
-    /// (an estimate: the edge rows and columns are read twice, not once). A bound outside
+    /// (an estimate: their reads are taken one row or column beyond the image instead of on
+    /// its edge). A bound outside
     /// the range never clips (exactly `x`); one that clips more is `None` (the caller makes
     /// the value uniform or irregular as before).
     fn edge_clamp(&mut self, base: &str, ops: &[Operand]) -> Option<Affine> {
