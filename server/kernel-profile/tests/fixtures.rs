@@ -424,6 +424,23 @@ add.f32 %f3, %f1, %f2;\nst.global.f32 [%rd8], %f3;\nret;\n}\n";
     assert!(!a.partial, "{a:?}");
 }
 
+/// An address pattern's `threadIdx / k` and `threadIdx % k` terms, divisions first (smaller
+/// `k` first), for comparing with an expected pair.
+fn div_then_mod(a: &kernel_profile::AddressPattern) -> Vec<kernel_profile::TidXPart> {
+    let mut parts = a.tid_x_parts.clone();
+    parts.sort_by_key(|t| (t.op == kernel_profile::TidXOp::Mod, t.k, t.dim));
+    parts
+}
+
+/// The pair `bytes_div·(tid / k) + bytes_mod·(tid % k)` of dimension `dim`, as
+/// [`div_then_mod`] orders it.
+fn div_mod(k: i64, bytes_div: i64, bytes_mod: i64, dim: u8) -> Vec<kernel_profile::TidXPart> {
+    vec![
+        kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k, bytes: bytes_div, dim },
+        kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k, bytes: bytes_mod, dim },
+    ]
+}
+
 /// nvcc's signed division and remainder by 8 of `i = threadIdx.x` (the tile load
 /// `a[(i / 8) * 4096 + i % 8]` of a 256-thread block, nvcc 13.5 for sm_86): `i >> 31` is 0 for
 /// a thread index, so the address is `16384·(tid / 8) + 4·(tid % 8)`. A warp reads four rows
@@ -443,13 +460,7 @@ mul.wide.s32 %rd9, %r92, 4;\nadd.s64 %rd12, %rd2, %rd9;\nld.global.f32 %f1, [%rd
     assert_ne!(load.class, AccessClass::Irregular, "{load:?}");
     assert_eq!(load.transactions_per_request, 4.0, "{load:?}");
     let a = load.address.as_ref().expect("an address pattern");
-    let mut parts = a.tid_x_parts.clone();
-    parts.sort_by_key(|t| t.k * 2 + i64::from(t.op == kernel_profile::TidXOp::Mod));
-    assert_eq!(
-        parts,
-        vec![kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 8, bytes: 16384, dim: 0 }, kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 8, bytes: 4, dim: 0 }],
-        "{a:?}"
-    );
+    assert_eq!(div_then_mod(a), div_mod(8, 16384, 4, 0), "{a:?}");
     assert_eq!(a.tid, [0, 0, 0], "{a:?}");
 }
 
@@ -471,16 +482,7 @@ mul.wide.s32 %rd3, %r9, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4]
     let load = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the load");
     assert_eq!((load.class, load.transactions_per_request), (AccessClass::Coalesced, 4.0), "{load:?}");
     let a = load.address.as_ref().expect("an address pattern");
-    let mut parts = a.tid_x_parts.clone();
-    parts.sort_by_key(|t| i64::from(t.op == kernel_profile::TidXOp::Mod));
-    assert_eq!(
-        parts,
-        vec![
-            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 2, bytes: 8192, dim: 1 },
-            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 2, bytes: 64, dim: 1 }
-        ],
-        "{a:?}"
-    );
+    assert_eq!(div_then_mod(a), div_mod(2, 8192, 64, 1), "{a:?}");
     assert_eq!((a.tid, a.offset, a.partial), ([4, 0, 0], 65536, false), "{a:?}");
 }
 
@@ -530,16 +532,7 @@ mul.wide.u32 %rd20, %r2, 4;\nadd.s64 %rd21, %rd16, %rd20;\nst.global.f32 [%rd21]
     let global = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the global load");
     assert_eq!((global.class, global.transactions_per_request), (AccessClass::Coalesced, 4.0), "{global:?}");
     let g = global.address.as_ref().expect("an address pattern");
-    let mut parts = g.tid_x_parts.clone();
-    parts.sort_by_key(|t| i64::from(t.op == kernel_profile::TidXOp::Mod));
-    assert_eq!(
-        parts,
-        vec![
-            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 24, bytes: 8192, dim: 0 },
-            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 24, bytes: 4, dim: 0 }
-        ],
-        "{g:?}"
-    );
+    assert_eq!(div_then_mod(g), div_mod(24, 8192, 4, 0), "{g:?}");
     assert_eq!(g.offset, 4 * 8192, "{g:?}");
     // A multiplier one below the magic number for 24 is not a division by 24 (it is off for
     // large dividends): no pattern.
@@ -549,16 +542,7 @@ mul.wide.u32 %rd20, %r2, 4;\nadd.s64 %rd21, %rd16, %rd20;\nst.global.f32 [%rd21]
     assert!(load.address.is_none(), "{load:?}");
     let shared = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Shared).expect("the shared load");
     let sh = shared.address.as_ref().expect("an address pattern");
-    let mut parts = sh.tid_x_parts.clone();
-    parts.sort_by_key(|t| i64::from(t.op == kernel_profile::TidXOp::Mod));
-    assert_eq!(
-        parts,
-        vec![
-            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 24, bytes: 4, dim: 0 },
-            kernel_profile::TidXPart { op: kernel_profile::TidXOp::Mod, k: 24, bytes: 100, dim: 0 }
-        ],
-        "{sh:?}"
-    );
+    assert_eq!(div_then_mod(sh), div_mod(24, 4, 100, 0), "{sh:?}");
 }
 
 /// A halo clamped to the image, `in[min(max(x − 1, 0), w − 1)]` with `x = 32·blockIdx.x +
