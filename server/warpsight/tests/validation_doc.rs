@@ -914,7 +914,7 @@ fn pmpp_calibration_section() -> String {
     writeln!(s, "## Calibration on held-out halves: the textbook kernels\n").unwrap();
     writeln!(
         s,
-        "`warpsight calibrate tests/fixtures/heldout/pmpp-*.csv --gpu ID --hold-out-every 2`: the seven parameters of `bottleneck` (docs/cli.md, calibrate) fitted on every other row of a card's textbook kernels, judged on the rest; the rows above stay the uncalibrated model's. Most of the gain is the launch overhead, a property of the host rather than the GPU: the machine that timed the RTX 2060, 3060, 3060 Ti and 3070 Ti spends 5.1-5.2 µs on a one-block kernel launched back to back (NvBench's batch time), the one that timed the RTX 3080 1.7 µs, while gpu-data holds 1.6-3.0 µs from other hosts.\n"
+        "`warpsight calibrate tests/fixtures/heldout/pmpp-*.csv --gpu ID --hold-out-every 2`: the seven parameters of `bottleneck` (docs/cli.md, calibrate) fitted on every other row of a card's textbook kernels, judged on the rest; the rows above stay the uncalibrated model's. The parameter that moves most is the launch overhead, a property of the host rather than the GPU: the machine that timed the RTX 2060, 3060, 3060 Ti and 3070 Ti spends 5.1-5.2 µs on a one-block kernel launched back to back (NvBench's batch time), the one that timed the RTX 3080 1.7 µs, while gpu-data holds 1.6-3.0 µs from other hosts.\n"
     )
     .unwrap();
     writeln!(s, "| GPU | fitted / held out | held-out MAPE before → after | held-out median ratio before → after | `launch_overhead_us` before → after | `dram_efficiency` before → after |").unwrap();
