@@ -324,16 +324,16 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                     // `(c·tid.x + r) / k` with `r` a multiple of `k` (`tid.x / 32`, the warp
                     // index; `(tid.x + 256·j) / 8`, the row of a tile loaded by a 1-D block):
                     // the row `tid.x / (k/c)` plus `r / k`.
-                    // `(tid.x / j) / k` is `tid.x / (j·k)` (and in y), plus uniform rows.
-                    (None, Some(k)) if k > 1 && nested_division(&a, k).is_some() => nested_division(&a, k).unwrap_or_else(Affine::irregular),
                     (None, Some(k)) if k > 1 => match split_tid_x(&a, k) {
                         Some((c, rest)) if k % c == 0 => {
                             let row = if k == c { Affine::var(Var::Tid(Dim::X)) } else { Affine::var(Var::TidXDiv(k / c)) };
                             row.add(&rest.div_exact(k), 1)
                         }
                         Some((c, rest)) if c % k == 0 => Affine::var(Var::Tid(Dim::X)).scale(c / k).add(&rest.div_exact(k), 1),
-                        _ => match self.linear_division(&a, k).or_else(|| self.block_row_division(&a, k)) {
-                            Some(q) => q.0,
+                        // `(tid.x / j) / k` is `tid.x / (j·k)` (and in y), plus uniform rows;
+                        // then the divisions of a 2-D block's or the grid's linear index.
+                        _ => match nested_division(&a, k).or_else(|| self.index_division(&a, k).map(|(q, _)| q)) {
+                            Some(q) => q,
                             None => self.opaque(a, b),
                         },
                     },
@@ -383,13 +383,14 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                     (None, Some(k)) if k > 1 => match split_tid_x(&a, k) {
                         Some((c, _)) if k % c == 0 && k > c => Affine::var(Var::TidXMod(k / c)).scale(c),
                         Some((c, _)) if c % k == 0 => Affine::constant(0),
-                        _ if self.linear_division(&a, k).is_some() => self.linear_division(&a, k).map(|(_, r)| r).unwrap_or_else(Affine::irregular),
-                        _ if self.block_row_division(&a, k).is_some() => self.block_row_division(&a, k).map(|(_, r)| r).unwrap_or_else(Affine::irregular),
-                        _ => match (op, a.terms.iter().next()) {
-                            // `blockIdx.d % m`: a periodic block index (unsigned or non-negative,
-                            // so the remainder is in 0..m).
-                            (BinOp::Rem, Some((Var::Ctaid(d), 1))) if a.constant == 0 && a.unknown.is_empty() && !a.irregular && a.terms.len() == 1 => Affine::var(Var::CtaidMod(*d, k)),
-                            _ => self.opaque(a, b),
+                        _ => match self.index_division(&a, k) {
+                            Some((_, r)) => r,
+                            None => match (op, a.terms.iter().next()) {
+                                // `blockIdx.d % m`: a periodic block index (unsigned or
+                                // non-negative, so the remainder is in 0..m).
+                                (BinOp::Rem, Some((Var::Ctaid(d), 1))) if a.constant == 0 && a.unknown.is_empty() && !a.irregular && a.terms.len() == 1 => Affine::var(Var::CtaidMod(*d, k)),
+                                _ => self.opaque(a, b),
+                            },
                         },
                     },
                     (None, Some(1)) if !a.irregular => Affine::constant(0),
@@ -453,6 +454,12 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
 
     fn only_tid_x(&self, a: &Affine) -> bool {
         !a.irregular && a.terms.keys().all(|v| matches!(v, Var::Tid(Dim::X)))
+    }
+
+    /// The quotient and remainder of `a / k` where `a` is a scaled linear index, of a 2-D
+    /// block ([`Self::linear_division`]) or of the grid ([`Self::block_row_division`]).
+    fn index_division(&self, a: &Affine, k: i64) -> Option<(Affine, Affine)> {
+        self.linear_division(a, k).or_else(|| self.block_row_division(a, k))
     }
 
     /// `a / k` and `a % k` for `a = c·(tid.x + bx·tid.y) + r` in a 2-D block `bx` threads
@@ -837,6 +844,18 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         let ops: Vec<Operand> = self.func.operands_of(instr).to_vec();
         let base = instr.base().to_string();
         let src = |i: usize| ops.get(i).cloned();
+        // nvcc's integer idioms that are affine after all: a division by a magic multiplier
+        // (a `shr` of a `mul.hi`) and a clamp at the edge of an index's range.
+        if !is_float(instr.ty()) {
+            let idiom = match base.as_str() {
+                "shr" => self.magic_division(&ops),
+                "min" | "max" => self.edge_clamp(&base, &ops),
+                _ => None,
+            };
+            if let Some(v) = idiom {
+                return v;
+            }
+        }
         match (base.as_str(), instr.class) {
             ("mov" | "cvt" | "cvta", _) => match src(1) {
                 Some(op) => self.operand(&op),
@@ -879,7 +898,6 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 }
                 _ => Affine::irregular(),
             },
-            ("shr", _) if !is_float(instr.ty()) && self.magic_division(&ops).is_some() => self.magic_division(&ops).unwrap_or_else(Affine::irregular),
             ("shl" | "shr" | "and" | "rem" | "div", _) if !is_float(instr.ty()) => match (src(1), src(2)) {
                 (Some(a), Some(b)) => {
                     let (a, b) = (self.operand(&a), self.operand(&b));
@@ -913,7 +931,6 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
                 }
                 _ => Affine::irregular(),
             },
-            ("min" | "max", _) if !is_float(instr.ty()) && self.edge_clamp(&base, &ops).is_some() => self.edge_clamp(&base, &ops).unwrap_or_else(Affine::irregular),
             ("selp" | "min" | "max" | "or" | "xor" | "not" | "bfe" | "prmt", _) => {
                 let vals: Vec<Affine> = ops.iter().skip(1).map(|o| self.operand(o)).collect();
                 if vals.iter().all(Affine::is_warp_uniform) {

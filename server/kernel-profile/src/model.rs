@@ -451,12 +451,8 @@ pub struct TidXPart {
     pub k: i64,
     pub bytes: i64,
     /// The thread-index dimension divided: 0 (x, absent in JSON) or 1 (y).
-    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub dim: u8,
-}
-
-fn is_zero_u8(v: &u8) -> bool {
-    *v == 0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -466,8 +462,8 @@ pub enum TidXOp {
     Mod,
 }
 
-fn is_zero(v: &i64) -> bool {
-    *v == 0
+fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// How far an address moves per iteration of one loop.

@@ -464,22 +464,35 @@ mul.wide.s32 %rd9, %r92, 4;\nadd.s64 %rd12, %rd2, %rd9;\nld.global.f32 %f1, [%rd
     assert_eq!(a.tid, [0, 0, 0], "{a:?}");
 }
 
+/// A kernel `k` with one pointer parameter, which nvcc's preamble leaves as a global
+/// address in `%rd2`, then `body` (PTX lines, `ret` added); profiled on an sm_80/86 target
+/// with `grid` and `block`.
+fn pointer_kernel(target: &str, body: &str, grid: [u32; 3], block: [u32; 3]) -> KernelProfile {
+    let text = format!(
+        ".version 9.0\n.target {target}\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n\
+.reg .f32 %f<4>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<12>;\n\
+ld.param.u64 %rd1, [k_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n{body}ret;\n}}\n"
+    );
+    common::profile_text(&text, "k", "k", grid, block, &[])
+}
+
+/// The first global load of a profile.
+fn first_global_load(p: &KernelProfile) -> &kernel_profile::MemoryAccess {
+    p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("a global load")
+}
+
 /// A 2-D block's linear thread index divided by the warp size (a cooperative tile load in a
 /// 16 × 16 block, `e = ty·16 + tx + 256; a[(e / 32)·2048 + e % 32]`): the row is `ty / 2`
 /// and the column `tx + 16·(ty % 2)`, so a warp reads one row's 32 consecutive floats, 4
 /// sectors, and the address is `8192·(ty / 2) + 64·(ty % 2) + 4·tx + 65536`.
 #[test]
 fn a_2d_blocks_linear_index_divides_into_rows_and_columns() {
-    let text = "\
-.version 9.0\n.target sm_86\n.address_size 64\n\
-.visible .entry lin(.param .u64 lin_param_0)\n{\n\
-.reg .f32 %f<2>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<8>;\n\
-ld.param.u64 %rd1, [lin_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n\
+    let body = "\
 mov.u32 %r1, %tid.y;\nmov.u32 %r2, %tid.x;\nshl.b32 %r3, %r1, 4;\nadd.s32 %r4, %r3, %r2;\nadd.s32 %r5, %r4, 256;\n\
 shr.u32 %r6, %r5, 5;\nand.b32 %r7, %r5, 31;\nshl.b32 %r8, %r6, 11;\nadd.s32 %r9, %r8, %r7;\n\
-mul.wide.s32 %rd3, %r9, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\nret;\n}\n";
-    let p = common::profile_text(text, "lin", "lin", [4, 1, 1], [16, 16, 1], &[]);
-    let load = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the load");
+mul.wide.s32 %rd3, %r9, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\n";
+    let p = pointer_kernel("sm_86", body, [4, 1, 1], [16, 16, 1]);
+    let load = first_global_load(&p);
     assert_eq!((load.class, load.transactions_per_request), (AccessClass::Coalesced, 4.0), "{load:?}");
     let a = load.address.as_ref().expect("an address pattern");
     assert_eq!(div_then_mod(a), div_mod(2, 8192, 64, 1), "{a:?}");
@@ -491,16 +504,13 @@ mul.wide.s32 %rd3, %r9, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4]
 /// of a non-negative `int`): the row `tid.x / 32 + 8`, the column the lane.
 #[test]
 fn a_signed_division_masks_the_low_bits_of_a_non_negative_index() {
-    let text = "\
-.version 9.0\n.target sm_86\n.address_size 64\n\
-.visible .entry sdiv(.param .u64 sdiv_param_0)\n{\n\
-.reg .f32 %f<2>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<8>;\n\
-ld.param.u64 %rd1, [sdiv_param_0];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 256;\n\
+    let body = "\
+mov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 256;\n\
 shr.s32 %r3, %r2, 31;\nshr.u32 %r4, %r3, 27;\nadd.s32 %r5, %r2, %r4;\nand.b32 %r6, %r5, 2147483616;\nsub.s32 %r7, %r2, %r6;\n\
 shr.s32 %r8, %r5, 5;\nshl.b32 %r9, %r8, 11;\nadd.s32 %r10, %r9, %r7;\n\
-mul.wide.s32 %rd3, %r10, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\nret;\n}\n";
-    let p = common::profile_text(text, "sdiv", "sdiv", [4, 1, 1], [256, 1, 1], &[]);
-    let load = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the load");
+mul.wide.s32 %rd3, %r10, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\n";
+    let p = pointer_kernel("sm_86", body, [4, 1, 1], [256, 1, 1]);
+    let load = first_global_load(&p);
     assert_eq!((load.class, load.transactions_per_request), (AccessClass::Coalesced, 4.0), "{load:?}");
     let a = load.address.as_ref().expect("an address pattern");
     assert!(a.tid_x_parts.contains(&kernel_profile::TidXPart { op: kernel_profile::TidXOp::Div, k: 32, bytes: 8192, dim: 0 }), "{a:?}");
@@ -529,7 +539,7 @@ sub.s32 %r79, %r2, %r78;\nshr.u64 %rd19, %rd17, 34;\nmad.lo.s32 %r80, %r79, 100,
 and.b32 %r82, %r81, 1073741820;\nadd.s32 %r83, %r80, %r82;\nld.shared.f32 %f2, [%r83];\n\
 mul.wide.u32 %rd20, %r2, 4;\nadd.s64 %rd21, %rd16, %rd20;\nst.global.f32 [%rd21], %f2;\nret;\n}\n";
     let p = common::profile_text(text, "t24", "t24", [4, 1, 1], [96, 1, 1], &[]);
-    let global = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the global load");
+    let global = first_global_load(&p);
     assert_eq!((global.class, global.transactions_per_request), (AccessClass::Coalesced, 4.0), "{global:?}");
     let g = global.address.as_ref().expect("an address pattern");
     assert_eq!(div_then_mod(g), div_mod(24, 8192, 4, 0), "{g:?}");
@@ -538,7 +548,7 @@ mul.wide.u32 %rd20, %r2, 4;\nadd.s64 %rd21, %rd16, %rd20;\nst.global.f32 [%rd21]
     // large dividends): no pattern.
     let off_by_one = text.replace("715827883", "715827882");
     let p2 = common::profile_text(&off_by_one, "t24", "t24", [4, 1, 1], [96, 1, 1], &[]);
-    let load = p2.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).expect("the global load");
+    let load = first_global_load(&p2);
     assert!(load.address.is_none(), "{load:?}");
     let shared = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Shared).expect("the shared load");
     let sh = shared.address.as_ref().expect("an address pattern");
@@ -551,25 +561,20 @@ mul.wide.u32 %rd20, %r2, 4;\nadd.s64 %rd21, %rd16, %rd20;\nst.global.f32 [%rd21]
 /// `min(max(tid − 1, 0), 3)` in one block of 32 clips most threads and stays irregular.
 #[test]
 fn a_clamp_at_the_edge_of_an_index_range_keeps_the_index() {
-    let text = |lo: &str, hi: &str, grid: u32| {
-        let t = format!(
+    let kernel = |lo: &str, hi: &str, grid: u32| {
+        let body = format!(
             "\
-.version 9.0\n.target sm_80\n.address_size 64\n\
-.visible .entry clamp(.param .u64 clamp_param_0)\n{{\n\
-.reg .f32 %f<2>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<8>;\n\
-ld.param.u64 %rd1, [clamp_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n\
 mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %tid.x;\nshl.b32 %r3, %r1, 5;\nadd.s32 %r4, %r3, %r2;\nadd.s32 %r5, %r4, -1;\n\
 max.s32 %r6, %r5, {lo};\nmin.s32 %r7, %r6, {hi};\n\
-mul.wide.s32 %rd3, %r7, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\nret;\n}}\n"
+mul.wide.s32 %rd3, %r7, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nst.global.f32 [%rd4+4], %f1;\n"
         );
-        common::profile_text(&t, "clamp", "clamp", [grid, 1, 1], [32, 1, 1], &[])
+        pointer_kernel("sm_80", &body, [grid, 1, 1], [32, 1, 1])
     };
-    let load = |p: &kernel_profile::KernelProfile| p.memory_accesses.iter().find(|a| a.kind == AccessKind::Load && a.space == Space::Global).cloned().expect("the load");
-    let edge = load(&text("0", "2047", 64));
-    let a = edge.address.as_ref().expect("an address pattern");
+    let edge = kernel("0", "2047", 64);
+    let a = first_global_load(&edge).address.as_ref().expect("an address pattern");
     assert_eq!((a.tid, a.ctaid, a.offset), ([4, 0, 0], [128, 0, 0], -4), "{a:?}");
-    let inside = load(&text("0", "3", 1));
-    assert!(inside.address.is_none(), "{inside:?}");
+    let inside = kernel("0", "3", 1);
+    assert!(first_global_load(&inside).address.is_none(), "{:?}", first_global_load(&inside));
 }
 
 /// A global index split into a row and a column of a 2048-wide matrix in a 1-D grid of
@@ -579,18 +584,14 @@ mul.wide.s32 %rd3, %r7, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4]
 /// 32 sectors) with a pattern the traffic estimate can follow.
 #[test]
 fn a_global_index_divided_by_a_multiple_of_the_block_is_a_block_row() {
-    let text = "\
-.version 9.0\n.target sm_80\n.address_size 64\n\
-.visible .entry rc(.param .u64 rc_param_0)\n{\n\
-.reg .f32 %f<4>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<12>;\n\
-ld.param.u64 %rd1, [rc_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n\
+    let body = "\
 mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %tid.x;\nshl.b32 %r3, %r1, 8;\nadd.s32 %r4, %r3, %r2;\n\
 div.u32 %r5, %r4, 2048;\nrem.u32 %r6, %r4, 2048;\nshl.b32 %r7, %r6, 11;\nadd.s32 %r8, %r7, %r5;\n\
 mul.wide.u32 %rd3, %r8, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\n\
 shl.b32 %r9, %r5, 11;\nsub.s32 %r10, %r4, %r9;\nshl.b32 %r11, %r10, 11;\nadd.s32 %r12, %r11, %r5;\n\
 mul.wide.u32 %rd5, %r12, 4;\nadd.s64 %rd6, %rd2, %rd5;\nld.global.f32 %f2, [%rd6];\n\
-add.f32 %f3, %f1, %f2;\nst.global.f32 [%rd4+4], %f3;\nret;\n}\n";
-    let p = common::profile_text(text, "rc", "rc", [16384, 1, 1], [256, 1, 1], &[]);
+add.f32 %f3, %f1, %f2;\nst.global.f32 [%rd4+4], %f3;\n";
+    let p = pointer_kernel("sm_80", body, [16384, 1, 1], [256, 1, 1]);
     let loads: Vec<_> = p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load && a.space == Space::Global).collect();
     assert_eq!(loads.len(), 2, "{loads:?}");
     for load in loads {
