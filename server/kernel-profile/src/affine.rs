@@ -482,7 +482,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         let mut rest = a.clone();
         rest.terms.remove(&Var::Tid(Dim::X));
         rest.terms.remove(&Var::Tid(Dim::Y));
-        if !(rest.terms.keys().all(|v| !v.varies_in_warp()) && divides_all(&rest, k) && rest.constant >= 0) {
+        if !uniform_multiple(&rest, k) {
             return None;
         }
         let big_k = k / c;
@@ -568,10 +568,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
         let mut rest = a.clone();
         rest.terms.remove(&Var::Tid(Dim::X));
         rest.terms.remove(&Var::Ctaid(Dim::X));
-        if !(rest.terms.keys().all(|v| !v.varies_in_warp() && !matches!(v, Var::CtaidMod(Dim::X, _) | Var::CtaidDiv(Dim::X, _)))
-            && divides_all(&rest, k)
-            && rest.constant >= 0)
-        {
+        if !uniform_multiple(&rest, k) || rest.terms.keys().any(|v| matches!(v, Var::CtaidMod(Dim::X, _) | Var::CtaidDiv(Dim::X, _))) {
             return None;
         }
         let row = Affine::var(Var::CtaidDiv(Dim::X, m)).add(&rest.div_exact(k), 1);
@@ -987,7 +984,7 @@ fn split_tid_x(a: &Affine, k: i64) -> Option<(i64, Affine)> {
     }
     let mut rest = a.clone();
     rest.terms.remove(&Var::Tid(Dim::X));
-    (rest.terms.keys().all(|v| !v.varies_in_warp()) && divides_all(&rest, k) && rest.constant >= 0).then_some((c, rest))
+    uniform_multiple(&rest, k).then_some((c, rest))
 }
 
 /// `a / k` for `a = tid.x / j + r` (or `tid.y / j + r`) with `r` warp-uniform,
@@ -1005,7 +1002,7 @@ fn nested_division(a: &Affine, k: i64) -> Option<Affine> {
     let j = v.div_k()?;
     let mut rest = a.clone();
     rest.terms.remove(v);
-    if !(rest.terms.keys().all(|v| !v.varies_in_warp()) && divides_all(&rest, k) && rest.constant >= 0) {
+    if !uniform_multiple(&rest, k) {
         return None;
     }
     let q = match v {
@@ -1062,6 +1059,12 @@ fn normalise_mod(mut a: Affine) -> Affine {
         }
     }
     a
+}
+
+/// The rest of a divided index that keeps the division exact per warp: warp-uniform,
+/// non-negative and a multiple of `k` (then `(x + rest) / k` is `x / k + rest / k`).
+fn uniform_multiple(rest: &Affine, k: i64) -> bool {
+    rest.terms.keys().all(|v| !v.varies_in_warp()) && divides_all(rest, k) && rest.constant >= 0
 }
 
 /// `true` when every value the form takes is a multiple of `m` (its constant and every
