@@ -660,8 +660,9 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
     let mut total = Chain::default();
     let groups = guarded_groups(profile);
     let index: HashMap<u32, usize> = profile.blocks.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
-    // Per group of guarded bodies: the largest (executions × path) so far, counted once.
-    let mut group_max: HashMap<usize, (f64, f64)> = HashMap::new();
+    // Per group of guarded bodies: the largest (executions × path) so far, counted once;
+    // ordered, so that the sum below is the same on every run.
+    let mut group_max: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
     for (bi, block) in profile.blocks.iter().enumerate() {
         if block.executions <= 0.0 || block.instructions.is_empty() {
             continue;
