@@ -633,11 +633,25 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
 
     /// The affine form of a register's value.
     pub fn reg(&mut self, r: RegId) -> Affine {
-        if let Some(a) = self.memo.get(&r) {
-            return a.clone();
-        }
         if self.depth > MAX_DEPTH {
             return Affine::irregular();
+        }
+        // A counter read before the loop that steps it has its entry value there, not the
+        // iteration's (nvcc's unrolled z-march: `p = in + 4·x` computed in the preheader
+        // from the column counter the loop then advances by four planes; reading it as the
+        // counter made the pointer step twice per iteration). Not memoised: inside the
+        // loop the same register is the induction variable.
+        if let Some(loop_id) = self.read_before_its_loop(r) {
+            self.depth += 1;
+            let init = match self.ivs.get(&r).and_then(|l| l.first()).and_then(|l| l.1.clone()) {
+                Some(e) => self.of_expr(&e),
+                None => self.def_outside_loop(r, loop_id),
+            };
+            self.depth -= 1;
+            return init;
+        }
+        if let Some(a) = self.memo.get(&r) {
+            return a.clone();
         }
         self.depth += 1;
         // A register that steps in several loops has a value per use site: not memoised.
@@ -648,6 +662,17 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             self.remember(r, res.clone());
         }
         res
+    }
+
+    /// The loop of `r`, when `r` is the induction variable of exactly one loop and is read
+    /// (at `at_block`) outside that loop and before it in the code's layout, where nvcc
+    /// puts the preheader (after it are the remainder loop and the exit, which see the
+    /// value the loop left: left to the induction form, which ranges over it).
+    fn read_before_its_loop(&self, r: RegId) -> Option<u32> {
+        let site = self.at_block?;
+        let [(loop_id, ..)] = self.ivs.get(&r)?.as_slice() else { return None };
+        let lp = self.func.loops.get(*loop_id as usize)?;
+        (!lp.contains(site) && site < lp.header).then_some(*loop_id)
     }
 
     /// A counter that steps in several loops, one after the other (nvcc's remainder loop

@@ -784,3 +784,30 @@ fn only_the_threads_that_make_an_access_touch_its_footprint() {
     check(&half, "dram_read_bytes", half.dram_read_bytes, full.dram_read_bytes / 2.0, 1e-9);
     check(&half, "dram_write_bytes", half.dram_write_bytes, full.dram_write_bytes, 1e-9);
 }
+
+const STENCIL_MARCH: &str = include_str!("ptx/stencil_march.ptx");
+
+/// The z-march of `tests/ptx/stencil_march.cu` on a 256³ grid of floats (64 MiB, more than
+/// the A100's 40 MiB L2), 32 × 8 threads per block: 8 × 32 = 256 blocks, one wave.
+fn march(kernel: &str) -> KernelProfile {
+    let n = 256;
+    common::profile_text(STENCIL_MARCH, "stencil_march.ptx", kernel, [n / 32, n / 8, 1], [32, 8, 1], &[("param_2", i64::from(n)), ("param_3", i64::from(n)), ("param_4", i64::from(n))])
+}
+
+/// nvcc unrolls the march by four and sets the pointers of the `+ nx` and `± nx·ny` loads up
+/// before the loop from the column's byte offset, a register the loop then advances by four
+/// planes itself: read there, it is its entry value, so every load steps four planes (1 MiB
+/// at 256²), not eight.
+#[test]
+fn a_pointer_set_up_before_its_loop_steps_once_per_iteration() {
+    let p = march("5march");
+    let plane = 256 * 256 * 4;
+    let steps: Vec<i64> = p
+        .memory_accesses
+        .iter()
+        .filter(|a| a.kind == AccessKind::Load && a.space == kernel_profile::Space::Global)
+        .filter_map(|a| a.address.as_ref()?.loops.first().map(|l| l.bytes_per_iteration))
+        .collect();
+    assert!(steps.len() >= 28, "{steps:?}");
+    assert!(steps.iter().all(|s| *s == 4 * plane), "{steps:?}");
+}
