@@ -13,15 +13,21 @@
 //! an access touches over a set of threads, blocks and iterations follow from its
 //! coefficients ([`footprint`]); accesses to one array with the same thread and block
 //! coefficients are one stream (a 3-point stencil's loads, the four loads of an unrolled
-//! loop, a remainder loop), whose offsets only widen it. Three footprints per array:
-//! over one block (what L1 can keep), over the blocks resident at once on the whole GPU
-//! (what L2 can keep while they run), and over the grid (what must come from DRAM once).
+//! loop, a remainder loop), whose offsets only widen it (evenly spaced ones, or evenly
+//! spaced groups of them, as more lattice dimensions: `offset_dimensions`). Three
+//! footprints per array: over one block (what L1 can keep), over the blocks resident at
+//! once on the whole GPU (what L2 can keep while they run), and over the grid (what must
+//! come from DRAM once).
 //!
 //! - **L1 → L2.** A block's re-reads of its own data hit L1 when the distinct bytes all
 //!   its arrays touch fit its share of L1 (`l1_bytes_per_sm` over the blocks resident on
 //!   an SM at once: `resident_blocks_per_sm`, or fewer when the grid has fewer per SM);
 //!   otherwise the share that fits is the hit rate. L2 load sectors = the block's distinct
-//!   sectors + its re-reads × (1 − hit rate), over all blocks.
+//!   sectors + its re-reads × (1 − hit rate), over all blocks. Re-reads at a short
+//!   distance are taken first: a row per thread's previous sectors (`near_rereads`) and
+//!   what the last iterations of a loop read (`window_rereads`: a z-march's planes, read
+//!   again one and two iterations later while the block's whole column does not fit) hit
+//!   L1 when those iterations' data of the SM's resident blocks fits there.
 //! - **L2 → DRAM.** Every array's distinct footprint is read once. Data that a later wave
 //!   of resident blocks reads again (a stencil's halo rows, read by the next wave; a matrix
 //!   product's B, read again one block row later) comes back from L2 while the data of the
@@ -41,6 +47,9 @@
 //!   later passes (the reads per distinct sector beyond one per warp; those of its other
 //!   warps in the same step come from L2) / the blocks that read it at once × (1 −
 //!   kept(window)).
+//!   Blocks of the first wave start together and read the data they share through their
+//!   loops at the same step, so between two readers passes one step's data, not a
+//!   lifetime's (`step_share`; later waves start as blocks end, out of step).
 //!   The result is clamped between the grid's distinct footprint (the least that must be
 //!   read) and the L2 load sectors (what reaches L2 at all).
 //! - **Stores** write through to L2 (every requested sector is an L2 store sector); DRAM
@@ -347,7 +356,11 @@ impl Stream<'_> {
         offsets.sort_unstable();
         offsets.dedup();
         let mut best = 0.0f64;
-        for a in &self.members {
+        // The members that run most (a loop's body, not the remainder loop nvcc peels
+        // after it, whose address carries the main loop's counter as a range where it holds
+        // its final value): their footprint is the stream's.
+        let most = self.members.iter().map(|a| a.executions).fold(0.0_f64, f64::max);
+        for a in self.members.iter().filter(|a| a.executions >= 0.5 * most) {
             let Some(p) = &a.address else { continue };
             let dims = dims_of(p, ext);
             let (_, extent) = footprint(&dims, a.bytes_per_thread);
@@ -405,8 +418,43 @@ fn offset_dimensions(cluster: &[i64]) -> Vec<(i64, u64)> {
     }
     match cluster {
         [] | [_] => Vec::new(),
-        [first, .., last] => lattice(cluster).unwrap_or_else(|| vec![(last - first, 2)]),
+        [first, .., last] => lattice(cluster).or_else(|| grouped_lattice(cluster)).unwrap_or_else(|| vec![(last - first, 2)]),
     }
+}
+
+/// Offsets in evenly spaced groups (an unrolled z-march's loads: each plane's centre and
+/// its x and y neighbours, a plane apart: `{−2048, −4, 0, 4, 2048} + k · 1 MiB`): the
+/// groups' starts are a lattice (each within the groups' widest spread of its place) and
+/// the widest group's own offsets, relative to its start, the dimensions within a group
+/// (by the same rules: `{0, 2044, 2048, 2052, 4096}` is `{0, 2048, 4096} + {0, 4, 8}`
+/// within the spread). Groups are split at the gaps wider than half the widest one.
+/// `None` when there are fewer than three groups or they are not evenly spaced.
+fn grouped_lattice(offs: &[i64]) -> Option<Vec<(i64, u64)>> {
+    let widest = offs.windows(2).map(|w| w[1] - w[0]).max()?;
+    let mut groups: Vec<&[i64]> = Vec::new();
+    let mut start = 0;
+    for k in 1..=offs.len() {
+        if k == offs.len() || offs[k] - offs[k - 1] > widest / 2 {
+            groups.push(&offs[start..k]);
+            start = k;
+        }
+    }
+    let n = groups.len();
+    let spread_of = |g: &[i64]| g.last().copied().unwrap_or(0) - g.first().copied().unwrap_or(0);
+    let widest_group = groups.iter().copied().max_by_key(|g| spread_of(g))?;
+    let spread = spread_of(widest_group);
+    if n < 3 || n == offs.len() {
+        return None;
+    }
+    let first = groups[0][0];
+    let step = (groups[n - 1][0] - first) / (n as i64 - 1);
+    if step <= spread || !groups.iter().enumerate().all(|(k, g)| (g[0] - first - k as i64 * step).abs() <= spread) {
+        return None;
+    }
+    let inner: Vec<i64> = widest_group.iter().map(|o| o - widest_group[0]).collect();
+    let mut dims = vec![(step, n as u64)];
+    dims.extend(offset_dimensions(&inner));
+    Some(dims)
 }
 
 /// What makes accesses one stream: the array, the thread, block and lane coefficients,
@@ -495,6 +543,116 @@ fn near_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], war
         near += requested * near_reread_share(step.unsigned_abs(), group.len(), per_request, warps_per_sm, l1_bytes);
     }
     near
+}
+
+/// The share of a block's lifetime data of a stream that it reads in one step of its
+/// innermost stepping loop `L`, as far as the blocks that share it read it in the same
+/// step: `F(1) / F(lifetime)` (one iteration of every loop against all of them, on one
+/// block), or `lag / T` when blocks along a grid dimension read each other's data `lag`
+/// iterations apart (a block coefficient that is a multiple of `L`'s step, `T` its
+/// trips: a 1-D sweep whose blocks start a tile apart), whichever is larger. `None` for a
+/// stream outside loops.
+fn step_share(stream: &Stream<'_>, loops: &[crate::model::LoopInfo], trips: &[f64], block: [u32; 3]) -> Option<f64> {
+    let p = stream.members.first()?.address.as_ref()?;
+    let inner = p.loops.iter().filter(|l| l.bytes_per_iteration != 0).max_by_key(|l| loops.get(l.loop_index as usize).map_or(0, |i| i.depth))?;
+    let t_l = trips.get(inner.loop_index as usize).copied().unwrap_or(1.0).max(1.0);
+    let once = vec![1.0; trips.len()];
+    let f1 = stream.sectors(&Extents { block, blocks: [1, 1, 1], trips: &once });
+    let life = stream.sectors(&Extents { block, blocks: [1, 1, 1], trips });
+    if life <= 0.0 {
+        return None;
+    }
+    let s = inner.bytes_per_iteration;
+    let lag = p.ctaid.iter().filter(|c| **c != 0 && *c % s == 0).map(|c| (c / s).unsigned_abs() as f64).filter(|l| *l < t_l).fold(f64::INFINITY, f64::min);
+    let lag = if lag.is_finite() { lag / t_l } else { 0.0 };
+    Some((f1 / life).max(lag).min(1.0))
+}
+
+/// Iterations back that [`window_rereads`] looks for re-read data.
+const WINDOW_MAX_ITERATIONS: u64 = 16;
+
+/// Re-reads of what earlier iterations of a loop read, for the loads of a stream that
+/// [`near_rereads`] does not take (a step of a sector or more, or lanes that share
+/// sectors): an unrolled or plain z-march over a 3-D grid reads `in[i + nx·ny]` again as
+/// `in[i]` one plane later and as `in[i − nx·ny]` two later; a y-march down image columns
+/// likewise. Over one pass of the stream's innermost stepping loop, on one block, with
+/// `F(w)` the distinct sectors of `w` consecutive iterations (the members' lattice and
+/// offsets, [`Stream::sectors`]): the L1 of an SM keeps the last `w` iterations' data of
+/// its `sharing` resident blocks while `sharing · F(w + 1)` sectors fit in it (the
+/// block's own data; the other arrays' compete through the capacity rule), so an
+/// iteration finds in L1 all but the `F(w + 1) − F(w)` of its `F(1)` distinct sectors that
+/// the last `w` did not read; over the pass, `(T − 1)·(F(1) − (F(w + 1) − F(w)))` requested
+/// sectors are served so. When not even two iterations fit, the previous iteration's share
+/// is kept in proportion (as [`near_reread_share`]). Reads of the same sectors within one
+/// iteration (a stencil's x neighbours, the other warps of the block reading one row of a
+/// naive product's B at once) are not counted here: they are in flight together, and the
+/// capacity rule judges them (a naive product on an RTX 3090 runs at the L2's rate when
+/// they go to L2: docs/heldout.md). Sectors are counted at 32 bytes, where L1 allocates
+/// 128-byte lines: exact for rows of whole lines, optimistic for scattered sectors.
+/// Returns the requested sectors so served, over the grid.
+fn window_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], trips: &[f64], block: [u32; 3], warps: f64, sharing: f64, l1_bytes: f64) -> f64 {
+    let near_takes = |p: &AddressPattern, step: i64| {
+        let sep = |c: i64| c == 0 || c.unsigned_abs() >= SECTOR_BYTES as u64;
+        p.tid.iter().all(|c| sep(*c)) && sep(p.lane) && p.tid_x_parts.iter().all(|t| sep(t.bytes)) && (step.unsigned_abs() as f64) < SECTOR_BYTES
+    };
+    let mut groups: BTreeMap<u32, Vec<&MemoryAccess>> = BTreeMap::new();
+    for a in members {
+        let Some(p) = a.address.as_ref() else { continue };
+        let inner = p
+            .loops
+            .iter()
+            .filter(|l| l.bytes_per_iteration != 0)
+            .max_by_key(|l| loops.get(l.loop_index as usize).map_or(0, |i| i.depth));
+        if let Some(l) = inner.filter(|l| !near_takes(p, l.bytes_per_iteration)) {
+            groups.entry(l.loop_index).or_default().push(a);
+        }
+    }
+    let threads: u64 = block.iter().map(|&b| u64::from(b.max(1))).product();
+    let warps_per_block = threads.div_ceil(32) as f64;
+    let mut served = 0.0;
+    for (&lp, group) in &groups {
+        let total_trips = trips.get(lp as usize).copied().unwrap_or(1.0).round();
+        if total_trips < 2.0 {
+            continue;
+        }
+        let stream = Stream { members: group.clone() };
+        let f = |w: f64| {
+            let mut t = vec![1.0; trips.len()];
+            if let Some(x) = t.get_mut(lp as usize) {
+                *x = w;
+            }
+            stream.sectors(&Extents { block, blocks: [1, 1, 1], trips: &t })
+        };
+        let per_iteration: f64 = group.iter().map(|a| warps_per_block * a.transactions_per_request.max(0.0)).sum();
+        let requested_pass = per_iteration * total_trips;
+        if requested_pass <= 0.0 {
+            continue;
+        }
+        let fits = |sectors: f64| sharing * sectors * SECTOR_BYTES <= l1_bytes;
+        let f1 = f(1.0);
+        let f2 = f(2.0);
+        let miss_per_iteration = if fits(f2) {
+            let mut w = 1.0;
+            let (mut fw, mut fnext) = (f1, f2);
+            while w < (total_trips - 1.0).min(WINDOW_MAX_ITERATIONS as f64) {
+                let further = f(w + 2.0);
+                if !fits(further) {
+                    break;
+                }
+                w += 1.0;
+                (fw, fnext) = (fnext, further);
+            }
+            fnext - fw
+        } else {
+            let kept = l1_bytes / (sharing * f2 * SECTOR_BYTES);
+            f1 - kept * (2.0 * f1 - f2).max(0.0)
+        };
+        let kept_pass = (total_trips - 1.0) * (f1 - miss_per_iteration.max(0.0)).max(0.0);
+        let share = (kept_pass / requested_pass).clamp(0.0, 1.0);
+        let requested: f64 = group.iter().map(|a| a.executions.max(0.0) * warps * a.transactions_per_request.max(0.0)).sum();
+        served += requested * share;
+    }
+    served
 }
 
 /// The share of a stream's requested sectors that re-read the previous iteration's and
@@ -788,6 +946,12 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // the grid does not fill them (one block per SM gets the whole L1).
     let sharing = f64::from(caches.resident_blocks_per_sm.max(1)).min((blocks / f64::from(caches.sm_count.max(1))).ceil().max(1.0));
     let mut arrays: BTreeMap<String, ArrayTraffic> = BTreeMap::new();
+    // The blocks' load data touched per step of their loops, and over their lifetime
+    // ([`step_share`]).
+    let (mut step_data, mut lifetime_data) = (0.0, 0.0);
+    // Requested load sectors that re-read what earlier iterations read, from L1
+    // ([`window_rereads`]).
+    let mut window_served = 0.0;
     for ((base, _, _, _, store), members) in &streams {
         let s = Stream { members: members.clone() };
         let e = arrays.entry(base.clone()).or_default();
@@ -807,7 +971,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             e.store_grid += reach * s.sectors(&grid_ext);
             e.store_sectors += requested;
         } else {
-            e.block += reach * s.sectors(&block_ext);
+            let lifetime = reach * s.sectors(&block_ext);
+            e.block += lifetime;
+            step_data += lifetime * step_share(&s, &profile.loops, &trips, launch.block).unwrap_or(1.0);
+            lifetime_data += lifetime;
             e.window += reach * s.sectors(&window_ext);
             e.grid += reach * s.sectors(&grid_ext);
             e.load_sectors += requested;
@@ -815,6 +982,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             let (cached, uncached): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = members.iter().partition(|a| l1_keeps(a, caches));
             e.uncached_load_sectors += uncached.iter().map(|a| requested_sectors(a, warps)).sum::<f64>();
             e.near_rereads += near_rereads(&cached, &profile.loops, warps, sharing * warps_per_block, caches.l1_bytes_per_sm as f64);
+            let window = window_rereads(&cached, &profile.loops, &trips, launch.block, warps, sharing, caches.l1_bytes_per_sm as f64);
+            e.near_rereads += window;
+            window_served += window;
             if let Some(p) = members.first().and_then(|a| a.address.as_ref()) {
                 e.reuse_gap_blocks = e.reuse_gap_blocks.max(reuse_gap(p, launch.grid));
             }
@@ -879,6 +1049,12 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     if arrays.values().any(|a| a.uncached_load_sectors > 0.0) || !unpatterned_kept || table_gathers.iter().any(|g| !g.2) {
         t.notes.push("L1 does not keep plain global loads on this GPU (compute capability 3.x, 5.x, 6.x without -dlcm=ca): their re-reads go to L2; only the read-only path (`ld.global.nc`, `__ldg`) is kept".into());
     }
+    if window_served > 0.0 {
+        t.notes.push(format!(
+            "L1: {:.0} % of the requested load sectors re-read what the last iterations of their loop read (a z-march's planes) and hit L1, whose share of the SM keeps those iterations' data",
+            100.0 * window_served / t.l1_load_sectors.max(1.0)
+        ));
+    }
     if !arrays.is_empty() {
         t.notes.push(format!(
             "L1: a block touches {:.1} KiB of distinct data against {:.1} KiB of L1 per resident block: {:.0} % of its re-reads hit L1",
@@ -897,6 +1073,23 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let grid_bytes: f64 = arrays.values().map(|a| (a.grid + a.store_grid) * SECTOR_BYTES).sum();
     let window_bytes: f64 = arrays.values().map(|a| a.window * SECTOR_BYTES).sum();
     let fits = grid_bytes <= caches.l2_bytes as f64;
+    // Blocks that start together and share data through their loops read it at the same
+    // step (a z-march's halo planes, a matrix product's panel): between two readers' reads
+    // pass the data of one step of the resident blocks, not of their lifetimes (`step`,
+    // [`step_share`]). The L2 → DRAM volume of concurrently running blocks as the union of
+    // their data per step: Su, Cai, Wen and Zhang, "An Analytical GPU Performance Model for
+    // 3D Stencil Computations from the Angle of Data Traffic" (J. Supercomputing 71, 2015),
+    // the "set of simultaneously active thread blocks"; Ernst, Holzer, Hager, Knorr and
+    // Wellein, "Analytical performance estimation during code generation on modern GPUs"
+    // (JPDC 173, 2023), the layer condition of concurrently running blocks. Only the first
+    // wave starts together: later blocks start as earlier ones end and run out of step with
+    // the blocks they share with (an estimate; gpu-benches' gpu-l2-cache sweep, whose blocks
+    // `blockIdx.x % blockRun` apart read one chunk at the same step over dozens of waves,
+    // runs at the DRAM's rate at 52 MB on an H100 PCIe: predicted at 0.97 of its measured
+    // time with the lifetime rule for those waves, 0.44 with the step rule for every
+    // block), so the rule weighs the first wave's share of the blocks.
+    let step = if lifetime_data > 0.0 { (step_data / lifetime_data).clamp(0.0, 1.0) } else { 1.0 };
+    let first_wave = (resident as f64 / blocks.max(1.0)).min(1.0);
     let kept_within = l2_kept_share(window_bytes, caches.l2_bytes as f64);
     let mut rereads_from_dram = false;
     // Data-dependent loads: every L2 miss, and at least the footprint's lines once (cold).
@@ -922,7 +1115,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // (all blocks reading one table: the next block's; a data set shared by every K-th
         // block: K blocks' worth).
         let readers = if a.window > 0.0 { (window_blocks * a.block / a.window).max(1.0) } else { 1.0 };
-        let kept_shared = l2_kept_share((window_blocks / readers * block_bytes).min(window_bytes), caches.l2_bytes as f64);
+        let gap = (window_blocks / readers * block_bytes).min(window_bytes);
+        let kept_shared = first_wave * l2_kept_share(gap * step, caches.l2_bytes as f64) + (1.0 - first_wave) * l2_kept_share(gap, caches.l2_bytes as f64);
         // A re-read by a later wave comes back after the data of the blocks launched in
         // between: `reuse_gap_blocks` blocks' worth, at least the window's (a halo read
         // again by the next wave), at most the grid's.
@@ -946,12 +1140,14 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         if sectors > a.grid * 1.01 {
             rereads_from_dram = true;
             t.notes.push(format!(
-                "`{base}`: re-read from DRAM ({resident} blocks at once): {:.1} MB for a {:.1} MB footprint (the L2 keeps {:.0} % of the re-reads by later waves, which come back after {:.1} MB of other data, and {:.0} % of those within a wave)",
+                "`{base}`: re-read from DRAM ({resident} blocks at once): {:.1} MB for a {:.1} MB footprint (the L2 keeps {:.0} % of the re-reads by later waves, which come back after {:.1} MB of other data, {:.0} % of the data the blocks of a wave share{}, and {:.0} % of a block's own re-reads past L1)",
                 sectors * SECTOR_BYTES / 1e6,
                 a.grid * SECTOR_BYTES / 1e6,
                 kept_across * 100.0,
                 across_bytes / 1e6,
-                kept_shared.min(kept_within) * 100.0
+                kept_shared * 100.0,
+                if first_wave > 0.0 && step < 1.0 { format!(" ({:.0} % of the blocks run in the first wave, in step: one step's data between two readers)", first_wave * 100.0) } else { String::new() },
+                kept_within * 100.0
             ));
         }
     }
@@ -1137,5 +1333,22 @@ mod tests {
         // Neither: the span, as two copies.
         assert_eq!(offset_dimensions(&[0, 4, 100]), vec![(100, 2)]);
         assert_eq!(offset_dimensions(&[8]), vec![]);
+    }
+
+    #[test]
+    fn offsets_in_evenly_spaced_groups_are_a_lattice_of_groups() {
+        // An unrolled z-march on 512 × 512 floats: planes 1 MiB apart, each plane's centre
+        // with its x (±4) and y (±2048) neighbours where the body reads them; the groups'
+        // starts are within the widest group's spread of a 1 MiB lattice.
+        let plane = 1 << 20;
+        let mut offs = vec![0];
+        for k in 1..5 {
+            offs.extend([k * plane - 2048, k * plane - 4, k * plane, k * plane + 4, k * plane + 2048]);
+        }
+        offs.push(5 * plane);
+        assert_eq!(offset_dimensions(&offs), vec![(plane, 6), (2048, 3), (4, 3)]);
+        // Groups that are not evenly spaced, or only two: the span, as two copies.
+        assert_eq!(offset_dimensions(&[0, 4, 1000, 1004, 5000]), vec![(5000, 2)]);
+        assert_eq!(offset_dimensions(&[0, 4, 1000, 1008]), vec![(1008, 2)]);
     }
 }

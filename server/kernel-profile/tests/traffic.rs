@@ -811,3 +811,27 @@ fn a_pointer_set_up_before_its_loop_steps_once_per_iteration() {
     assert!(steps.len() >= 28, "{steps:?}");
     assert!(steps.iter().all(|s| *s == 4 * plane), "{steps:?}");
 }
+
+/// The unrolled body reads six planes per iteration (`z − 1` to `z + 4`) with each plane's
+/// x and y neighbours: offsets in groups a plane apart. They fill the four planes each
+/// iteration steps, so the grid's distinct input is the 64 MiB grid once, unrolled or not
+/// (the groups read as two far-apart copies covered half of it). Each iteration reads
+/// again two planes' 8 interior rows of 4 sectors that the one or two before it read (as
+/// its `z + 1` neighbour, then its centre): those come from L1 (a block's three planes stay there while its whole column of planes does not
+/// fit), the rest of what it requests goes on to the capacity rule. The halo rows and
+/// columns its neighbours read in the same step come from L2: the whole grid is resident
+/// at once, so the blocks run in step. DRAM reads the input about once.
+#[test]
+fn a_z_march_reads_its_input_once_from_dram_and_its_planes_again_from_l1() {
+    let grid = 256.0 * 256.0 * 256.0 * 4.0;
+    // (kernel, iterations of the loop that steps: 254 planes, by four when unrolled)
+    for (kernel, trips) in [("5march", 63.0), ("march_nounroll", 254.0)] {
+        let p = march(kernel);
+        let t = estimate(&p, &a100(8, 0));
+        // Each plane's interior 254 × 254 is read: at least that, at most 10 % over.
+        let interior = 254.0 * 254.0 * 256.0 * 4.0;
+        assert!(t.dram_read_bytes >= 0.95 * interior && t.dram_read_bytes <= 1.1 * grid, "{kernel}: {} B\n{t:#?}", t.dram_read_bytes);
+        let from_l1 = (trips - 1.0) * 2.0 * 8.0 * 4.0 * 256.0;
+        assert!(t.l1_load_sectors - t.l2_load_sectors >= 0.9 * from_l1, "{kernel}: {from_l1} sectors from L1 expected\n{t:#?}");
+    }
+}

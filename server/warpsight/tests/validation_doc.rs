@@ -1284,4 +1284,27 @@ const HELDOUT_NOTES: &str = "## Notes
   profile.md, `tid_x_parts` with `dim` 1) and reads such masks as the division they are; the
   tables above are after it (FP32 tiles 0.75-1.00, the naive kernel 1.07; WMMA 0.60, 0.75 and
   0.83). No row of the other sets or of the fitted corpus moved.
+- A twenty-second, prompted by a 7-point stencil that marches a 2-D block through z (written
+  here, not measured; `server/kernel-profile/tests/ptx/stencil_march.cu`): on an A100 80 GB
+  at 512³ floats nvcc's version, unrolled by four, was predicted at 1.32 ms and DRAM-bound
+  on 1.84 GB read, about twice its 0.59 ms floor, for three reasons: pointers set up before
+  the loop from a counter the loop advances stepped eight planes per iteration instead of
+  four (docs/profile.md, induction variables read before their loop); the unrolled body's
+  six planes, each with its x and y neighbours, were taken as two far-apart copies, half the
+  grid; and the planes each iteration reads again one and two iterations later, and the halo
+  rows the neighbouring blocks read in the same step, were taken as re-read over the blocks'
+  lifetimes. Now a block's reads of what its last iterations read come from L1 when those
+  iterations fit, and the blocks of the first wave, which start together, share their data
+  through the L2 one step apart (docs/profile.md, `window_rereads` and `step_share`): 850 µs,
+  L2-bound, DRAM 626 µs. Here the first-wave rule moved the GEMMs whose first wave is a large
+  part of their blocks: the tensor-core GEMM on the RTX 3090 (a sixth and a quarter of its
+  1024 blocks) from 0.74 and 1.10 to 0.64 and 0.87 (the doubt of the note on its two rows
+  above, half taken up: later waves keep the lifetime rule), the 64 × 64 register-blocked
+  FP32 GEMM on the RTX 3050 Laptop GPU from 1.00 to 0.97, its direct WMMA kernel from 0.60
+  to 0.58, S. Boehm's 2-D tiling from 1.11 to 1.10; nothing else by more than 1 % (all sets: 88.4 % within 1.5× and
+  MAPE 16.7 % before and after). In the fitted corpus only two gpu-cache rows moved, by
+  1 %. A reading of the same sectors within one iteration by other warps (a naive product's
+  row of B) stays with the capacity rule: counted from L1 as well, S. Boehm's coalesced
+  kernel fell from 1.00 to 0.89 and the RTX 3090's from 0.98 to 0.84 of their measured
+  times, which their L2-bound predictions match (a trial, not kept).
 ";
