@@ -56,6 +56,7 @@ pub fn resolve(sources: &[(LaunchSource, &PartialLaunch)], extra_args: &BTreeMap
     let mut block = None;
     let mut smem = None;
     let mut footprint = None;
+    let mut array_bytes = BTreeMap::new();
     let mut source = LaunchSource::Default;
     let mut args = BTreeMap::new();
     for (src, p) in sources {
@@ -80,6 +81,9 @@ pub fn resolve(sources: &[(LaunchSource, &PartialLaunch)], extra_args: &BTreeMap
         for (k, v) in &p.args {
             args.entry(k.clone()).or_insert(*v);
         }
+        for (k, v) in &p.array_bytes {
+            array_bytes.entry(k.clone()).or_insert(*v);
+        }
     }
     for (k, v) in extra_args {
         args.insert(k.clone(), *v);
@@ -90,6 +94,7 @@ pub fn resolve(sources: &[(LaunchSource, &PartialLaunch)], extra_args: &BTreeMap
         dynamic_smem: smem.unwrap_or(0),
         args,
         footprint_bytes: footprint,
+        array_bytes,
         source,
     }
 }
@@ -129,6 +134,14 @@ mod tests {
         let l = resolve(&[], &BTreeMap::new());
         assert_eq!((l.block, l.grid, l.source), (DEFAULT_BLOCK, DEFAULT_GRID, LaunchSource::Default));
         assert_eq!(l.footprint_bytes, None);
+    }
+
+    #[test]
+    fn allocations_merge_by_name_the_first_source_first() {
+        let site = PartialLaunch { array_bytes: [("x".to_string(), 4096), ("y".to_string(), 64)].into(), ..Default::default() };
+        let setting = PartialLaunch { array_bytes: [("x".to_string(), 1 << 20)].into(), ..Default::default() };
+        let l = resolve(&[(LaunchSource::Setting, &setting), (LaunchSource::CallSite, &site)], &BTreeMap::new());
+        assert_eq!(l.array_bytes, [("x".to_string(), 1 << 20), ("y".to_string(), 64)].into());
     }
 
     #[test]

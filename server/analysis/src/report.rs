@@ -226,6 +226,10 @@ pub struct LaunchReport {
     /// Bytes the data-dependent loads range over, where the launch states it (`footprint`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub footprint_bytes: Option<u64>,
+    /// Bytes the host code allocates for pointer arguments, by parameter name, where the
+    /// front end folds the size (`cudaMalloc(&d_x, n * sizeof(float))` before the launch).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub array_bytes: BTreeMap<String, u64>,
 }
 
 /// A finding (docs/diagnostics.md), with the titles of its fixes.
@@ -274,6 +278,7 @@ impl<'a> KernelReport<'a> {
                 source: k.launch.source,
                 args: k.launch.args.clone(),
                 footprint_bytes: k.launch.footprint_bytes,
+                array_bytes: k.launch.array_bytes.clone(),
             },
             memory_accesses: profile.map(|p| Cow::Borrowed(p.memory_accesses.as_slice())),
             divergent_branches: profile.map(|p| p.divergent_branches.clone()),

@@ -103,6 +103,7 @@ fn the_examples_of_the_diagnostics_page_are_the_analysis_messages() {
                 dynamic_smem: Some(e.dynamic_smem),
                 args: e.args.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
                 footprint: None,
+                array_bytes: Default::default(),
             },
             ..Settings::default()
         };

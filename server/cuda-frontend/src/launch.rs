@@ -113,6 +113,13 @@ pub struct LaunchSite {
     /// the loop's first iteration.
     #[serde(default)]
     pub loop_line: Option<u32>,
+    /// `(parameter name, bytes)` for the pointer arguments the host code allocates before
+    /// the launch with a size that folds (`cudaMalloc(&d_x, n * sizeof(float))`, also
+    /// `cudaMallocManaged` and `cudaMallocAsync`; the nearest such call before the launch
+    /// that takes the argument's address): what a data-dependent access through that
+    /// pointer ranges over.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<(String, u64)>,
 }
 
 impl LaunchSite {
@@ -143,8 +150,10 @@ impl LaunchSite {
                 .iter()
                 .filter_map(|(n, v, _)| v.map(|v| (n.clone(), v)))
                 .collect(),
-            // A launch site does not say what its kernel's gathers range over.
+            // A launch site does not say what its kernel's gathers range over as a whole;
+            // the allocations of its pointer arguments, where the host code shows them.
             footprint: None,
+            array_bytes: self.allocations.iter().cloned().collect(),
         }
     }
     /// Why this site is not fully folded, in one sentence (empty when it is): the names
@@ -365,6 +374,7 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
             })
     };
 
+    let alloc_calls = allocation_calls(toks);
     let mut sites = Vec::new();
     for (li, l) in launches.iter().enumerate() {
         let ann = launch_ann.get(&li).map(|i| &annotations[*i]);
@@ -449,6 +459,7 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
             template_args,
             reasons: Vec::new(),
             loop_line: env.loop_around(at),
+            allocations: decl.map_or_else(Vec::new, |d| allocations(&env, toks, &alloc_calls, at, &l.args, &d.params, &extra)),
         };
         for a in ann.into_iter().chain(kann) {
             // The launch's own annotation overrides; the kernel's only fills gaps.
@@ -546,6 +557,7 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
             template_args: Vec::new(),
             reasons: Vec::new(),
             loop_line: None,
+            allocations: Vec::new(),
         });
     }
     sites.sort_by_key(|s| (s.line, s.column));
@@ -559,6 +571,58 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
         launch_bounds,
         used_args: used.used,
     }
+}
+
+/// The host's allocation calls whose size [`allocations`] folds: they take the address of
+/// the pointer first and the bytes second (CUDA Runtime API, Memory Management).
+const ALLOCATORS: [&str; 3] = ["cudaMalloc", "cudaMallocManaged", "cudaMallocAsync"];
+
+/// One allocation call of [`ALLOCATORS`]: its token, the name whose address its first
+/// argument takes (`&d_x`, `(void **)&d_x`), and its second argument (the bytes).
+struct AllocationCall<'a> {
+    at: usize,
+    name: &'a str,
+    size: Option<Range<usize>>,
+}
+
+/// Every allocation call of the file, in order (one pass over the tokens).
+fn allocation_calls<'a>(toks: &[Tok<'a>]) -> Vec<AllocationCall<'a>> {
+    let mut out = Vec::new();
+    for j in 0..toks.len() {
+        if !ALLOCATORS.iter().any(|a| toks[j].is(a)) || !toks.get(j + 1).is_some_and(|t| t.is("(")) {
+            continue;
+        }
+        let Some(end) = matching(toks, j + 1) else { continue };
+        let parts = split_commas(toks, j + 2, end);
+        let Some(first) = parts.first() else { continue };
+        let name = toks[first.clone()].windows(2).find(|w| w[0].is("&") && w[1].is_ident()).map(|w| w[1].text);
+        if let Some(name) = name {
+            out.push(AllocationCall { at: j, name, size: parts.get(1).cloned() });
+        }
+    }
+    out
+}
+
+/// `(parameter name, bytes)` for each pointer argument of a launch at token `at` that is a
+/// plain name (`d_x`) allocated before it by one of [`ALLOCATORS`] with a size that folds
+/// where it is called: the nearest such call before the launch. When the nearest one does
+/// not fold, none is taken (an earlier allocation may have been freed and replaced).
+fn allocations(env: &Env<'_>, toks: &[Tok<'_>], calls: &[AllocationCall<'_>], at: usize, args: &[Range<usize>], params: &[KernelParam], extra: &HashMap<String, i64>) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for (k, r) in args.iter().enumerate() {
+        let Some(param) = params.get(k).filter(|p| !p.integral && p.ty.contains('*')) else { continue };
+        let [name] = &toks[r.clone()] else { continue };
+        if !name.is_ident() {
+            continue;
+        }
+        let Some(call) = calls.iter().take_while(|c| c.at < at).filter(|c| c.name == name.text).last() else { continue };
+        let Some(size) = call.size.clone() else { continue };
+        let mut trace = Trace::default();
+        if let Some(bytes) = env.eval_range(size, call.at, extra, &mut trace).and_then(|v| u64::try_from(v).ok()).filter(|v| *v > 0) {
+            out.push((param.name.clone(), bytes));
+        }
+    }
+    out
 }
 
 fn push_unique(v: &mut Vec<String>, s: String) {

@@ -39,7 +39,7 @@ fn main() {
                 block,
                 dynamic_smem: 0,
                 args: std::collections::BTreeMap::clone(&args),
-                footprint_bytes: None, source: kernel_profile::LaunchSource::Setting,
+                footprint_bytes: None, array_bytes: Default::default(), source: kernel_profile::LaunchSource::Setting,
             },
             resources: None,
             source_param_names: &[],

@@ -78,6 +78,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     assumptions.push(describe_launch(&launch));
 
     let args = resolve_args(func, &launch.args, input.source_param_names, &mut assumptions);
+    let allocated = resolve_array_bytes(func, &launch.array_bytes, input.source_param_names);
     let env = Env { block: launch.block, grid: launch.grid, args: &args };
 
     // 1–2. Trip counts and block frequencies. The static rules first (`frequency.rs`:
@@ -200,6 +201,8 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     // The access each memory instruction makes (`InstrNode::access`).
     let mut access_of: HashMap<InstrId, u32> = HashMap::new();
     let mut n_irregular = 0;
+    // Parameters whose allocation bounded a data-dependent access (index → bytes).
+    let mut allocation_uses: BTreeMap<u32, u64> = BTreeMap::new();
     let mut choices = concrete::DefChoices::for_function(func);
     for (id, instr) in func.instrs.iter().enumerate() {
         let (kind, space) = match instr.class {
@@ -289,10 +292,23 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             _ => None,
         };
         // A data-dependent atomic or global load indexing one table by a bounded value.
-        let data_span_bytes = ((kind == AccessKind::Atomic && same_address_lanes.is_none())
-            || (kind == AccessKind::Load && c.class == AccessClass::Irregular && space != Space::Shared))
-            .then(|| crate::index_range::data_span_bytes(func, id as InstrId))
+        let data_dependent = (kind == AccessKind::Atomic && same_address_lanes.is_none())
+            || (kind == AccessKind::Load && c.class == AccessClass::Irregular && space != Space::Shared);
+        let data_span_bytes = data_dependent.then(|| crate::index_range::data_span_bytes(func, id as InstrId)).flatten();
+        let walk = (kind == AccessKind::Load && c.class == AccessClass::Irregular && matches!(space, Space::Global | Space::Generic) && data_span_bytes.is_none())
+            .then(|| walk_of(func, instr))
             .flatten();
+        // Else the allocation of its base pointer, where the launch knows it (the host's
+        // `cudaMalloc(&x, bytes)`): a gather `x[col[k]]` ranges over `x` whatever the index.
+        // Not for a walk (`val[k]` from a loaded row start), whose lanes run through their
+        // own runs of the array.
+        let allocation = (data_dependent && data_span_bytes.is_none() && walk.is_none() && space != Space::Shared)
+            .then(|| crate::index_range::base_param(func, id as InstrId).and_then(|i| allocated.get(&i).map(|b| (i, *b))))
+            .flatten();
+        if let Some((i, bytes)) = allocation {
+            allocation_uses.entry(i).or_insert(bytes);
+        }
+        let data_span_bytes = data_span_bytes.or(allocation.map(|(_, b)| b));
         // Irregular accesses are charged the worst case, those into a known table its sectors.
         if c.class == AccessClass::Irregular && space != Space::Const && executions > 0.0 && data_span_bytes.is_none() {
             n_irregular += 1;
@@ -346,13 +362,17 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 && matches!(space, Space::Global | Space::Generic)
                 && crate::index_range::is_pointer_chase(func, id as InstrId))
             .then_some(true),
-            walk: (kind == AccessKind::Load && c.class == AccessClass::Irregular && matches!(space, Space::Global | Space::Generic) && data_span_bytes.is_none())
-                .then(|| walk_of(func, instr))
-                .flatten(),
+            walk,
         });
     }
     if choices.exhausted() {
         assumptions.push(budget_note(func));
+    }
+    for (i, bytes) in &allocation_uses {
+        let name = input.source_param_names.get(*i as usize).cloned().or_else(|| func.params.get(*i as usize).map(|p| p.name.clone())).unwrap_or_default();
+        assumptions.push(format!(
+            "data-dependent accesses through `{name}` range over the {bytes} bytes the host code allocates for it before the launch: served by the cache level that holds that much"
+        ));
     }
     if n_irregular > 0 {
         assumptions.push(format!(
@@ -433,6 +453,24 @@ fn describe_launch(launch: &LaunchConfig) -> String {
 
 /// Maps the supplied argument values onto parameter indices. A value may name its
 /// parameter by source name, PTX name, `param_N` or `N`.
+/// The allocations the launch names ([`LaunchConfig::array_bytes`]) by parameter index,
+/// under the names `--arg` accepts (the CUDA name, the PTX name, `param_N`, `N`).
+fn resolve_array_bytes(func: &Function, bytes: &BTreeMap<String, u64>, source_names: &[String]) -> HashMap<u32, u64> {
+    let mut res = HashMap::new();
+    if bytes.is_empty() {
+        return res;
+    }
+    for (idx, p) in func.params.iter().enumerate() {
+        let idx_s = idx.to_string();
+        let short = format!("param_{idx}");
+        let keys = [source_names.get(idx).map(String::as_str), Some(p.name.as_str()), Some(short.as_str()), Some(idx_s.as_str())];
+        if let Some(v) = keys.iter().flatten().find_map(|k| bytes.get(*k)) {
+            res.insert(idx as u32, *v);
+        }
+    }
+    res
+}
+
 fn resolve_args(
     func: &Function,
     args: &BTreeMap<String, i64>,

@@ -68,6 +68,49 @@ pub fn data_span_bytes(func: &Function, id: InstrId) -> Option<u64> {
     Some(span.saturating_add(u64::from(instr.access_bytes().max(1))))
 }
 
+/// The kernel parameter a data-dependent address is based on: the one pointer parameter
+/// its additions lead to through copies and `cvta` (`x + 4·col[k]`: `x`), the other terms
+/// being the data-dependent index. `None` when no parameter or several do, or when the
+/// address is built otherwise.
+pub fn base_param(func: &Function, id: InstrId) -> Option<u32> {
+    let instr = func.instr(id)?;
+    let addr = address_register(func, instr)?;
+    param_of(func, addr, 0).flatten()
+}
+
+/// `Some(Some(i))` when register `r` is parameter `i` plus terms without a parameter,
+/// `Some(None)` when no parameter enters it, `None` when it cannot be told (several
+/// parameters, several definitions, a depth past [`MAX_DEPTH`]).
+fn param_of(func: &Function, r: RegId, depth: u32) -> Option<Option<u32>> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let [def] = func.defs_of(r) else { return None };
+    let instr = func.instr(*def)?;
+    let ops = func.operands_of(instr);
+    let of = |k: usize| match ops.get(k) {
+        Some(Operand::Reg(src)) => param_of(func, *src, depth + 1),
+        Some(Operand::Imm(_)) => Some(None),
+        _ => None,
+    };
+    match predicate::decode(func, instr) {
+        Decoded::Param { index, .. } => Some(Some(index)),
+        Decoded::Copy => of(1),
+        Decoded::Op { op: Op::Add, .. } => match (of(1), of(2)) {
+            (Some(Some(p)), Some(None)) | (Some(None), Some(Some(p))) => Some(Some(p)),
+            (Some(None), Some(None)) => Some(None),
+            _ => None,
+        },
+        Decoded::Op { op: Op::Sub, .. } => match (of(1), of(2)) {
+            (Some(p), Some(None)) => Some(p),
+            _ => None,
+        },
+        // The index: loaded, scaled, widened; no parameter's address in it.
+        Decoded::Data | Decoded::Op { .. } => Some(None),
+        Decoded::Unsupported => None,
+    }
+}
+
 /// The register a memory instruction's address is based on (`[%rd4]`, `[%rd4+8]`).
 pub(crate) fn address_register(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<RegId> {
     func.operands_of(instr).iter().find_map(|op| match op {

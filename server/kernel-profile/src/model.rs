@@ -85,6 +85,13 @@ pub struct LaunchConfig {
     /// launch grammar's `footprint`): where those accesses are served (L1, L2 or DRAM).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub footprint_bytes: Option<u64>,
+    /// Bytes allocated for pointer arguments, by parameter name (the CUDA name, the PTX
+    /// name or `param_N`), where the host code's allocation is known (the CUDA front end
+    /// folds `cudaMalloc(&d_x, n * sizeof(float))` before the launch): a data-dependent
+    /// access through that pointer (a gather `x[col[k]]`, a histogram's `bins[v]`) ranges
+    /// over it (`MemoryAccess::data_span_bytes`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub array_bytes: BTreeMap<String, u64>,
     pub source: LaunchSource,
 }
 

@@ -1225,7 +1225,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         let (requested, bytes) = table_gathers.iter().fold((0.0, 0.0_f64), |(r, b), g| (r + g.0, b.max(g.1)));
         let (l1_hit, _) = hits(bytes);
         t.notes.push(format!(
-            "{} data-dependent load(s) index a table of at most {:.1} KiB by a bounded value: {:.0} % of their {:.0} sectors hit L1, the table is read from DRAM at least once",
+            "{} data-dependent load(s) index a table of at most {:.1} KiB (a bounded index, or the allocation of their base pointer): {:.0} % of their {:.0} sectors hit L1, the table is read from DRAM at least once",
             table_gathers.len(),
             bytes / 1024.0,
             l1_hit * 100.0,

@@ -835,3 +835,51 @@ fn a_z_march_reads_its_input_once_from_dram_and_its_planes_again_from_l1() {
         assert!(t.l1_load_sectors - t.l2_load_sectors >= 0.9 * from_l1, "{kernel}: {from_l1} sectors from L1 expected\n{t:#?}");
     }
 }
+
+const GATHER: &str = include_str!("ptx/gather.ptx");
+
+/// A CSR product's `x[col[k]]` ranges over `x`, whatever `col` holds: with the 16 MiB the
+/// host allocates for it (2^22 floats), the gathers are served by the L2, which holds it,
+/// and DRAM reads `x` once, where without it every requested sector comes from DRAM. The
+/// row walks `val[k]` and `col[k]` keep their own rule (each lane's run, re-read from L1)
+/// whatever `val` and `col`'s allocations.
+#[test]
+fn a_gather_ranges_over_the_allocation_of_its_base_pointer() {
+    let n: i64 = 1 << 22;
+    let x = (n * 4) as u64;
+    let nnz = (16 * n * 4) as u64;
+    let launch = ([(n / 256) as u32, 1, 1], [256, 1, 1]);
+    let args = [("param_5", n)];
+    let plain = common::profile_allocated(GATHER, "gather.ptx", "spmv_csr", launch.0, launch.1, &args, &[]);
+    let known = common::profile_allocated(GATHER, "gather.ptx", "spmv_csr", launch.0, launch.1, &args, &[("param_3", x), ("param_1", nnz), ("param_2", nnz)]);
+    let spans = |p: &KernelProfile| p.memory_accesses.iter().filter(|a| a.kind == AccessKind::Load).map(|a| (a.data_span_bytes, a.walk.is_some())).collect::<Vec<_>>();
+    // Every gather of `x` takes its allocation; the walks keep none.
+    assert!(spans(&known).iter().any(|(s, _)| *s == Some(x)), "{:?}", spans(&known));
+    assert!(spans(&known).iter().all(|(s, walk)| !walk || s.is_none()), "{:?}", spans(&known));
+    assert!(spans(&plain).iter().all(|(s, _)| s.is_none()), "{:?}", spans(&plain));
+    assert!(known.assumptions.iter().any(|a| a.contains("through `") && a.contains(&x.to_string())), "{:#?}", known.assumptions);
+    let (t_plain, t_known) = (estimate(&plain, &a100(8, 0)), estimate(&known, &a100(8, 0)));
+    // The gathers' sectors: 16 per row (the default trip count for a loaded bound), one
+    // request per warp and iteration, 32 sectors each.
+    let gathered = (n / 32) as f64 * 16.0 * 32.0 * SECTOR_BYTES;
+    assert!(t_plain.dram_read_bytes >= gathered, "{t_plain:#?}");
+    assert!(t_known.dram_read_bytes <= t_plain.dram_read_bytes - gathered + 1.01 * x as f64, "{} against {}", t_known.dram_read_bytes, t_plain.dram_read_bytes);
+}
+
+/// A histogram's `atomicAdd(&bins[in[i]], 1)` over the 2048 counters the host allocates:
+/// each lane is an operation in the L2 slice of its line, the 64 lines in parallel (half a
+/// turn per request), where without it the contention is unknown (one per request).
+#[test]
+fn a_data_indexed_atomic_spreads_over_the_lines_of_its_allocated_table() {
+    let n: i64 = 1 << 22;
+    let launch = ([(n / 256) as u32, 1, 1], [256, 1, 1]);
+    let known = common::profile_allocated(GATHER, "gather.ptx", "histo", launch.0, launch.1, &[("param_2", n)], &[("param_1", 8192)]);
+    let atomic = known.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).expect("the atomic");
+    assert_eq!(atomic.data_span_bytes, Some(8192), "{atomic:?}");
+    let t = estimate(&known, &a100(8, 0));
+    // 2^22 lanes over 64 lines of 128 B.
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, (n as f64) / 64.0, 0.01);
+    let plain = common::profile_allocated(GATHER, "gather.ptx", "histo", launch.0, launch.1, &[("param_2", n)], &[]);
+    let t = estimate(&plain, &a100(8, 0));
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, (n as f64) / 32.0, 0.01);
+}

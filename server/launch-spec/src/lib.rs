@@ -47,6 +47,12 @@ pub struct PartialLaunch {
     /// user knows it: the size of a gather's table or of a pointer chase's buffer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub footprint: Option<u64>,
+    /// Bytes allocated for pointer arguments, by parameter name, where the host code
+    /// allocates them with a size the CUDA front end folds (`cudaMalloc(&d_x, n *
+    /// sizeof(float))` before the launch): what a data-dependent access through that
+    /// pointer ranges over.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub array_bytes: BTreeMap<String, u64>,
 }
 
 impl PartialLaunch {
@@ -56,6 +62,7 @@ impl PartialLaunch {
             && self.dynamic_smem.is_none()
             && self.args.is_empty()
             && self.footprint.is_none()
+            && self.array_bytes.is_empty()
     }
 }
 
@@ -656,6 +663,7 @@ mod tests {
                 dynamic_smem: Some(1024),
                 args: [("N".to_string(), 1024), ("m".to_string(), 16)].into(),
                 footprint: None,
+                array_bytes: Default::default(),
             }
         );
         let (l, errors) = parse_items("footprint=4<<20", &mut eval_const);

@@ -39,7 +39,7 @@ fn profile(kernel: &str, grid: u32) -> (KernelProfile, f64) {
             block: [256, 1, 1],
             dynamic_smem: 0,
             args: BTreeMap::from([("param_2".to_string(), N)]),
-            footprint_bytes: None,
+            footprint_bytes: None, array_bytes: Default::default(),
             source: LaunchSource::Setting,
         },
         resources: None,

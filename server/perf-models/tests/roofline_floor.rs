@@ -29,7 +29,7 @@ fn profile(ptx: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&s
             block,
             dynamic_smem: 0,
             args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-            footprint_bytes: None, source: LaunchSource::Setting,
+            footprint_bytes: None, array_bytes: Default::default(), source: LaunchSource::Setting,
         },
         resources: None,
         source_param_names: &[],

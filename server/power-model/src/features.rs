@@ -605,7 +605,7 @@ mod tests {
                 block: [256, 1, 1],
                 dynamic_smem: 0,
                 args: Default::default(),
-                footprint_bytes: None, source: LaunchSource::Setting,
+                footprint_bytes: None, array_bytes: Default::default(), source: LaunchSource::Setting,
             },
             resources: Resources::given(12, 0),
             counts,

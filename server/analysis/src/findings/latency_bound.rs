@@ -265,7 +265,7 @@ $L__BB0_1:
         let run = |dynamic_smem: u32| {
             let settings = crate::Settings {
                 gpus: vec![A100.into()],
-                launch: crate::PartialLaunch { grid: Some([6912, 1, 1]), block: Some([1024, 1, 1]), dynamic_smem: Some(dynamic_smem), footprint: None, args: Default::default() },
+                launch: crate::PartialLaunch { grid: Some([6912, 1, 1]), block: Some([1024, 1, 1]), dynamic_smem: Some(dynamic_smem), footprint: None, array_bytes: Default::default(), args: Default::default() },
                 ..crate::Settings::default()
             };
             crate::analyze(TILE_THEN_COMPUTE, &settings, &crate::Context::default())

@@ -313,7 +313,7 @@ pub(crate) mod test_support {
     pub fn analyze_text(text: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], gpus: &[&str]) -> FileAnalysis {
         let settings = Settings {
             gpus: gpus.iter().map(|g| g.to_string()).collect(),
-            launch: PartialLaunch { grid: Some(grid), block: Some(block), dynamic_smem: None, footprint: None, args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect() },
+            launch: PartialLaunch { grid: Some(grid), block: Some(block), dynamic_smem: None, footprint: None, array_bytes: Default::default(), args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect() },
             ..Settings::default()
         };
         crate::analyze(text, &settings, &Context::default())

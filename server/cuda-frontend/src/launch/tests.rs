@@ -477,3 +477,36 @@ fn different_constants_at_the_calls_of_a_helper_say_so() {
         l.reasons
     );
 }
+
+/// The host's allocations of the pointer arguments, where their sizes fold: `&p` or a cast
+/// of it as the first argument of `cudaMalloc`, `cudaMallocManaged` or `cudaMallocAsync`,
+/// the nearest call before the launch. A size that does not fold, an argument that is
+/// not a plain name and an integer parameter give nothing.
+#[test]
+fn pointer_arguments_carry_the_size_the_host_allocates() {
+    let src = "\
+__global__ void spmv(const int *rowptr, const int *col, const float *val, const float *x, float *y, int n);
+int main(int argc, char **argv) {
+    const int n = 1 << 20;
+    const int nnz = 16 * n;
+    int *rp, *ci; float *v, *x, *y;
+    cudaMalloc(&rp, (n + 1) * sizeof(int));
+    cudaMalloc((void **)&ci, 4);
+    cudaMalloc((void **)&ci, nnz * sizeof(int));
+    cudaMallocManaged(&v, nnz * sizeof(float), cudaMemAttachGlobal);
+    cudaMalloc(&x, atoi(argv[1]));
+    cudaMallocAsync(&y, n * sizeof(float), 0);
+    spmv<<<n / 256, 256>>>(rp, ci, v, x, y + 1, n);
+    return 0;
+}
+";
+    let s = scan_source(src, &[]);
+    let l = only_site(&s, "spmv");
+    let n: u64 = 1 << 20;
+    assert_eq!(
+        l.allocations,
+        vec![("rowptr".to_string(), (n + 1) * 4), ("col".to_string(), 16 * n * 4), ("val".to_string(), 16 * n * 4)],
+        "{l:?}"
+    );
+    assert_eq!(l.partial().array_bytes.get("col"), Some(&(16 * n * 4)));
+}

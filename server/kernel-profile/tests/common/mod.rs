@@ -43,7 +43,7 @@ pub fn profile_with(text: &str, file: &str, kernel: &str, grid: [u32; 3], block:
             block,
             dynamic_smem: 0,
             args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-            footprint_bytes: None, source: LaunchSource::Setting,
+            footprint_bytes: None, array_bytes: Default::default(), source: LaunchSource::Setting,
         },
         resources: None,
         source_param_names: &[],
@@ -53,3 +53,31 @@ pub fn profile_with(text: &str, file: &str, kernel: &str, grid: [u32; 3], block:
     kernel_profile::build(&input).expect("profile")
 }
 
+
+/// [`profile_text`] with the bytes the host allocates for pointer arguments, by name
+/// (`LaunchConfig::array_bytes`).
+pub fn profile_allocated(text: &str, file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], allocated: &[(&str, u64)]) -> KernelProfile {
+    let (module, errors) = ptx_ir::parse_and_lower(text);
+    assert!(errors.is_empty(), "{file}: {errors:?}");
+    let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
+    let input = ProfileInput {
+        module: &module,
+        kernel: &name,
+        gpu_id: "a100-sxm4-80gb",
+        compute_capability: (8, 0),
+        launch: LaunchConfig {
+            grid,
+            block,
+            dynamic_smem: 0,
+            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+            footprint_bytes: None,
+            array_bytes: allocated.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            source: LaunchSource::Setting,
+        },
+        resources: None,
+        source_param_names: &[],
+        demangled: None,
+        options: &ProfileOptions::default(),
+    };
+    kernel_profile::build(&input).expect("profile")
+}

@@ -54,7 +54,7 @@ pub fn profile(kernel: &str, gpu: &str, grid: [u32; 3], block: [u32; 3], resourc
             block,
             dynamic_smem: 0,
             args: BTreeMap::new(),
-            footprint_bytes: None,
+            footprint_bytes: None, array_bytes: Default::default(),
             source: LaunchSource::Setting,
         },
         resources: Resources::given(resources.0, resources.1),

@@ -247,7 +247,7 @@ fn analyse_row(row: &Row, gpu: &gpu_spec::Gpu, cache: &HashMap<Key, Compiled>, o
     }
     let mut settings = analysis::Settings {
         gpus: vec![gpu.id.clone()],
-        launch: analysis::PartialLaunch { grid: Some(row.grid), block: Some(row.block), dynamic_smem: Some(row.dynamic_smem), args: Default::default(), footprint: row.footprint },
+        launch: analysis::PartialLaunch { grid: Some(row.grid), block: Some(row.block), dynamic_smem: Some(row.dynamic_smem), args: Default::default(), footprint: row.footprint, array_bytes: Default::default() },
         args: row.args.clone(),
         smem_carveout_percent: row.carveout,
         only_kernel: Some(entry.clone()),
