@@ -114,7 +114,9 @@
 //! A data-dependent load through a pointer its loop advances by a constant
 //! (`MemoryAccess::walk`: a CSR row walk from a loaded start) is a row per thread whose
 //! lanes are unknown: its re-reads of the previous iteration's sectors stay in L1 by the
-//! rule for affine rows (`near_rereads`), and only the rest reaches L2 and DRAM.
+//! rule for affine rows (`near_rereads`), and only the rest reaches L2; DRAM reads only
+//! the new sectors (the re-reads L1 did not keep come from L2, which read them for the
+//! same warp an iteration earlier).
 //!
 //! Everything here is an estimate from static information, and the notes say which rule
 //! produced each number.
@@ -1028,6 +1030,16 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         ));
     }
     let unpatterned_load_sectors = (unpatterned_load_sectors - walk_near).max(0.0);
+    // The walks' re-reads that L1 did not keep come from the L2, which read them an
+    // iteration earlier for the same warp: only the share `step / (32·m)` of new sectors
+    // reaches DRAM (a CSR row's values, each sector once).
+    let walk_l2_only: f64 = walks
+        .values()
+        .map(|&(step, m, requested, per_request)| {
+            let rereads = requested * (1.0 - step as f64 / (SECTOR_BYTES * m.max(1) as f64)).max(0.0);
+            (rereads - requested * near_reread_share(step, m, per_request, sharing * warps_per_block, caches.l1_bytes_per_sm as f64)).max(0.0)
+        })
+        .sum();
     let gather_l2_sectors = unpatterned_load_sectors * (1.0 - gather_l1_hit);
     // Table gathers, each with its table's size as its footprint: L2 sectors, and DRAM
     // sectors (the misses, at least the table once).
@@ -1095,7 +1107,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // Data-dependent loads: every L2 miss, and at least the footprint's lines once (cold).
     let gather_dram_sectors = match footprint {
         Some(f) => (gather_l2_sectors * (1.0 - gather_l2_hit)).max(unpatterned_load_sectors.min(f / SECTOR_BYTES)),
-        None => unpatterned_load_sectors,
+        None => (unpatterned_load_sectors - walk_l2_only).max(0.0),
     };
     let mut reads = (gather_dram_sectors + table_dram_sectors) * SECTOR_BYTES;
     for (base, a) in &arrays {
