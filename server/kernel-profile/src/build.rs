@@ -168,11 +168,13 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let removed = folding.removed();
     if !removed.is_empty() {
         assumptions.push(format!(
-            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands, {} move(s), address conversion(s) and parameter load(s) that become operands, {} shared load(s) merged into vector loads",
+            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands, {} move(s), address conversion(s) and parameter load(s) that become operands, {} shared load(s) merged into vector loads, {} mul.wide + 64-bit add pair(s) issued as one IMAD.WIDE, {} predicate and/or folded into the comparison that makes its input",
             folding.contracted.len(),
             folding.const_operands.len(),
             folding.operands.len(),
-            folding.vectorised.len()
+            folding.vectorised.len(),
+            folding.wide_multiply_adds.len(),
+            folding.predicate_combines.len()
         ));
     }
     let mut counts = InstructionCounts::default();
@@ -1183,8 +1185,8 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding, access
             for d in func.dsts(instr) {
                 last_def.insert(*d, vec![pos]);
             }
-            let (opcode, fused_from) = match folding.contracted.get(&id).and_then(|m| func.instr(*m)) {
-                Some(mul) => (sass::fused_opcode(instr), Some(format!("{} + {}", mul.opcode, instr.opcode))),
+            let (opcode, fused_from) = match folding.fused_with(id).and_then(|m| func.instr(m)) {
+                Some(mul) => (sass::fused_opcode(instr, mul), Some(format!("{} + {}", mul.opcode, instr.opcode))),
                 None => (instr.opcode.to_string(), None),
             };
             let result_unused = matches!(instr.class, InstrClass::Atomic(_)) && func.dsts(instr).iter().all(|d| !read.contains(d));
@@ -1214,7 +1216,7 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding, access
 fn register_reads(func: &Function, folding: &sass::Folding, id: InstrId, instr: &Instr) -> Vec<RegId> {
     let is_pred = |r: RegId| func.register(r).and_then(|reg| reg.ty.as_deref()) == Some("pred");
     let mut srcs: Vec<RegId> = func.srcs(instr).to_vec();
-    if let Some(mul) = folding.contracted.get(&id).and_then(|m| func.instr(*m)) {
+    if let Some(mul) = folding.fused_with(id).and_then(|m| func.instr(m)) {
         let product = func.dsts(mul).to_vec();
         srcs.retain(|r| !product.contains(r));
         srcs.extend_from_slice(func.srcs(mul));

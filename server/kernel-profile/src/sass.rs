@@ -44,6 +44,14 @@
 //!    base's alignment is what the integer arithmetic that forms it proves (shifts,
 //!    multiplications and masks by powers of two, a `.shared` variable's address, which
 //!    ptxas places).
+//! 5. **Integer fusions.** Seen with ptxas 13.5 for sm_86 (nvdisasm) on a guarded 2-D
+//!    convolution (`if (r >= 0 && r < h && q >= 0 && q < w) acc += in[(r·w + q)·c] · m`,
+//!    four taps unrolled): a `setp` whose predicate is used only by an `and.pred`/`or.pred`
+//!    of the same block is one comparison with a combining predicate input
+//!    (`ISETP.GE.OR P0, PT, R2, c[0x0][0x17c], P0`), so the `and`/`or` is not issued; and a
+//!    `mul.wide.s32`/`.u32` whose only reader is a 64-bit `add` of a register is one
+//!    `IMAD.WIDE R2, R24, R25, c[0x0][0x160]` (on the FMA pipe, as other integer
+//!    multiply-adds). The tap's eight PTX integer instructions are five in SASS.
 
 use std::collections::{HashMap, HashSet};
 
@@ -62,6 +70,11 @@ pub struct Folding {
     /// Shared loads merged into a vector load (item 4 above) → the first load of the group
     /// in program order, which stands for the vector load.
     pub vectorised: HashMap<InstrId, InstrId>,
+    /// 64-bit `add` → the `mul.wide` it absorbs (item 5: one `IMAD.WIDE`).
+    pub wide_multiply_adds: HashMap<InstrId, InstrId>,
+    /// `and`/`or`/`xor` of predicates folded into the comparison that makes one of their
+    /// inputs (item 5: `ISETP` with a combining predicate).
+    pub predicate_combines: HashSet<InstrId>,
 }
 
 impl Folding {
@@ -73,7 +86,15 @@ impl Folding {
             .chain(self.const_operands.iter().copied())
             .chain(self.operands.iter().copied())
             .chain(self.vectorised.keys().copied())
+            .chain(self.wide_multiply_adds.values().copied())
+            .chain(self.predicate_combines.iter().copied())
             .collect()
+    }
+
+    /// The multiply an issued instruction absorbed (an FMA's `mul`, an `IMAD.WIDE`'s
+    /// `mul.wide`).
+    pub fn fused_with(&self, id: InstrId) -> Option<InstrId> {
+        self.contracted.get(&id).or_else(|| self.wide_multiply_adds.get(&id)).copied()
     }
 
     /// The words of each vector load that item 4 forms, by the load that stands for it (the
@@ -124,8 +145,49 @@ fn single_reader(reg: RegId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<I
 pub fn analyse(func: &Function) -> Folding {
     let mut res = Folding::default();
     let readers = readers(func);
+    // The comparisons that already absorbed a predicate combine (one each).
+    let mut combined_setps: HashSet<InstrId> = HashSet::new();
     for (id, instr) in func.instrs.iter().enumerate() {
         let id = id as InstrId;
+        // 5. mul.wide + 64-bit add → IMAD.WIDE.
+        if instr.base() == "mul" && instr.has_modifier("wide") && matches!(instr.ty(), Some("s32" | "u32")) && instr.guard.is_none() {
+            let [dst] = func.dsts(instr) else { continue };
+            if func.defs_of(*dst).len() != 1 {
+                continue;
+            }
+            let Some(user) = single_reader(*dst, &readers) else { continue };
+            let Some(u) = func.instr(user) else { continue };
+            // The other addend a register, or an immediate (ptxas puts it in the constant
+            // bank: `IMAD.WIDE.U32 R4, R9, R4, c[0x2][0x0]`).
+            let ops = func.operands_of(u);
+            let plain = ops.len() == 3 && ops[1..].iter().all(|op| matches!(op, Operand::Reg(_) | Operand::Imm(_)));
+            if u.base() == "add"
+                && matches!(u.ty(), Some("s64" | "u64" | "b64"))
+                && u.guard.is_none()
+                && plain
+                && u.block == instr.block
+                && user > id
+                && func.dsts(u).first() != Some(dst)
+                && !res.wide_multiply_adds.contains_key(&user)
+            {
+                res.wide_multiply_adds.insert(user, id);
+            }
+            continue;
+        }
+        // 5. and/or/xor of predicates → the combining input of a comparison.
+        if matches!(instr.base(), "and" | "or" | "xor") && instr.ty() == Some("pred") && instr.guard.is_none() {
+            let setp = func.srcs(instr).iter().find_map(|p| {
+                let d = func.unique_def(*p)?;
+                let def = func.instr(d)?;
+                let plain = def.base() == "setp" && def.guard.is_none() && func.dsts(def).len() == 1 && func.operands_of(def).len() == 3;
+                (plain && d < id && def.block == instr.block && single_reader(*p, &readers) == Some(id) && !combined_setps.contains(&d)).then_some(d)
+            });
+            if let Some(d) = setp {
+                combined_setps.insert(d);
+                res.predicate_combines.insert(id);
+            }
+            continue;
+        }
         // 1. mul + add/sub → FMA.
         if instr.base() == "mul" && is_arith_fp(instr) && fusible(instr) {
             let [dst] = func.dsts(instr) else { continue };
@@ -347,8 +409,12 @@ fn used_as_address(func: &Function, def: InstrId, reg: RegId, readers: &HashMap<
 }
 
 /// The opcode ptxas issues for an `add`/`sub` that absorbed a `mul`: `fma.rn.f32`
-/// (`fma.rn.ftz.f32` with `.ftz`).
-pub fn fused_opcode(add: &ptx_ir::Instr) -> String {
+/// (`fma.rn.ftz.f32` with `.ftz`), or `mad.wide.s32` (`.u32`) for a 64-bit add that
+/// absorbed a `mul.wide`.
+pub fn fused_opcode(add: &ptx_ir::Instr, mul: &ptx_ir::Instr) -> String {
+    if mul.has_modifier("wide") {
+        return format!("mad.wide.{}", mul.ty().unwrap_or("s32"));
+    }
     let ty = add.ty().unwrap_or("f32");
     if add.has_modifier("ftz") { format!("fma.rn.ftz.{ty}") } else { format!("fma.rn.{ty}") }
 }
@@ -406,6 +472,57 @@ mod tests {
         assert_eq!(fold.contracted.len(), 4, "{:?}", lines_of(&m, fold.contracted.values().copied()));
         assert_eq!(lines_of(&m, fold.contracted.keys().copied()), vec!["add.f32", "add.f64", "add.ftz.f32", "sub.f32"]);
         assert!(fold.const_operands.is_empty());
+    }
+
+    #[test]
+    fn comparisons_take_a_predicate_combine_and_wide_multiplies_their_add() {
+        // ptxas 13.5 (sm_80), nvdisasm: `ISETP.GE.AND P0, PT, R2, c[0x0][0x168], PT` then
+        // `ISETP.LT.OR P0, PT, R2, R9, P0` (the `or.pred`), `IMAD.WIDE R2, R2, R3,
+        // c[0x0][0x160]` and `IMAD.WIDE.U32 R4, R9, R4, c[0x2][0x0]` (both `mul.wide` +
+        // `add.s64`, the immediate from the constant bank), `FSETP.GT.AND P0, PT, R7, -R4,
+        // !P1` (the `and.pred`, whose other input `%p5` the `selp` reads too).
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             cvta.to.global.u64 %rd2, %rd1;
+             mov.u32 %r2, %tid.x;
+             mov.u32 %r3, %ctaid.x;
+             setp.lt.s32 %p1, %r2, %r3;
+             setp.ge.s32 %p2, %r2, 99;
+             or.pred %p3, %p1, %p2;
+             @%p3 bra $L_end;
+             mul.wide.s32 %rd3, %r2, 4;
+             add.s64 %rd4, %rd2, %rd3;
+             ld.global.f32 %f1, [%rd4];
+             mul.wide.u32 %rd5, %r3, 8;
+             add.s64 %rd6, %rd5, 64;
+             ld.global.f32 %f2, [%rd6];
+             add.f32 %f3, %f1, %f2;
+             setp.gt.f32 %p4, %f3, 0f00000000;
+             setp.lt.s32 %p5, %r3, 7;
+             and.pred %p6, %p4, %p5;
+             selp.f32 %f4, %f3, %f1, %p5;
+             @%p6 st.global.f32 [%rd4], %f4;
+             $L_end:",
+        );
+        let f = &m.functions[0];
+        let fold = analyse(f);
+        assert_eq!(lines_of(&m, fold.predicate_combines.iter().copied()), vec!["and.pred", "or.pred"]);
+        assert_eq!(lines_of(&m, fold.wide_multiply_adds.values().copied()), vec!["mul.wide.s32", "mul.wide.u32"]);
+        let add = *fold.wide_multiply_adds.keys().min().expect("a fused add");
+        let mul = fold.fused_with(add).and_then(|m| f.instr(m)).expect("its multiply");
+        assert_eq!(fused_opcode(&f.instrs[add as usize], mul), "mad.wide.s32");
+        // A comparison absorbs one combine; a predicate read twice is not absorbed.
+        let m = func(
+            "mov.u32 %r2, %tid.x;
+             setp.lt.s32 %p1, %r2, 5;
+             setp.ge.s32 %p2, %r2, 9;
+             or.pred %p3, %p1, %p2;
+             and.pred %p0, %p1, %p3;
+             @%p0 bra $L_end;
+             $L_end:",
+        );
+        let fold = analyse(&m.functions[0]);
+        assert_eq!(lines_of(&m, fold.predicate_combines.iter().copied()), vec!["or.pred"]);
     }
 
     #[test]

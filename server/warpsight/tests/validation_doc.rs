@@ -1307,4 +1307,18 @@ const HELDOUT_NOTES: &str = "## Notes
   row of B) stays with the capacity rule: counted from L1 as well, S. Boehm's coalesced
   kernel fell from 1.00 to 0.89 and the RTX 3090's from 0.98 to 0.84 of their measured
   times, which their L2-bound predictions match (a trial, not kept).
+- A twenty-third, prompted by the PMPP 2-D convolutions above, whose guarded kernels
+  (`conv2d_basic`, `conv2d_const`) were integer-bound and further above their measured
+  times the larger the mask (on the Ampere cards 0.78-0.84 at 3 × 3, 1.06-1.25 at 5 × 5,
+  1.17-1.31 at 11 × 11): nvdisasm of `conv2d_const` (ptxas 13.5, sm_86) issues five integer
+  instructions per tap where the PTX has eight, because a `setp` takes the `or.pred` after
+  it as its combining input (`ISETP.GE.OR`) and a `mul.wide` with the 64-bit `add` that
+  reads it is one `IMAD.WIDE` (docs/profile.md, integer fusions). Counted so, those rows
+  from 5 × 5 up are 0.78-0.96 of their measured times on every card (the Turing card's
+  too), the rise with the mask gone; the 3 × 3 ones, now bound by their FP64 clamp, 0.66-
+  0.83; the tiled kernels moved by 0.01-0.05 down. Per card the sets'
+  MAPE went 22.9 → 20.7 % (RTX 3060), 23.6 → 21.2 (3070 Ti), 11.3 → 11.5 (3080), 15.6 →
+  17.7 (2060, whose 3 × 3 basic row fell from 0.68 to 0.66, outside 1.5×); all sets 88.3 →
+  88.2 % within 1.5×, MAPE 16.7 → 16.6 %. Nothing else moved by more than 2 %. In the fitted
+  corpus the convolution rose from 81.6 to 82.4 % within 1.5× (docs/validation.md).
 ";
