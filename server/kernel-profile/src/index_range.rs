@@ -75,21 +75,28 @@ pub fn data_span_bytes(func: &Function, id: InstrId) -> Option<u64> {
 pub fn base_param(func: &Function, id: InstrId) -> Option<u32> {
     let instr = func.instr(id)?;
     let addr = address_register(func, instr)?;
-    param_of(func, addr, 0).flatten()
+    let mut budget = PARAM_WALK_BUDGET;
+    param_of(func, addr, 0, &mut budget).flatten()
 }
+
+/// Definitions [`param_of`] visits at most for one address: an address is a handful of
+/// additions; a chain of additions that reads each register twice would otherwise be
+/// walked 2^depth times.
+const PARAM_WALK_BUDGET: u32 = 256;
 
 /// `Some(Some(i))` when register `r` is parameter `i` plus terms without a parameter,
 /// `Some(None)` when no parameter enters it, `None` when it cannot be told (several
-/// parameters, several definitions, a depth past [`MAX_DEPTH`]).
-fn param_of(func: &Function, r: RegId, depth: u32) -> Option<Option<u32>> {
-    if depth > MAX_DEPTH {
+/// parameters, several definitions, a depth past [`MAX_DEPTH`], the walk's budget spent).
+fn param_of(func: &Function, r: RegId, depth: u32, budget: &mut u32) -> Option<Option<u32>> {
+    if depth > MAX_DEPTH || *budget == 0 {
         return None;
     }
+    *budget -= 1;
     let [def] = func.defs_of(r) else { return None };
     let instr = func.instr(*def)?;
     let ops = func.operands_of(instr);
-    let of = |k: usize| match ops.get(k) {
-        Some(Operand::Reg(src)) => param_of(func, *src, depth + 1),
+    let mut of = |k: usize| match ops.get(k) {
+        Some(Operand::Reg(src)) => param_of(func, *src, depth + 1, budget),
         Some(Operand::Imm(_)) => Some(None),
         _ => None,
     };
@@ -563,5 +570,37 @@ mod tests {
         // An affine address (no data in it) is not data-dependent.
         let affine = "mul.wide.u32 %rd5, %r2, 4;\nadd.s64 %rd6, %rd2, %rd5;\natom.global.add.u32 %r6, [%rd6], 1;";
         assert_eq!(span(affine), None);
+    }
+
+    /// The first atomic's base parameter, in the kernel of [`span`].
+    fn base(body: &str) -> Option<u32> {
+        let text = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p0, .param .u32 p1)\n{{\n.reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<128>;\nld.param.u64 %rd1, [p0];\nld.param.u32 %r1, [p1];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r2, %tid.x;\n{body}\nret;\n}}\n"
+        );
+        let (module, errors) = ptx_ir::parse_and_lower(&text);
+        assert!(errors.is_empty(), "{errors:?}");
+        let func = &module.functions[0];
+        let id = func.instrs.iter().position(|i| matches!(i.class, InstrClass::Atomic(_)))?;
+        super::base_param(func, id as u32)
+    }
+
+    #[test]
+    fn a_data_indexed_address_names_its_base_parameter() {
+        let load = "mul.wide.u32 %rd3, %r2, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.u32 %r3, [%rd4];\n";
+        // bins[in[i]]: the pointer parameter p0 (index 0) plus a scaled loaded index.
+        assert_eq!(base(&format!("{load}mul.wide.u32 %rd5, %r3, 4;\nadd.s64 %rd6, %rd2, %rd5;\natom.global.add.u32 %r6, [%rd6], 1;")), Some(0));
+        // An integer parameter added is an offset from it.
+        assert_eq!(base("cvt.u64.u32 %rd8, %r1;\nadd.s64 %rd9, %rd2, %rd8;\natom.global.add.u32 %r6, [%rd9], 1;"), Some(0));
+        // A loaded pointer (no parameter) and a sum of two pointers: none.
+        assert_eq!(base(&format!("{load}ld.global.u64 %rd7, [%rd4];\natom.global.add.u32 %r6, [%rd7], 1;")), None);
+        assert_eq!(base("add.s64 %rd9, %rd2, %rd2;\natom.global.add.u32 %r6, [%rd9], 1;"), None);
+        // A chain of 60 additions that each read the previous sum twice is walked within
+        // a budget, not 2^60 times.
+        let mut chain = String::from("ld.global.u64 %rd10, [%rd2];\n");
+        for k in 10..70 {
+            chain.push_str(&format!("add.s64 %rd{}, %rd{k}, %rd{k};\n", k + 1));
+        }
+        chain.push_str("atom.global.add.u32 %r6, [%rd70], 1;");
+        assert_eq!(base(&chain), None);
     }
 }
