@@ -362,10 +362,19 @@ impl Stream<'_> {
         // after it, whose address carries the main loop's counter as a range where it holds
         // its final value): their footprint is the stream's.
         let most = self.members.iter().map(|a| a.executions).fold(0.0_f64, f64::max);
+        // Members with the same dimensions and width give the same footprint (the copies
+        // of an unrolled body differ only in their offsets): each shape once.
+        let mut shapes: Vec<(Vec<(i64, u64)>, u32)> = Vec::new();
         for a in self.members.iter().filter(|a| a.executions >= 0.5 * most) {
             let Some(p) = &a.address else { continue };
-            let dims = dims_of(p, ext);
-            let (_, extent) = footprint(&dims, a.bytes_per_thread);
+            let shape = (dims_of(p, ext), a.bytes_per_thread);
+            if !shapes.contains(&shape) {
+                shapes.push(shape);
+            }
+        }
+        for (dims, bytes) in &shapes {
+            let dims = dims.clone();
+            let (_, extent) = footprint(&dims, *bytes);
             // Clusters of offsets closer than the extent (plus a sector) widen one copy:
             // evenly spaced ones (the copies of an unrolled loop, the rows of a tile a
             // thread handles) are one more lattice dimension, others widen it from the
@@ -375,7 +384,7 @@ impl Stream<'_> {
             let flush = |cluster: &[i64], total: &mut f64| {
                 let mut d = dims.clone();
                 d.extend(offset_dimensions(cluster));
-                *total += footprint(&d, a.bytes_per_thread).0;
+                *total += footprint(&d, *bytes).0;
             };
             for &o in &offsets {
                 if cluster.last().is_some_and(|&prev| (o - prev) as f64 >= extent + SECTOR_BYTES) {
