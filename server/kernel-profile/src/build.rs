@@ -244,7 +244,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
                 stride_bytes: None,
                 bytes_per_thread: c.bytes_per_thread,
                 vector_width: 1,
-                transactions_per_request: c.sectors,
+                transactions_per_request: c.sectors * wmma_global_split(space, &c, input.compute_capability),
                 bank_conflict_ways: (space == Space::Shared).then_some(1),
                 mean_bank_conflict_ways: None,
                 l1_wavefronts_per_request: None,
@@ -455,6 +455,19 @@ fn describe_launch(launch: &LaunchConfig) -> String {
 
 /// Maps the supplied argument values onto parameter indices. A value may name its
 /// parameter by source name, PTX name, `param_N` or `N`.
+/// How many times a `wmma.load`/`wmma.store` of 16-bit elements to or from global memory
+/// moves each of its sectors on compute capability 8.0 and later: ptxas splits the fragment
+/// into 32-bit accesses per lane (the pairs of elements of the mma fragment layout, PTX ISA
+/// §9.7.14.5.8), each warp instruction covering 8 rows × 4 lanes × 4 bytes, so a 32-byte
+/// row sector is read half by one instruction and half by another. nvdisasm (ptxas 13.5,
+/// sm_86) of a 16 × 16 × 16 `wmma.load.a` from global memory: four `LDG.E` per lane; Nsight
+/// Compute on the RTX 3050 Laptop GPU's direct WMMA GEMM (docs/heldout.md) counts twice the
+/// sectors of 16 per fragment. Wider elements (a float accumulator's pairs, 8 bytes a lane)
+/// fill their sectors; Volta's fragment layout differs and was not seen: 1 there.
+fn wmma_global_split(space: Space, c: &access::Collective, cc: (u32, u32)) -> f64 {
+    if matches!(space, Space::Global | Space::Generic) && c.elem_bytes == 2 && cc.0 >= 8 && c.row_bytes >= 32 { 2.0 } else { 1.0 }
+}
+
 /// The allocations the launch names ([`LaunchConfig::array_bytes`]) by parameter index,
 /// under the names `--arg` accepts (the CUDA name, the PTX name, `param_N`, `N`).
 fn resolve_array_bytes(func: &Function, bytes: &BTreeMap<String, u64>, source_names: &[String]) -> HashMap<u32, u64> {

@@ -361,16 +361,19 @@ fn linearised_tile_loop_counts_per_thread() {
 fn wmma_fragment_loads_are_warp_collective_rows() {
     // wmma_gemm.cu: load_matrix_sync of 16×16 fragments (PTX ISA "wmma.load"/"wmma.store",
     // `.row .m16n16k16`): the warp moves 16 rows. The half A and B fragments: 16 × 2 B =
-    // 32 B per row, one sector each → 16 sectors, coalesced, 16·16·2 / 32 lanes = 16 B per
-    // thread. The float C fragment and the store of D: 16 × 4 B = 64 B per row, two
-    // sectors → 32 sectors, 32 B per thread. Mutation testing found this untested. The
-    // accesses are found by PTX line (their source line is inside the CUDA header).
+    // 32 B per row, one sector each, 16·16·2 / 32 lanes = 16 B per thread; from global
+    // memory ptxas issues them as four 32-bit `LDG.E` per lane, each covering 8 rows × 16 B
+    // (nvdisasm, ptxas 13.5, sm_80), so every row's sector is fetched twice: 32 sectors
+    // per fragment. The float C fragment and the store of D: 16 × 4 B = 64 B per row, two
+    // sectors → 32 sectors (four `LDG.E.64` / `STG.E.64` of whole sectors), 32 B per
+    // thread. Mutation testing found this untested. The accesses are found by PTX line
+    // (their source line is inside the CUDA header).
     let p = profile("wmma_gemm", "wmma_gemm", [4, 4, 1], [128, 1, 1], &[("param_3", 256), ("param_4", 256), ("param_5", 256)]);
     let text = std::fs::read_to_string(format!("{}/../../tests/fixtures/ptx/sm_80/wmma_gemm.ptx", env!("CARGO_MANIFEST_DIR"))).expect("fixture");
     let mut checked = 0;
     for (i, line) in text.lines().enumerate() {
         let want = if line.contains("wmma.load.a") || line.contains("wmma.load.b") {
-            (16.0, 16)
+            (32.0, 16)
         } else if line.contains("wmma.load.c") || line.contains("wmma.store.d") {
             (32.0, 32)
         } else {

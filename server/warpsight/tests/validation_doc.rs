@@ -1321,4 +1321,14 @@ const HELDOUT_NOTES: &str = "## Notes
   17.7 (2060, whose 3 × 3 basic row fell from 0.68 to 0.66, outside 1.5×); all sets 88.3 →
   88.2 % within 1.5×, MAPE 16.7 → 16.6 %. Nothing else moved by more than 2 %. In the fitted
   corpus the convolution rose from 81.6 to 82.4 % within 1.5× (docs/validation.md).
+- A twenty-fourth, prompted by the direct WMMA kernel on the RTX 3050 Laptop GPU above
+  (`wmma_naive`, 0.58 of its measured time, DRAM-bound), whose source's README gives
+  Nsight Compute's count of its global-load sectors, 134 M (and an L1 hit rate of 50 %),
+  twice the model's 67 M: nvdisasm (ptxas 13.5, sm_86 and sm_80) of a 16 × 16 × 16
+  `wmma.load` of half elements from global memory shows four 32-bit `LDG.E` per lane,
+  each warp instruction covering 8 rows × 16 bytes, so each row's sector is fetched twice
+  (docs/profile.md, memory accesses). Counted so, the model's are 134 M and the kernel is
+  L2-bound at 1.03; the RTX 3090's tensor-core GEMM (half accumulators read and
+  written from global memory) moved from 0.64 and 0.87 to 0.65 and 0.88. Nothing else
+  moved, here or in the fitted corpus.
 ";
