@@ -594,10 +594,13 @@ const WINDOW_MAX_ITERATIONS: u64 = 16;
 /// iteration finds in L1 all but the `F(w + 1) − F(w)` of its `F(1)` distinct sectors that
 /// the last `w` did not read; over the pass, `(T − 1)·(F(1) − (F(w + 1) − F(w)))` requested
 /// sectors are served so. When not even two iterations fit, the previous iteration's share
-/// is kept in proportion (as [`near_reread_share`]). Reads of the same sectors within one
-/// iteration (a stencil's x neighbours, the other warps of the block reading one row of a
-/// naive product's B at once) are not counted here: they are in flight together, and the
-/// capacity rule judges them (a naive product on an RTX 3090 runs at the L2's rate when
+/// is kept in proportion (as [`near_reread_share`]). A load of an address another load of
+/// the same iteration already read (nvcc reloads after each store that may alias, in an
+/// unrolled body without `__restrict__`) is served by L1 too: the store waited for the
+/// first load's data. Other reads of the same sectors within one iteration (a stencil's x
+/// neighbours, the other warps of the block reading one row of a naive product's B at
+/// once) are not counted here: they are in flight together, and the capacity rule judges
+/// them (a naive product on an RTX 3090 runs at the L2's rate when
 /// they go to L2: docs/heldout.md). Sectors are counted at 32 bytes, where L1 allocates
 /// 128-byte lines: exact for rows of whole lines, optimistic for scattered sectors.
 /// Returns the requested sectors so served, over the grid.
@@ -658,7 +661,20 @@ fn window_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], t
             let kept = l1_bytes / (sharing * f2 * SECTOR_BYTES);
             f1 - kept * (2.0 * f1 - f2).max(0.0)
         };
-        let kept_pass = (total_trips - 1.0) * (f1 - miss_per_iteration.max(0.0)).max(0.0);
+        // Loads of an address another load of the iteration already read (nvcc reloads after
+        // every store that may alias, as in an unrolled body without `__restrict__`): the
+        // store waits for the first load's data, so the reload finds it in L1.
+        let mut seen: Vec<i64> = Vec::new();
+        let mut reloads = 0.0;
+        for a in group {
+            let Some(o) = a.address.as_ref().map(|p| p.offset) else { continue };
+            if seen.contains(&o) {
+                reloads += warps_per_block * a.transactions_per_request.max(0.0);
+            } else {
+                seen.push(o);
+            }
+        }
+        let kept_pass = (total_trips - 1.0) * (f1 - miss_per_iteration.max(0.0)).max(0.0) + total_trips * reloads;
         let share = (kept_pass / requested_pass).clamp(0.0, 1.0);
         let requested: f64 = group.iter().map(|a| a.executions.max(0.0) * warps * a.transactions_per_request.max(0.0)).sum();
         served += requested * share;

@@ -840,7 +840,11 @@ fn a_z_march_reads_its_input_once_from_dram_and_its_planes_again_from_l1() {
         let interior = 254.0 * 254.0 * 256.0 * 4.0;
         assert!(t.dram_read_bytes >= 0.95 * interior && t.dram_read_bytes <= 1.1 * grid, "{kernel}: {} B\n{t:#?}", t.dram_read_bytes);
         let from_l1 = (trips - 1.0) * 2.0 * 8.0 * 4.0 * 256.0;
-        assert!(t.l1_load_sectors - t.l2_load_sectors >= 0.9 * from_l1, "{kernel}: {from_l1} sectors from L1 expected\n{t:#?}");
+        // The unrolled body also reloads six addresses after the stores that may alias them
+        // (`in` is not `__restrict__`): each store waited for the first load's data, so the
+        // reload's 4 sectors a warp come from L1 too.
+        let reloads = if kernel == "5march" { trips * 6.0 * 4.0 * 8.0 * 256.0 } else { 0.0 };
+        assert!(t.l1_load_sectors - t.l2_load_sectors >= 0.9 * (from_l1 + reloads), "{kernel}: {} sectors from L1 expected\n{t:#?}", from_l1 + reloads);
     }
 }
 
