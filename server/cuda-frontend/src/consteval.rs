@@ -242,7 +242,7 @@ fn is_keyword(s: &str) -> bool {
 /// Size in bytes of a type name in `sizeof(...)`, for the usual CUDA data types (the C++
 /// sizes on the LP64 host ABI that nvcc matches on Linux; CUDA Programming Guide, "C++
 /// Language Support": device types have the host's sizes).
-fn sizeof_type(words: &[&str]) -> Option<i64> {
+pub(crate) fn sizeof_type(words: &[&str]) -> Option<i64> {
     if words.is_empty() {
         return None;
     }

@@ -577,18 +577,35 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
 /// the pointer first and the bytes second (CUDA Runtime API, Memory Management).
 const ALLOCATORS: [&str; 3] = ["cudaMalloc", "cudaMallocManaged", "cudaMallocAsync"];
 
-/// One allocation call of [`ALLOCATORS`]: its token, the name whose address its first
-/// argument takes (`&d_x`, `(void **)&d_x`), and its second argument (the bytes).
+/// One allocation of the host code: a call of [`ALLOCATORS`] (its token, the name whose
+/// address its first argument takes, `&d_x` or `(void **)&d_x`, and its second argument,
+/// the bytes), or a `thrust::device_vector<T> name(n)` (the count, and `sizeof(T)` as
+/// `element`).
 struct AllocationCall<'a> {
     at: usize,
     name: &'a str,
     size: Option<Range<usize>>,
+    element: i64,
 }
 
-/// Every allocation call of the file, in order (one pass over the tokens).
+/// Every allocation of the file, in order (one pass over the tokens).
 fn allocation_calls<'a>(toks: &[Tok<'a>]) -> Vec<AllocationCall<'a>> {
     let mut out = Vec::new();
     for j in 0..toks.len() {
+        // `device_vector<T> name(n[, value])`: n elements of T.
+        if toks[j].is("device_vector") && toks.get(j + 1).is_some_and(|t| t.is("<")) {
+            let Some(close) = (j + 2..toks.len().min(j + 16)).find(|&k| toks[k].is(">")) else { continue };
+            let ty: Vec<&str> = toks[j + 2..close].iter().map(|t| t.text).collect();
+            let (Some(name), Some(open)) = (toks.get(close + 1), toks.get(close + 2)) else { continue };
+            if !name.is_ident() || !open.is("(") {
+                continue;
+            }
+            let Some(element) = crate::consteval::sizeof_type(&ty) else { continue };
+            let Some(end) = matching(toks, close + 2) else { continue };
+            let parts = split_commas(toks, close + 3, end);
+            out.push(AllocationCall { at: j, name: name.text, size: parts.first().cloned(), element });
+            continue;
+        }
         if !ALLOCATORS.iter().any(|a| toks[j].is(a)) || !toks.get(j + 1).is_some_and(|t| t.is("(")) {
             continue;
         }
@@ -597,28 +614,40 @@ fn allocation_calls<'a>(toks: &[Tok<'a>]) -> Vec<AllocationCall<'a>> {
         let Some(first) = parts.first() else { continue };
         let name = toks[first.clone()].windows(2).find(|w| w[0].is("&") && w[1].is_ident()).map(|w| w[1].text);
         if let Some(name) = name {
-            out.push(AllocationCall { at: j, name, size: parts.get(1).cloned() });
+            out.push(AllocationCall { at: j, name, size: parts.get(1).cloned(), element: 1 });
         }
     }
     out
 }
 
-/// `(parameter name, bytes)` for each pointer argument of a launch at token `at` that is a
-/// plain name (`d_x`) allocated before it by one of [`ALLOCATORS`] with a size that folds
-/// where it is called: the nearest such call before the launch. When the nearest one does
-/// not fold, none is taken (an earlier allocation may have been freed and replaced).
+/// The variable a pointer argument names: a plain name (`d_x`), or the vector of
+/// `thrust::raw_pointer_cast(v.data())`, `thrust::raw_pointer_cast(&v[0])` and
+/// `v.data().get()`.
+fn pointer_name<'a>(toks: &[Tok<'a>]) -> Option<&'a str> {
+    match toks {
+        [name] if name.is_ident() => Some(name.text),
+        _ => {
+            let through = toks.iter().any(|t| t.is("raw_pointer_cast")) || toks.windows(2).any(|w| w[0].is(".") && w[1].is("get"));
+            through.then(|| toks.windows(2).find(|w| w[0].is_ident() && (w[1].is(".") || w[1].is("["))).map(|w| w[0].text)).flatten()
+        }
+    }
+}
+
+/// `(parameter name, bytes)` for each pointer argument of a launch at token `at` that names
+/// a variable ([`pointer_name`]) allocated before it (by one of [`ALLOCATORS`], or as a
+/// `thrust::device_vector`) with a size that folds where it is allocated: the nearest such
+/// allocation before the launch. When the nearest one does not fold, none is taken (an
+/// earlier allocation may have been freed and replaced).
 fn allocations(env: &Env<'_>, toks: &[Tok<'_>], calls: &[AllocationCall<'_>], at: usize, args: &[Range<usize>], params: &[KernelParam], extra: &HashMap<String, i64>) -> Vec<(String, u64)> {
     let mut out = Vec::new();
     for (k, r) in args.iter().enumerate() {
         let Some(param) = params.get(k).filter(|p| !p.integral && p.ty.contains('*')) else { continue };
-        let [name] = &toks[r.clone()] else { continue };
-        if !name.is_ident() {
-            continue;
-        }
-        let Some(call) = calls.iter().take_while(|c| c.at < at).filter(|c| c.name == name.text).last() else { continue };
+        let Some(name) = pointer_name(&toks[r.clone()]) else { continue };
+        let Some(call) = calls.iter().take_while(|c| c.at < at).filter(|c| c.name == name).last() else { continue };
         let Some(size) = call.size.clone() else { continue };
         let mut trace = Trace::default();
-        if let Some(bytes) = env.eval_range(size, call.at, extra, &mut trace).and_then(|v| u64::try_from(v).ok()).filter(|v| *v > 0) {
+        let folded = env.eval_range(size, call.at, extra, &mut trace).and_then(|v| v.checked_mul(call.element));
+        if let Some(bytes) = folded.and_then(|v| u64::try_from(v).ok()).filter(|v| *v > 0) {
             out.push((param.name.clone(), bytes));
         }
     }

@@ -510,3 +510,27 @@ int main(int argc, char **argv) {
     );
     assert_eq!(l.partial().array_bytes.get("col"), Some(&(16 * n * 4)));
 }
+
+/// `thrust::device_vector<T> v(n)` is n elements of T, passed as
+/// `thrust::raw_pointer_cast(v.data())`, `thrust::raw_pointer_cast(&v[0])` or
+/// `v.data().get()`; a vector built from a host vector has no size that folds.
+#[test]
+fn thrust_device_vectors_carry_their_size() {
+    let src = "\
+__global__ void hist(const unsigned *in, unsigned *bins, const float *w, float *h, int n);
+int main() {
+    const int n = 1 << 20;
+    thrust::device_vector<unsigned> d_in(n);
+    thrust::device_vector<unsigned> d_bins(256, 0u);
+    thrust::device_vector<float> d_w(2 * n);
+    thrust::host_vector<float> host(n);
+    thrust::device_vector<float> d_h = host;
+    hist<<<n / 256, 256>>>(thrust::raw_pointer_cast(d_in.data()), thrust::raw_pointer_cast(&d_bins[0]), d_w.data().get(), thrust::raw_pointer_cast(d_h.data()), n);
+    return 0;
+}
+";
+    let s = scan_source(src, &[]);
+    let l = only_site(&s, "hist");
+    let n: u64 = 1 << 20;
+    assert_eq!(l.allocations, vec![("in".to_string(), n * 4), ("bins".to_string(), 1024), ("w".to_string(), 2 * n * 4)], "{l:?}");
+}
