@@ -353,10 +353,11 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
             address: pattern,
             constant_operand: (space == Space::Const).then(|| folding.const_operands.contains(&(id as InstrId))),
             read_only: (space == Space::Global && kind == AccessKind::Load && read_only_path(instr)).then_some(true),
-            warp_aggregated: (kind == AccessKind::Atomic
+            warp_aggregated: ((kind == AccessKind::Atomic
                 && matches!(space, Space::Global | Space::Generic | Space::Shared)
                 && warp_aggregatable(instr)
                 && lanes.as_ref().is_some_and(|l| !l.unknown_stride && !l.addrs.is_empty() && l.addrs.iter().all(|a| *a == l.addrs[0])))
+                || (kind == AccessKind::Atomic && space == Space::Shared && input.compute_capability.0 >= 8 && increments_by_one(func, instr)))
             .then_some(true),
             integer_atomic: (kind == AccessKind::Atomic).then(|| integer_atomic(instr)),
             pointer_chase: (kind == AccessKind::Load
@@ -1140,6 +1141,16 @@ fn thread_varying(func: &Function, affine: &mut AffineAnalysis<'_, '_>) -> HashS
 fn warp_aggregatable(instr: &ptx_ir::ir::Instr) -> bool {
     let parts: Vec<&str> = instr.opcode.split('.').collect();
     parts.iter().any(|p| matches!(*p, "add" | "min" | "max" | "and" | "or" | "xor")) && parts.iter().any(|p| matches!(*p, "u32" | "s32" | "b32"))
+}
+
+/// A 32-bit integer atomic add of the constant 1 (`atomicAdd(&bins[v], 1)`), which ptxas
+/// issues on shared memory from compute capability 8.0 on as `ATOMS.POPC.INC.32`: the lanes
+/// on one address are one operation, whatever the data (nvdisasm, ptxas 13.5, of a shared
+/// histogram for sm_80, sm_86, sm_89 and sm_90; for sm_75 the same source is one
+/// `ATOMS.ADD` per lane, which serialise on one address).
+fn increments_by_one(func: &Function, instr: &ptx_ir::ir::Instr) -> bool {
+    let parts: Vec<&str> = instr.opcode.split('.').collect();
+    parts.contains(&"add") && parts.iter().any(|p| matches!(*p, "u32" | "s32")) && func.operands_of(instr).last() == Some(&Operand::Imm(1))
 }
 
 /// An atomic on integer or bit data (`.u32`, `.s64`, `.b32`...), not on floating-point data.

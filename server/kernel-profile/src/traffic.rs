@@ -820,8 +820,15 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                     (f64::from(a.bytes_per_thread.max(1)) * 32.0 / SHARED_WAVEFRONT_BYTES).ceil().max(1.0)
                 };
                 let ways = a.mean_bank_conflict_ways.filter(|w| w.is_finite() && *w >= 1.0).unwrap_or_else(|| f64::from(a.bank_conflict_ways.unwrap_or(1).max(1)));
-                // ptxas's warp aggregation (`warp_aggregated`): one operation per request.
-                let serial = if kind == AccessKind::Atomic && a.warp_aggregated != Some(true) { same_address(a.same_address_lanes).unwrap_or(1.0) } else { 1.0 };
+                // ptxas's warp aggregation (`warp_aggregated`): one operation per request. A
+                // data-dependent address over a known span (a bounded index, the launch's
+                // `footprint`: a histogram whose inputs all fall in one bin) puts the active
+                // lanes on its words evenly, one at a time per word.
+                let span_lanes = || {
+                    let span = a.data_span_bytes.map(|b| b as f64).or(launch.footprint_bytes.map(|b| b as f64)).filter(|b| *b > 0.0)?;
+                    Some((32.0 * active / (span / 4.0).ceil().max(1.0)).max(1.0))
+                };
+                let serial = if kind == AccessKind::Atomic && a.warp_aggregated != Some(true) { same_address(a.same_address_lanes).or_else(span_lanes).unwrap_or(1.0) } else { 1.0 };
                 t.shared_wavefronts += requests * phases * ways.max(serial);
             }
             (Space::Local, AccessKind::Load) => {

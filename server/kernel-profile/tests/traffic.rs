@@ -895,3 +895,25 @@ fn a_data_indexed_atomic_spreads_over_the_lines_of_its_allocated_table() {
     let t = estimate(&plain, &a100(8, 0));
     check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, (n as f64) / 32.0, 0.01);
 }
+
+/// A shared histogram whose inputs all fall in one bin (the launch's `footprint` of 4
+/// bytes): from compute capability 8.0 on ptxas issues `atomicAdd(&priv[in[i]], 1)` as
+/// `ATOMS.POPC.INC.32`, which takes a warp's lanes on one address as one operation; for
+/// sm_75 as one `ATOMS.ADD` per lane (nvdisasm, ptxas 13.5), 32 in turn on one address.
+/// Over 1024 counters the lanes spread: one at a time per word.
+#[test]
+fn shared_atomic_increments_serialise_on_one_address_before_ampere_only() {
+    let n: i64 = 1 << 22;
+    let estimate_on = |cc: (u32, u32), footprint: u64| {
+        let p = common::profile_stated(GATHER, "gather.ptx", "histo_shared", cc, [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_2", n)], &[], Some(footprint));
+        let atomic = p.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic && a.space == kernel_profile::Space::Shared).expect("the shared atomic");
+        (atomic.warp_aggregated, estimate(&p, &a100(8, 1024)))
+    };
+    let (ampere_aggregated, ampere) = estimate_on((8, 6), 4);
+    let (turing_aggregated, turing) = estimate_on((7, 5), 4);
+    assert_eq!((ampere_aggregated, turing_aggregated), (Some(true), None));
+    // One request per warp, n / 32 of them: Turing's take 31 more wavefronts each.
+    check(&turing, "shared_wavefronts", turing.shared_wavefronts, ampere.shared_wavefronts + 31.0 * (n as f64) / 32.0, 0.01);
+    let (_, spread) = estimate_on((7, 5), 4096);
+    check(&spread, "shared_wavefronts", spread.shared_wavefronts, ampere.shared_wavefronts, 0.01);
+}

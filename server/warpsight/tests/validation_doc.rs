@@ -1331,4 +1331,15 @@ const HELDOUT_NOTES: &str = "## Notes
   L2-bound at 1.03; the RTX 3090's tensor-core GEMM (half accumulators read and
   written from global memory) moved from 0.64 and 0.87 to 0.65 and 0.88. Nothing else
   moved, here or in the fitted corpus.
+- A twenty-fifth, prompted by the RTX 2060's shared-memory histograms above (every element
+  in bin 0; seven rows at 0.44-0.72 of their measured times, where the Ampere cards' are
+  0.80-1.17):
+  nvdisasm (ptxas 13.5) of `atomicAdd(&priv[in[i]], 1u)` gives one `ATOMS.ADD` per lane for
+  sm_75, 32 in turn on one address, and `ATOMS.POPC.INC.32` for sm_80, sm_86, sm_89 and
+  sm_90, one operation per warp whatever the data. The profile now marks the latter
+  aggregated, and a shared atomic that is not spreads its lanes over the span its address
+  ranges over (here the rows' `footprint` of 4 bytes: one word; docs/profile.md,
+  `warp_aggregated`). Those seven went to 0.93-1.12 (pmpp-histogram-2060: 63.6 → 90.9 %
+  within 1.5×, MAPE 21.8 → 8.9 %); the Ampere cards' did not move, nor did anything else
+  here or in the fitted corpus (all sets 88.3 → 88.8 % within 1.5×, MAPE 16.6 → 16.4 %).
 ";

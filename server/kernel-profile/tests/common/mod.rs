@@ -57,6 +57,22 @@ pub fn profile_with(text: &str, file: &str, kernel: &str, grid: [u32; 3], block:
 /// [`profile_text`] with the bytes the host allocates for pointer arguments, by name
 /// (`LaunchConfig::array_bytes`).
 pub fn profile_allocated(text: &str, file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], allocated: &[(&str, u64)]) -> KernelProfile {
+    profile_stated(text, file, kernel, (8, 0), grid, block, args, allocated, None)
+}
+
+/// [`profile_allocated`] for a compute capability, with the launch's `footprint`.
+#[allow(clippy::too_many_arguments)]
+pub fn profile_stated(
+    text: &str,
+    file: &str,
+    kernel: &str,
+    cc: (u32, u32),
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[(&str, i64)],
+    allocated: &[(&str, u64)],
+    footprint: Option<u64>,
+) -> KernelProfile {
     let (module, errors) = ptx_ir::parse_and_lower(text);
     assert!(errors.is_empty(), "{file}: {errors:?}");
     let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
@@ -64,13 +80,13 @@ pub fn profile_allocated(text: &str, file: &str, kernel: &str, grid: [u32; 3], b
         module: &module,
         kernel: &name,
         gpu_id: "a100-sxm4-80gb",
-        compute_capability: (8, 0),
+        compute_capability: cc,
         launch: LaunchConfig {
             grid,
             block,
             dynamic_smem: 0,
             args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-            footprint_bytes: None,
+            footprint_bytes: footprint,
             array_bytes: allocated.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             source: LaunchSource::Setting,
         },

@@ -15,3 +15,16 @@ __global__ void histo(const unsigned *in, unsigned *bins, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) atomicAdd(&bins[in[i]], 1u);
 }
+
+// A histogram privatised in shared memory: one shared atomicAdd of 1 per element, then the
+// block's counters added to the global ones.
+__global__ void histo_shared(const unsigned *in, unsigned *bins, int n)
+{
+    __shared__ unsigned priv[256];
+    priv[threadIdx.x] = 0;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&priv[in[i]], 1u);
+    __syncthreads();
+    atomicAdd(&bins[threadIdx.x], priv[threadIdx.x]);
+}
