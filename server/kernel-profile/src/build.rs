@@ -868,6 +868,10 @@ fn accumulate_counts(
             continue;
         }
         *counts.dynamic.entry(instr.class).or_insert(0.0) += n;
+        // What ptxas expands it into beyond itself (`sass.rs` item 6).
+        for (class, k) in sass::expansion(func, instr).unwrap_or(&[]) {
+            *counts.dynamic.entry(*class).or_insert(0.0) += n * f64::from(*k);
+        }
         match instr.class {
             InstrClass::Barrier => counts.barriers += n,
             InstrClass::Fence => counts.fences += n,
@@ -908,6 +912,14 @@ fn accumulate_counts(
 /// (`removed`, of this function).
 fn issued_class_counts(func: &Function, removed: &HashSet<InstrId>) -> BTreeMap<InstrClass, u64> {
     let mut res = func.class_counts();
+    for (id, instr) in func.instrs.iter().enumerate() {
+        if removed.contains(&(id as InstrId)) {
+            continue;
+        }
+        for (class, k) in sass::expansion(func, instr).unwrap_or(&[]) {
+            *res.entry(*class).or_insert(0) += u64::from(*k);
+        }
+    }
     for &id in removed {
         if let Some(c) = func.instr(id).map(|i| i.class)
             && let Some(n) = res.get_mut(&c)
@@ -1218,6 +1230,20 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding, access
             let reads_three_registers = reads.len() >= 3 && !reads.iter().any(|r| previous_reads.contains(r));
             previous_reads = reads;
             instructions.push(InstrNode { class: instr.class, opcode, deps, fused_from, result_unused, reads_three_registers, access: access_of.get(&id).copied() });
+            // Its SASS sequence (`sass.rs` item 6): a chain after it, which its readers wait for.
+            if let Some(expansion) = folding.expansions.get(&id) {
+                for (class, k) in expansion.iter() {
+                    for _ in 0..*k {
+                        let prev = instructions.len() as u32 - 1;
+                        instructions.push(InstrNode { class: *class, opcode: format!("{}.sass", instr.opcode), deps: vec![prev], fused_from: None, result_unused: false, reads_three_registers: false, access: None });
+                    }
+                }
+                let last = instructions.len() as u32 - 1;
+                for d in func.dsts(instr) {
+                    last_def.insert(*d, vec![last]);
+                }
+                previous_reads = Vec::new();
+            }
         }
         res.push(BlockProfile {
             id: b as u32,

@@ -52,6 +52,17 @@
 //!    `mul.wide.s32`/`.u32` whose only reader is a 64-bit `add` of a register is one
 //!    `IMAD.WIDE R2, R24, R25, c[0x0][0x160]` (on the FMA pipe, as other integer
 //!    multiply-adds). The tap's eight PTX integer instructions are five in SASS.
+//! 6. **Expansions.** Some PTX instructions are sequences in SASS. nvdisasm (ptxas 13.5,
+//!    sm_86) of `o[i] = a[i] OP b[i]` against `o[i] = a[i] + b[i]`, counting the path a
+//!    normal operand takes: a 32-bit integer division by a register is `I2F.RP`,
+//!    `MUFU.RCP`, `F2I.FTZ.U32.TRUNC` and 19 more integer instructions (`IABS`, `IMAD.HI`,
+//!    `ISETP`, ...) for `div.s32`, 17 for `rem.s32`, 13 for `div.u32`, 12 for `rem.u32`;
+//!    `div.rn.f32` is `MUFU.RCP`, `FCHK` and five FFMAs, inside a
+//!    `BSSY`/`BSYNC` with a branch around the slow path's call; `sqrt.rn.f32` and
+//!    `rcp.rn.f32` are `MUFU.RSQ`/`MUFU.RCP` with 4 and 3 floating-point and 2 and 3 integer
+//!    instructions in the same frame; `div.rn.f64` is `MUFU.RCP64H`, 8 FP64 instructions, 3
+//!    FP32 ones and the frame. The extra instructions are counted by class after the PTX
+//!    instruction's own, as a chain its readers wait for.
 
 use std::collections::{HashMap, HashSet};
 
@@ -75,6 +86,36 @@ pub struct Folding {
     /// `and`/`or`/`xor` of predicates folded into the comparison that makes one of their
     /// inputs (item 5: `ISETP` with a combining predicate).
     pub predicate_combines: HashSet<InstrId>,
+    /// PTX instructions that are SASS sequences (item 6) → the instructions issued beyond
+    /// the PTX instruction's own, by class.
+    pub expansions: HashMap<InstrId, &'static [(InstrClass, u32)]>,
+}
+
+/// The SASS sequence of a PTX instruction beyond the instruction itself, by class (item 6).
+/// `None` for an instruction that is one SASS instruction (or is not seen to expand).
+pub fn expansion(func: &Function, instr: &ptx_ir::Instr) -> Option<&'static [(InstrClass, u32)]> {
+    const DIV_S32: &[(InstrClass, u32)] = &[(InstrClass::Conversion, 2), (InstrClass::Sfu, 1), (InstrClass::IntAlu, 19)];
+    const REM_S32: &[(InstrClass, u32)] = &[(InstrClass::Conversion, 2), (InstrClass::Sfu, 1), (InstrClass::IntAlu, 17)];
+    const DIV_U32: &[(InstrClass, u32)] = &[(InstrClass::Conversion, 2), (InstrClass::Sfu, 1), (InstrClass::IntAlu, 13)];
+    const REM_U32: &[(InstrClass, u32)] = &[(InstrClass::Conversion, 2), (InstrClass::Sfu, 1), (InstrClass::IntAlu, 12)];
+    const FRAME: [(InstrClass, u32); 2] = [(InstrClass::Other, 2), (InstrClass::Branch, 1)];
+    const DIV_F32: &[(InstrClass, u32)] = &[(InstrClass::Sfu, 1), (InstrClass::Fp32, 5), FRAME[0], FRAME[1]];
+    const SQRT_F32: &[(InstrClass, u32)] = &[(InstrClass::Sfu, 1), (InstrClass::Fp32, 3), (InstrClass::IntAlu, 2), FRAME[0], FRAME[1]];
+    const RCP_F32: &[(InstrClass, u32)] = &[(InstrClass::Sfu, 1), (InstrClass::Fp32, 2), (InstrClass::IntAlu, 3), FRAME[0], FRAME[1]];
+    const DIV_F64: &[(InstrClass, u32)] = &[(InstrClass::Sfu, 1), (InstrClass::Fp64, 7), (InstrClass::Fp32, 3), FRAME[0], FRAME[1]];
+    let register_divisor = || matches!(func.operands_of(instr).last(), Some(Operand::Reg(_)));
+    let ieee = !instr.modifiers().any(|m| matches!(m, "approx" | "full"));
+    match (instr.base(), instr.ty()) {
+        ("div", Some("s32")) if register_divisor() => Some(DIV_S32),
+        ("rem", Some("s32")) if register_divisor() => Some(REM_S32),
+        ("div", Some("u32")) if register_divisor() => Some(DIV_U32),
+        ("rem", Some("u32")) if register_divisor() => Some(REM_U32),
+        ("div", Some("f32")) if ieee => Some(DIV_F32),
+        ("sqrt", Some("f32")) if ieee => Some(SQRT_F32),
+        ("rcp", Some("f32")) if ieee => Some(RCP_F32),
+        ("div", Some("f64")) if ieee => Some(DIV_F64),
+        _ => None,
+    }
 }
 
 impl Folding {
@@ -239,6 +280,11 @@ pub fn analyse(func: &Function) -> Folding {
         }
     }
     res.vectorised = vectorised_shared_loads(func);
+    for (id, instr) in func.instrs.iter().enumerate() {
+        if let Some(e) = expansion(func, instr) {
+            res.expansions.insert(id as InstrId, e);
+        }
+    }
     res
 }
 
@@ -523,6 +569,39 @@ mod tests {
         );
         let fold = analyse(&m.functions[0]);
         assert_eq!(lines_of(&m, fold.predicate_combines.iter().copied()), vec!["or.pred"]);
+    }
+
+    #[test]
+    fn divisions_by_registers_and_ieee_roots_are_sequences() {
+        // nvdisasm (ptxas 13.5, sm_86) of each against an add: the counts of item 6.
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             ld.global.u32 %r1, [%rd1];
+             ld.global.u32 %r2, [%rd1+4];
+             div.s32 %r3, %r1, %r2;
+             rem.u32 %r4, %r1, %r2;
+             div.s32 %r5, %r1, 7;
+             ld.global.f32 %f1, [%rd1+8];
+             div.rn.f32 %f2, %f1, %f1;
+             div.approx.f32 %f3, %f1, %f2;
+             sqrt.rn.f32 %f4, %f3;
+             rcp.rn.f32 %f5, %f4;
+             sqrt.approx.f32 %f6, %f5;
+             ld.global.f64 %fd1, [%rd1+16];
+             div.rn.f64 %fd2, %fd1, %fd1;
+             st.global.f64 [%rd1], %fd2;",
+        );
+        let f = &m.functions[0];
+        let fold = analyse(f);
+        let mut expanded: Vec<(String, u32)> = fold.expansions.iter().map(|(id, e)| (f.instrs[*id as usize].opcode.to_string(), e.iter().map(|(_, k)| k).sum())).collect();
+        expanded.sort();
+        assert_eq!(
+            expanded,
+            vec![("div.rn.f32".to_string(), 9), ("div.rn.f64".to_string(), 14), ("div.s32".to_string(), 22), ("rcp.rn.f32".to_string(), 9), ("rem.u32".to_string(), 15), ("sqrt.rn.f32".to_string(), 9)]
+        );
+        // The integer division's sequence: two conversions and a reciprocal besides integer work.
+        let div = fold.expansions.iter().find(|(id, _)| f.instrs[**id as usize].opcode.as_ref() == "div.s32").map(|(_, e)| *e).expect("div.s32");
+        assert!(div.contains(&(InstrClass::Sfu, 1)) && div.contains(&(InstrClass::Conversion, 2)), "{div:?}");
     }
 
     #[test]

@@ -263,13 +263,23 @@ fn black_scholes_mul_sub_pairs_are_one_fma_each() {
     // product read once, in one block: ptxas issues an FFMA with a negated operand for
     // each `sub` (one of the two products of %f60 fuses). The products of CND (%f30, %f46)
     // are also read by a `selp`: they stay FMULs. So 2 fp32 instructions fewer than the
-    // PTX text, shown as two fused `fma.rn.f32` nodes.
+    // PTX text, shown as two fused `fma.rn.f32` nodes, and the FFMA-pipe instructions of the
+    // IEEE divisions and roots' SASS sequences more (`sass.rs` item 6).
     let p = profile("black_scholes", "black_scholes", [1024, 1, 1], [256, 1, 1], &[("param_6", 262_144)]);
     let text = common::fixture("black_scholes");
     let (module, _) = ptx_ir::parse_and_lower(&text);
     let f = module.kernels().find(|k| k.name.contains("black_scholes")).expect("kernel");
     let ptx_fp32 = f.instrs.iter().filter(|i| i.class == InstrClass::Fp32).count() as u64;
-    assert_eq!(p.counts.static_.get(&InstrClass::Fp32), Some(&(ptx_fp32 - 2)));
+    let sequences: u64 = f
+        .instrs
+        .iter()
+        .filter_map(|i| kernel_profile::sass::expansion(f, i))
+        .flat_map(|e| e.iter())
+        .filter(|(c, _)| *c == InstrClass::Fp32)
+        .map(|(_, k)| u64::from(*k))
+        .sum();
+    assert!(sequences > 0, "the kernel's sqrtf and divisions");
+    assert_eq!(p.counts.static_.get(&InstrClass::Fp32), Some(&(ptx_fp32 - 2 + sequences)));
     let fused: Vec<&str> = p.blocks.iter().flat_map(|b| &b.instructions).filter_map(|i| i.fused_from.as_deref()).collect();
     assert_eq!(fused, vec!["mul.f32 + sub.f32"; 2]);
 }
@@ -688,4 +698,25 @@ fn the_blocks_after_a_top_tested_exit_run_once_less_than_the_header() {
         let loads = p.counts.dynamic.get(&InstrClass::Load(Space::Global)).copied().unwrap_or(0.0);
         assert_eq!(loads, f64::from(m) * passes as f64, "{kernel}");
     }
+}
+
+/// An integer division by a register is a SASS sequence (`sass.rs` item 6): the profile
+/// counts its 22 more instructions per execution (19 integer, 2 conversions, 1 SFU) and
+/// chains them after it in its block.
+#[test]
+fn a_division_by_a_register_counts_its_sass_sequence() {
+    let kernel = |op: &str| {
+        let body = format!(
+            "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.u32 %r2, [%rd4];\nld.global.u32 %r3, [%rd4+4];\n{op} %r4, %r2, %r3;\nst.global.u32 [%rd4], %r4;\n"
+        );
+        pointer_kernel("sm_86", &body, [64, 1, 1], [256, 1, 1])
+    };
+    let (add, div) = (kernel("add.s32"), kernel("div.s32"));
+    // `counts.dynamic` is per thread.
+    let per_thread = |p: &KernelProfile, c: InstrClass| p.counts.dynamic.get(&c).copied().unwrap_or(0.0);
+    assert_eq!(per_thread(&div, InstrClass::IntAlu) - per_thread(&add, InstrClass::IntAlu), 19.0);
+    assert_eq!(per_thread(&div, InstrClass::Sfu), 1.0);
+    assert_eq!(per_thread(&div, InstrClass::Conversion) - per_thread(&add, InstrClass::Conversion), 2.0);
+    let nodes = |p: &KernelProfile| p.blocks.iter().map(|b| b.instructions.len()).sum::<usize>();
+    assert_eq!(nodes(&div), nodes(&add) + 22);
 }
