@@ -180,18 +180,18 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let mut counts = InstructionCounts::default();
     let mut visiting = HashSet::new();
     let mut budget = Expansions { left: CALL_EXPANSION_BUDGET, exhausted: false };
-    accumulate_counts(module, func, &removed, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut budget, &mut assumptions);
+    accumulate_counts(module, func, &folding, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut budget, &mut assumptions);
     if budget.exhausted {
         assumptions.push(format!(
             "the calls expand to more than {CALL_EXPANSION_BUDGET} callee instructions: the calls past that are counted as the call instruction alone (an approximation)"
         ));
     }
-    counts.static_ = issued_class_counts(func, &removed);
+    counts.static_ = issued_class_counts(func, &folding);
     // Each callee's counts once, however often it is called.
     let mut per_callee: HashMap<&str, BTreeMap<InstrClass, u64>> = HashMap::new();
     for c in &func.calls {
         if let Some(callee) = c.callee.as_deref().and_then(|n| module.function(n)) {
-            let mix = per_callee.entry(callee.name.as_str()).or_insert_with(|| issued_class_counts(callee, &sass::analyse(callee).removed()));
+            let mix = per_callee.entry(callee.name.as_str()).or_insert_with(|| issued_class_counts(callee, &sass::analyse(callee)));
             for (k, v) in mix.iter() {
                 *counts.static_.entry(*k).or_insert(0) += v;
             }
@@ -851,7 +851,7 @@ struct Expansions {
 fn accumulate_counts(
     module: &Module,
     func: &Function,
-    removed: &HashSet<InstrId>,
+    folding: &sass::Folding,
     freq: &[f64],
     scale: f64,
     counts: &mut InstructionCounts,
@@ -862,6 +862,7 @@ fn accumulate_counts(
     assumptions: &mut Vec<String>,
 ) {
     visiting.insert(func.name.clone());
+    let removed = folding.removed();
     for (id, instr) in func.instrs.iter().enumerate() {
         let n = saturate(freq.get(instr.block as usize).copied().unwrap_or(0.0) * scale);
         if n == 0.0 || removed.contains(&(id as InstrId)) {
@@ -869,7 +870,7 @@ fn accumulate_counts(
         }
         *counts.dynamic.entry(instr.class).or_insert(0.0) += n;
         // What ptxas expands it into beyond itself (`sass.rs` item 6).
-        for (class, k) in sass::expansion(func, instr).unwrap_or(&[]) {
+        for (class, k) in folding.expansions.get(&(id as InstrId)).copied().unwrap_or(&[]) {
             *counts.dynamic.entry(*class).or_insert(0.0) += n * f64::from(*k);
         }
         match instr.class {
@@ -896,7 +897,7 @@ fn accumulate_counts(
                 let mut sink = Vec::new();
                 let (_, trips) = loops(module, callee, &env, options, &[], &mut sink, None);
                 let cfreq = frequency::loop_products(callee, &trips);
-                accumulate_counts(module, callee, &sass::analyse(callee).removed(), &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);
+                accumulate_counts(module, callee, &sass::analyse(callee), &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);
             }
             Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),
             None => {
@@ -910,17 +911,18 @@ fn accumulate_counts(
 
 /// Instructions by class as ptxas issues them: the text's, less what [`sass`] folds
 /// (`removed`, of this function).
-fn issued_class_counts(func: &Function, removed: &HashSet<InstrId>) -> BTreeMap<InstrClass, u64> {
+fn issued_class_counts(func: &Function, folding: &sass::Folding) -> BTreeMap<InstrClass, u64> {
+    let removed = folding.removed();
     let mut res = func.class_counts();
-    for (id, instr) in func.instrs.iter().enumerate() {
-        if removed.contains(&(id as InstrId)) {
+    for (id, e) in &folding.expansions {
+        if removed.contains(id) {
             continue;
         }
-        for (class, k) in sass::expansion(func, instr).unwrap_or(&[]) {
+        for (class, k) in e.iter() {
             *res.entry(*class).or_insert(0) += u64::from(*k);
         }
     }
-    for &id in removed {
+    for &id in &removed {
         if let Some(c) = func.instr(id).map(|i| i.class)
             && let Some(n) = res.get_mut(&c)
         {

@@ -62,7 +62,11 @@
 //!    `rcp.rn.f32` are `MUFU.RSQ`/`MUFU.RCP` with 4 and 3 floating-point and 2 and 3 integer
 //!    instructions in the same frame; `div.rn.f64` is `MUFU.RCP64H`, 8 FP64 instructions, 3
 //!    FP32 ones and the frame. The extra instructions are counted by class after the PTX
-//!    instruction's own, as a chain its readers wait for.
+//!    instruction's own, as a chain its readers wait for. 64-bit integer arithmetic is two
+//!    32-bit halves (nvdisasm of a `size_t` grid-stride loop, sm_86): an `add`/`sub` is
+//!    `IADD3` and `IADD3.X`, a `shl.b64` `IMAD.SHL.U32` and `SHF.L.U64.HI`, a 64-bit
+//!    comparison `ISETP` and `ISETP.EX`, a `mul.lo.s64` three `IMAD`s; a 64-bit add that
+//!    absorbed a `mul.wide` (item 5) is one `IMAD.WIDE`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -281,11 +285,29 @@ pub fn analyse(func: &Function) -> Folding {
     }
     res.vectorised = vectorised_shared_loads(func);
     for (id, instr) in func.instrs.iter().enumerate() {
-        if let Some(e) = expansion(func, instr) {
-            res.expansions.insert(id as InstrId, e);
+        let id = id as InstrId;
+        if let Some(e) = expansion(func, instr).or_else(|| (!res.wide_multiply_adds.contains_key(&id)).then(|| wide_integer_halves(instr)).flatten()) {
+            res.expansions.insert(id, e);
         }
     }
     res
+}
+
+/// The second half of a 64-bit integer instruction (item 6): one more integer instruction
+/// for an `add`, `sub`, 64-bit shift or comparison, two more for a `mul.lo`.
+fn wide_integer_halves(instr: &ptx_ir::Instr) -> Option<&'static [(InstrClass, u32)]> {
+    const ONE: &[(InstrClass, u32)] = &[(InstrClass::IntAlu, 1)];
+    const TWO: &[(InstrClass, u32)] = &[(InstrClass::IntAlu, 2)];
+    if instr.class != InstrClass::IntAlu {
+        return None;
+    }
+    let wide = instr.modifiers().any(|m| matches!(m, "s64" | "u64" | "b64"));
+    match instr.base() {
+        "add" | "sub" | "setp" if wide => Some(ONE),
+        "shl" | "shr" if wide => Some(ONE),
+        "mul" if wide && instr.has_modifier("lo") => Some(TWO),
+        _ => None,
+    }
 }
 
 /// Item 4: the scalar shared loads that ptxas merges into a vector load of an earlier one.
@@ -602,6 +624,32 @@ mod tests {
         // The integer division's sequence: two conversions and a reciprocal besides integer work.
         let div = fold.expansions.iter().find(|(id, _)| f.instrs[**id as usize].opcode.as_ref() == "div.s32").map(|(_, e)| *e).expect("div.s32");
         assert!(div.contains(&(InstrClass::Sfu, 1)) && div.contains(&(InstrClass::Conversion, 2)), "{div:?}");
+    }
+
+    #[test]
+    fn sixty_four_bit_integer_arithmetic_is_two_halves() {
+        // nvdisasm (ptxas 13.5, sm_86) of a `size_t` grid-stride loop: `IADD3` + `IADD3.X`
+        // per 64-bit add, `IMAD.SHL.U32` + `SHF.L.U64.HI` for the shift, `ISETP` +
+        // `ISETP.EX` for the comparison; `(a + t) * (b + t)` on 64 bits, three `IMAD`s; a
+        // `mul.wide` + `add.s64` stays one `IMAD.WIDE`.
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             mov.u32 %r1, %tid.x;
+             cvt.u64.u32 %rd2, %r1;
+             shl.b64 %rd3, %rd2, 2;
+             add.s64 %rd4, %rd1, %rd3;
+             mul.lo.s64 %rd5, %rd2, %rd2;
+             setp.lt.u64 %p1, %rd5, %rd4;
+             mul.wide.u32 %rd6, %r1, 4;
+             add.s64 %rd7, %rd1, %rd6;
+             @%p1 st.global.u32 [%rd7], %r1;",
+        );
+        let f = &m.functions[0];
+        let fold = analyse(f);
+        let mut halves: Vec<(String, u32)> = fold.expansions.iter().map(|(id, e)| (f.instrs[*id as usize].opcode.to_string(), e.iter().map(|(_, k)| k).sum())).collect();
+        halves.sort();
+        assert_eq!(halves, vec![("add.s64".to_string(), 1), ("mul.lo.s64".to_string(), 2), ("setp.lt.u64".to_string(), 1), ("shl.b64".to_string(), 1)]);
+        assert_eq!(fold.wide_multiply_adds.len(), 1);
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub mod fitted {
     /// Energy per DRAM byte on an HBM board, in pJ (A100 40 GB fit; the H200 held out).
     pub const HBM_BYTE_PJ: f64 = 117.0;
     /// Energy per DRAM byte on a GDDR board, in pJ (A40 fit; the L40 held out).
-    pub const GDDR_BYTE_PJ: f64 = 72.0;
+    pub const GDDR_BYTE_PJ: f64 = 69.0;
     /// A GDDR interface's draw while a kernel runs, per bit of memory bus, in W: the A40's
     /// fitted 112.2 W over its 384-bit bus (the L40 held out, with the same bus).
     pub const GDDR_INTERFACE_W_PER_BUS_BIT: f64 = 112.2 / 384.0;
@@ -186,14 +186,16 @@ mod tests {
         let e = estimate(&Work { lane_instructions: 0.0, dram_bytes: 1e12 }, 1e6, &board(Memory::Gddr));
         let interface = 384.0 * fitted::GDDR_INTERFACE_W_PER_BUS_BIT;
         assert!((interface - 112.2).abs() < 1e-9);
-        assert!((e.watts - (60.0 + 72.0 + interface)).abs() < 1e-9, "{}", e.watts);
+        // 1e12 bytes in 1 s at the GDDR energy per byte (69 pJ): 69 W.
+        assert!((e.watts - (60.0 + 69.0 + interface)).abs() < 1e-9, "{}", e.watts);
     }
 
     #[test]
     fn an_lpddr_module_has_no_gddr_interface_draw() {
         let module = Board { name: "module".into(), tdp_w: 60.0, idle_w: 6.0, memory: Memory::Lpddr, bus_width_bits: 256.0 };
         let e = estimate(&Work { lane_instructions: 0.0, dram_bytes: 1e11 }, 1e6, &module);
-        assert!((e.watts - (6.0 + 7.2)).abs() < 1e-9, "{}", e.watts);
+        // 1e11 bytes in 1 s at GDDR's 69 pJ per byte: 6.9 W.
+        assert!((e.watts - (6.0 + 6.9)).abs() < 1e-9, "{}", e.watts);
         assert!(e.contributions.iter().all(|(n, _)| n != MEMORY_INTERFACE), "{:?}", e.contributions);
     }
 

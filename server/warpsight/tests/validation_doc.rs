@@ -1350,4 +1350,12 @@ const HELDOUT_NOTES: &str = "## Notes
   matrix-vector product with `x` in shared memory and the three-phase scans, which count
   their tiles with a ceiling division by `blockDim.x`); all sets unchanged at 88.8 % within
   1.5×, MAPE 16.4 → 16.3 %; the fitted corpus unchanged.
+- A twenty-seventh, from nvdisasm too: 64-bit integer additions, shifts and comparisons are
+  two SASS instructions each and a 64-bit multiply three (the pointer bumps and `size_t`
+  counters of loops; docs/profile.md, expansions). Rows moved by at most 2.5 %, all up, the
+  most the PMPP 2-D convolutions (0.83-0.92 → 0.85-0.95 on the Ampere cards); all sets
+  88.8 % within 1.5× and MAPE 16.3 % before and after, the fitted corpus unchanged. With
+  the roofline sweep's lane instructions counted so, the activity power model's refit
+  (docs/power.md) moves the GDDR energy per byte from 72 to 69 pJ; the power rows above
+  moved by less than 1 %.
 ";
