@@ -65,8 +65,9 @@
 //!    instruction's own, as a chain its readers wait for. 64-bit integer arithmetic is two
 //!    32-bit halves (nvdisasm of a `size_t` grid-stride loop, sm_86): an `add`/`sub` is
 //!    `IADD3` and `IADD3.X`, a `shl.b64` `IMAD.SHL.U32` and `SHF.L.U64.HI`, a 64-bit
-//!    comparison `ISETP` and `ISETP.EX`, a `mul.lo.s64` three `IMAD`s; a 64-bit add that
-//!    absorbed a `mul.wide` (item 5) is one `IMAD.WIDE`.
+//!    comparison `ISETP` and `ISETP.EX`, an `and`/`or`/`xor.b64` two `LOP3.LUT`, a
+//!    `mul.lo.s64` three `IMAD`s; a 64-bit add that absorbed a `mul.wide` (item 5) is one
+//!    `IMAD.WIDE`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -294,7 +295,8 @@ pub fn analyse(func: &Function) -> Folding {
 }
 
 /// The second half of a 64-bit integer instruction (item 6): one more integer instruction
-/// for an `add`, `sub`, 64-bit shift or comparison, two more for a `mul.lo`.
+/// for an `add`, `sub`, bitwise operation, 64-bit shift or comparison, two more for a
+/// `mul.lo`.
 fn wide_integer_halves(instr: &ptx_ir::Instr) -> Option<&'static [(InstrClass, u32)]> {
     const ONE: &[(InstrClass, u32)] = &[(InstrClass::IntAlu, 1)];
     const TWO: &[(InstrClass, u32)] = &[(InstrClass::IntAlu, 2)];
@@ -303,7 +305,7 @@ fn wide_integer_halves(instr: &ptx_ir::Instr) -> Option<&'static [(InstrClass, u
     }
     let wide = instr.modifiers().any(|m| matches!(m, "s64" | "u64" | "b64"));
     match instr.base() {
-        "add" | "sub" | "setp" if wide => Some(ONE),
+        "add" | "sub" | "setp" | "and" | "or" | "xor" | "not" | "neg" if wide => Some(ONE),
         "shl" | "shr" if wide => Some(ONE),
         "mul" if wide && instr.has_modifier("lo") => Some(TWO),
         _ => None,
@@ -642,13 +644,15 @@ mod tests {
              setp.lt.u64 %p1, %rd5, %rd4;
              mul.wide.u32 %rd6, %r1, 4;
              add.s64 %rd7, %rd1, %rd6;
+             xor.b64 %rd8, %rd5, %rd3;
+             st.global.u64 [%rd1], %rd8;
              @%p1 st.global.u32 [%rd7], %r1;",
         );
         let f = &m.functions[0];
         let fold = analyse(f);
         let mut halves: Vec<(String, u32)> = fold.expansions.iter().map(|(id, e)| (f.instrs[*id as usize].opcode.to_string(), e.iter().map(|(_, k)| k).sum())).collect();
         halves.sort();
-        assert_eq!(halves, vec![("add.s64".to_string(), 1), ("mul.lo.s64".to_string(), 2), ("setp.lt.u64".to_string(), 1), ("shl.b64".to_string(), 1)]);
+        assert_eq!(halves, vec![("add.s64".to_string(), 1), ("mul.lo.s64".to_string(), 2), ("setp.lt.u64".to_string(), 1), ("shl.b64".to_string(), 1), ("xor.b64".to_string(), 1)]);
         assert_eq!(fold.wide_multiply_adds.len(), 1);
     }
 
