@@ -1324,7 +1324,7 @@ pub fn estimate(
         {
             cycles = warps_on_sm * n * per_instr;
             detail = format!(
-                "{:.0} tensor-core warp instructions per SM of {fmas:.0} multiply-adds each at {:.0} dense FP16 multiply-adds per cycle ({per_instr:.1} cycles each)",
+                "{:.0} tensor-core warp instructions per SM of {fmas:.0} multiply-adds each, {per_instr:.1} cycles each at the rate of their input and accumulator types (the SM's dense FP16 rate: {:.0} multiply-adds per cycle)",
                 warps_on_sm * n,
                 p.tensor_fma_per_clk.unwrap_or(0.0)
             );
