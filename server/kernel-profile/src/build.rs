@@ -472,15 +472,21 @@ fn wmma_global_split(space: Space, c: &access::Collective, cc: (u32, u32)) -> f6
 /// The allocations the launch names ([`LaunchConfig::array_bytes`]) by parameter index,
 /// under the names `--arg` accepts (the CUDA name, the PTX name, `param_N`, `N`).
 fn resolve_array_bytes(func: &Function, bytes: &BTreeMap<String, u64>, source_names: &[String]) -> HashMap<u32, u64> {
-    let mut res = HashMap::new();
     if bytes.is_empty() {
-        return res;
+        return HashMap::new();
     }
+    by_parameter(func, bytes, source_names)
+}
+
+/// The values of `named` by parameter index, each parameter found under the names `--arg`
+/// accepts: its CUDA name, its PTX name, `param_N` and `N`.
+fn by_parameter<V: Copy>(func: &Function, named: &BTreeMap<String, V>, source_names: &[String]) -> HashMap<u32, V> {
+    let mut res = HashMap::new();
     for (idx, p) in func.params.iter().enumerate() {
         let idx_s = idx.to_string();
         let short = format!("param_{idx}");
         let keys = [source_names.get(idx).map(String::as_str), Some(p.name.as_str()), Some(short.as_str()), Some(idx_s.as_str())];
-        if let Some(v) = keys.iter().flatten().find_map(|k| bytes.get(*k)) {
+        if let Some(v) = keys.iter().flatten().find_map(|k| named.get(*k)) {
             res.insert(idx as u32, *v);
         }
     }
@@ -493,15 +499,7 @@ fn resolve_args(
     source_names: &[String],
     assumptions: &mut Vec<String>,
 ) -> HashMap<u32, i64> {
-    let mut res = HashMap::new();
-    for (idx, p) in func.params.iter().enumerate() {
-        let idx_s = idx.to_string();
-        let short = format!("param_{idx}");
-        let keys = [source_names.get(idx).map(String::as_str), Some(p.name.as_str()), Some(short.as_str()), Some(idx_s.as_str())];
-        if let Some(v) = keys.iter().flatten().find_map(|k| args.get(*k)) {
-            res.insert(idx as u32, *v);
-        }
-    }
+    let res = by_parameter(func, args, source_names);
     let known: HashSet<String> = func
         .params
         .iter()

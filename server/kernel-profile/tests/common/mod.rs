@@ -29,30 +29,17 @@ pub fn profile_text(text: &str, file: &str, kernel: &str, grid: [u32; 3], block:
 
 /// [`profile_text`] with the profile's options (the default trip count, ...).
 pub fn profile_with(text: &str, file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], options: &ProfileOptions) -> KernelProfile {
-    let text = text.to_string();
-    let (module, errors) = ptx_ir::parse_and_lower(&text);
-    assert!(errors.is_empty(), "{file}: {errors:?}");
-    let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
-    let input = ProfileInput {
-        module: &module,
-        kernel: &name,
-        gpu_id: "a100-sxm4-80gb",
-        compute_capability: (8, 0),
-        launch: LaunchConfig {
-            grid,
-            block,
-            dynamic_smem: 0,
-            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-            footprint_bytes: None, array_bytes: Default::default(), source: LaunchSource::Setting,
-        },
-        resources: None,
-        source_param_names: &[],
-        demangled: None,
-        options,
+    let launch = LaunchConfig {
+        grid,
+        block,
+        dynamic_smem: 0,
+        args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+        footprint_bytes: None,
+        array_bytes: Default::default(),
+        source: LaunchSource::Setting,
     };
-    kernel_profile::build(&input).expect("profile")
+    profile_launch(text, file, kernel, (8, 0), launch, options)
 }
-
 
 /// [`profile_text`] with the bytes the host allocates for pointer arguments, by name
 /// (`LaunchConfig::array_bytes`).
@@ -73,6 +60,20 @@ pub fn profile_stated(
     allocated: &[(&str, u64)],
     footprint: Option<u64>,
 ) -> KernelProfile {
+    let launch = LaunchConfig {
+        grid,
+        block,
+        dynamic_smem: 0,
+        args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+        footprint_bytes: footprint,
+        array_bytes: allocated.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        source: LaunchSource::Setting,
+    };
+    profile_launch(text, file, kernel, cc, launch, &ProfileOptions::default())
+}
+
+/// The profile of `kernel` in the PTX `text` for compute capability `cc` under `launch`.
+fn profile_launch(text: &str, file: &str, kernel: &str, cc: (u32, u32), launch: LaunchConfig, options: &ProfileOptions) -> KernelProfile {
     let (module, errors) = ptx_ir::parse_and_lower(text);
     assert!(errors.is_empty(), "{file}: {errors:?}");
     let name = module.kernels().find(|k| k.name.contains(kernel)).unwrap_or_else(|| panic!("no kernel {kernel} in {file}")).name.clone();
@@ -81,19 +82,11 @@ pub fn profile_stated(
         kernel: &name,
         gpu_id: "a100-sxm4-80gb",
         compute_capability: cc,
-        launch: LaunchConfig {
-            grid,
-            block,
-            dynamic_smem: 0,
-            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-            footprint_bytes: footprint,
-            array_bytes: allocated.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            source: LaunchSource::Setting,
-        },
+        launch,
         resources: None,
         source_param_names: &[],
         demangled: None,
-        options: &ProfileOptions::default(),
+        options,
     };
     kernel_profile::build(&input).expect("profile")
 }
