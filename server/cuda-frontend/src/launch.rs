@@ -473,6 +473,15 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
             if a.launch.dynamic_smem.is_some() && (is_launch_ann || site.dynamic_smem.is_none()) {
                 site.dynamic_smem = a.launch.dynamic_smem;
             }
+            // `bytes.NAME`: the annotation's allocation of a parameter, over the host code's
+            // for the launch's own annotation, where the host code has none for the kernel's.
+            for (name, bytes) in &a.launch.array_bytes {
+                match site.allocations.iter_mut().find(|(n, _)| n == name) {
+                    Some(entry) if is_launch_ann => entry.1 = *bytes,
+                    Some(_) => {}
+                    None => site.allocations.push((name.clone(), *bytes)),
+                }
+            }
             if !is_launch_ann && site.annotation_line.is_none() {
                 site.annotation_line = Some(a.line);
             }
@@ -557,7 +566,7 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
             template_args: Vec::new(),
             reasons: Vec::new(),
             loop_line: None,
-            allocations: Vec::new(),
+            allocations: a.launch.array_bytes.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         });
     }
     sites.sort_by_key(|s| (s.line, s.column));

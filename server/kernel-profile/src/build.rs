@@ -374,7 +374,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     for (i, bytes) in &allocation_uses {
         let name = input.source_param_names.get(*i as usize).cloned().or_else(|| func.params.get(*i as usize).map(|p| p.name.clone())).unwrap_or_default();
         assumptions.push(format!(
-            "data-dependent accesses through `{name}` range over the {bytes} bytes the host code allocates for it before the launch: served by the cache level that holds that much"
+            "data-dependent accesses through `{name}` range over its allocation of {bytes} bytes (the host code's before the launch, or an annotation's `bytes.{name}`): served by the cache level that holds that much"
         ));
     }
     if n_irregular > 0 {

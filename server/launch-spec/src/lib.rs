@@ -233,20 +233,26 @@ pub enum Key<'t> {
     Smem,
     /// `footprint`: bytes the data-dependent accesses range over.
     Footprint,
+    /// `bytes.NAME`: bytes allocated for pointer argument NAME (what a data-dependent
+    /// access through it ranges over).
+    Bytes(&'t str),
     /// A kernel argument or source variable.
     Value(&'t str),
 }
 
 impl<'t> Key<'t> {
     /// The key of an item: `grid`, `block`, `smem`/`dynamic_smem`/`dyn_smem`, `footprint`,
-    /// or a name.
+    /// `bytes.NAME`, or a name.
     pub fn of(key: &'t str) -> Key<'t> {
         match key {
             "grid" => Key::Grid,
             "block" => Key::Block,
             "smem" | "dynamic_smem" | "dyn_smem" => Key::Smem,
             "footprint" => Key::Footprint,
-            _ => Key::Value(key),
+            _ => match key.strip_prefix("bytes.") {
+                Some(name) => Key::Bytes(name),
+                None => Key::Value(key),
+            },
         }
     }
 }
@@ -281,6 +287,18 @@ pub fn parse_items(text: &str, eval: &mut Eval<'_>) -> (PartialLaunch, Vec<Strin
                 Ok(v) => launch.footprint = Some(v),
                 Err(e) => errors.push(format!("{key} {e}")),
             },
+            Key::Bytes(name) => {
+                if !valid_arg_name(name) {
+                    errors.push(format!("`{item}`: `{name}` is not a name"));
+                    continue;
+                }
+                match parse_footprint_with(value, eval) {
+                    Ok(v) => {
+                        launch.array_bytes.insert(name.to_string(), v);
+                    }
+                    Err(e) => errors.push(format!("{key} {e}")),
+                }
+            }
             Key::Value(name) => {
                 if !valid_arg_name(name) {
                     errors.push(format!("`{item}`: `{name}` is not a name"));
@@ -673,6 +691,15 @@ mod tests {
         for bad in ["footprint=0", "footprint=-1", "footprint=x", "footprint=(1<<62)"] {
             let (l, errors) = parse_items(bad, &mut eval_const);
             assert_eq!((l.footprint, errors.len()), (None, 1), "{bad}: {errors:?}");
+        }
+        // `bytes.NAME`: a pointer argument's allocation, as a footprint is read.
+        let (l, errors) = parse_items("bytes.x=16<<20 bytes.bins=1024", &mut eval_const);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(l.array_bytes, [("bins".to_string(), 1024), ("x".to_string(), 16 << 20)].into());
+        assert!(!l.is_empty());
+        for bad in ["bytes.x=0", "bytes.=4", "bytes.1x=4"] {
+            let (l, errors) = parse_items(bad, &mut eval_const);
+            assert_eq!((l.array_bytes.len(), errors.len()), (0, 1), "{bad}: {errors:?}");
         }
         let (l, _) = parse_items("dynamic_smem=8 dyn_smem=16", &mut eval_const);
         assert_eq!(l.dynamic_smem, Some(16));

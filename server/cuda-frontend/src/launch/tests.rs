@@ -511,6 +511,28 @@ int main(int argc, char **argv) {
     assert_eq!(l.partial().array_bytes.get("col"), Some(&(16 * n * 4)));
 }
 
+/// An annotation's `bytes.NAME` states a parameter's allocation: on a kernel it is the
+/// annotation site's, on a launch it replaces what the host code gives.
+#[test]
+fn annotations_state_allocations() {
+    let src = "\
+// warpsight: grid=64 block=256 n=1024 bytes.x=4096
+__global__ void gather(const int *idx, const float *x, float *y, int n);
+int main() {
+    float *x;
+    cudaMalloc(&x, 1024 * sizeof(float));
+    // warpsight: bytes.x=8192
+    gather<<<4, 256>>>(0, x, 0, 1024);
+    return 0;
+}
+";
+    let s = scan_source(src, &[]);
+    let annotated = s.sites_for("gather").find(|l| l.origin == SiteOrigin::Annotation).expect("the kernel's annotation site");
+    assert_eq!(annotated.allocations, vec![("x".to_string(), 4096)]);
+    let launch = only_site(&s, "gather");
+    assert_eq!(launch.allocations, vec![("x".to_string(), 8192)]);
+}
+
 /// `thrust::device_vector<T> v(n)` is n elements of T, passed as
 /// `thrust::raw_pointer_cast(v.data())`, `thrust::raw_pointer_cast(&v[0])` or
 /// `v.data().get()`; a vector built from a host vector has no size that folds.
