@@ -17,7 +17,7 @@ use kernel_profile::{LaunchConfig, LaunchSource};
 pub const DEFAULT_BLOCK: [u32; 3] = [256, 1, 1];
 pub const DEFAULT_GRID: [u32; 3] = [1024, 1, 1];
 
-pub use launch_spec::{ArgValue, PartialLaunch, dims_from_parts, dims_spec, display_dims, eval_const, float_literal, parse_arg, parse_dims, parse_footprint, parse_int, parse_items};
+pub use launch_spec::{ArgValue, PartialLaunch, dims_from_parts, dims_spec, display_dims, eval_const, float_literal, parse_arg, parse_dims, parse_footprint, parse_int, parse_items, valid_arg_name};
 
 /// An annotation comment found in a text, with the byte offset of its line.
 #[derive(Debug, Clone, PartialEq)]

@@ -40,6 +40,11 @@ pub struct LaunchArgs {
     /// that much (the annotation key `footprint`).
     #[arg(long, value_name = "BYTES")]
     pub footprint: Option<String>,
+    /// Bytes allocated for pointer parameter NAME (repeatable), e.g. `x=16<<20`: what a
+    /// data-dependent access through it ranges over (a gather `x[col[k]]`); names as for
+    /// `--arg` (the annotation key `bytes.NAME`).
+    #[arg(long = "bytes", value_name = "NAME=BYTES")]
+    pub array_bytes: Vec<String>,
     /// The kernel is launched from a CUDA graph (`cudaGraphLaunch`): each launch costs the
     /// graph's per-kernel overhead instead of a stream launch's (docs/models/bottleneck.md).
     #[arg(long)]
@@ -122,6 +127,11 @@ impl LaunchArgs {
         s.launch.dynamic_smem = self.dyn_smem;
         if let Some(f) = &self.footprint {
             s.launch.footprint = Some(analysis::launch::parse_footprint(f).map_err(|e| anyhow::anyhow!("--footprint {e}"))?);
+        }
+        for item in &self.array_bytes {
+            let (name, value) = item.split_once('=').map(|(n, v)| (n.trim(), v.trim())).filter(|(n, _)| analysis::launch::valid_arg_name(n)).ok_or_else(|| anyhow::anyhow!("--bytes `{item}`: expected NAME=BYTES with a parameter name"))?;
+            let bytes = analysis::launch::parse_footprint(value).map_err(|e| anyhow::anyhow!("--bytes {name}: {e}"))?;
+            s.launch.array_bytes.insert(name.to_string(), bytes);
         }
         for a in &self.args {
             match cuda_frontend::launch::parse_arg(a) {

@@ -223,3 +223,23 @@ fn a_stated_footprint_picks_the_cache_level_of_a_pointer_chase() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--footprint"), "{err}");
 }
+
+/// `--bytes NAME=BYTES` states a pointer parameter's allocation: the report carries it and a
+/// data-dependent load through that parameter takes it as the span it ranges over; a bad
+/// item is a usage error.
+#[test]
+fn stated_allocations_reach_the_report_and_the_gathers() {
+    let ptx = "server/kernel-profile/tests/ptx/gather.ptx";
+    let (code, out, err) = warpsight(&["analyze", ptx, "--format", "json", "--gpu", "a100-sxm4-80gb", "--grid", "16384", "--block", "256", "--arg", "param_5=4194304", "--bytes", "param_3=16<<20"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_slice(&out).expect("json");
+    let spmv = doc["files"][0]["kernels"].as_array().expect("kernels").iter().find(|k| k["name"].as_str().is_some_and(|n| n.contains("spmv_csr"))).expect("spmv_csr");
+    assert_eq!(spmv["launch"]["array_bytes"]["param_3"].as_u64(), Some(16 << 20), "{}", spmv["launch"]);
+    let spans: Vec<u64> = spmv["memory_accesses"].as_array().expect("accesses").iter().filter_map(|a| a["data_span_bytes"].as_u64()).collect();
+    assert!(!spans.is_empty() && spans.iter().all(|s| *s == 16 << 20), "{spans:?}");
+    for bad in ["param_3", "param_3=0", "3x=4"] {
+        let (code, _, err) = warpsight(&["analyze", ptx, "--bytes", bad]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("--bytes"), "{err}");
+    }
+}
