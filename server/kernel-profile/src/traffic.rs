@@ -528,20 +528,11 @@ fn reuse_gap(p: &AddressPattern, grid: [u32; 3]) -> f64 {
 /// sector requested), whatever the block's whole footprint (which the capacity rule
 /// compares with L1); otherwise in proportion. Returns the requested sectors so served.
 fn near_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], warps: f64, warps_per_sm: f64, l1_bytes: f64) -> f64 {
-    let separate = |p: &AddressPattern| {
-        let sep = |c: i64| c == 0 || c.unsigned_abs() >= SECTOR_BYTES as u64;
-        p.tid.iter().all(|c| sep(*c)) && sep(p.lane) && p.tid_x_parts.iter().all(|t| sep(t.bytes))
-    };
     // Innermost loop of each load (the deepest with a step), and the step there.
     let mut groups: BTreeMap<u32, (i64, Vec<&MemoryAccess>)> = BTreeMap::new();
     for a in members {
-        let Some(p) = a.address.as_ref().filter(|p| separate(p)) else { continue };
-        let inner = p
-            .loops
-            .iter()
-            .filter(|l| l.bytes_per_iteration != 0)
-            .max_by_key(|l| loops.get(l.loop_index as usize).map_or(0, |i| i.depth));
-        if let Some(l) = inner {
+        let Some(p) = a.address.as_ref().filter(|p| lanes_in_own_sectors(p)) else { continue };
+        if let Some(l) = innermost_step(p, loops) {
             let g = groups.entry(l.loop_index).or_insert((l.bytes_per_iteration.abs(), Vec::new()));
             g.0 = g.0.min(l.bytes_per_iteration.abs());
             g.1.push(a);
@@ -556,20 +547,44 @@ fn near_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], war
     near
 }
 
+/// The innermost loop (the deepest) in which the address pattern moves, with its step.
+fn innermost_step<'p>(p: &'p AddressPattern, loops: &[crate::model::LoopInfo]) -> Option<&'p crate::model::LoopStride> {
+    p.loops.iter().filter(|l| l.bytes_per_iteration != 0).max_by_key(|l| loops.get(l.loop_index as usize).map_or(0, |i| i.depth))
+}
+
+/// Whether every lane-varying coefficient of the pattern is zero or a sector or more: the
+/// lanes of a request read sectors of their own (a row per thread).
+fn lanes_in_own_sectors(p: &AddressPattern) -> bool {
+    let sep = |c: i64| c == 0 || c.unsigned_abs() >= SECTOR_BYTES as u64;
+    p.tid.iter().all(|c| sep(*c)) && sep(p.lane) && p.tid_x_parts.iter().all(|t| sep(t.bytes))
+}
+
+/// The sectors one warp request of `a` moves: its active lanes' share of its sectors (at
+/// least one), one for a uniform access, at most its table's (`table_capped`).
+fn request_sectors(a: &MemoryAccess, active: f64) -> f64 {
+    let tpr = a.transactions_per_request.max(0.0);
+    table_capped(a, if a.class == AccessClass::Uniform { 1.0 } else { (tpr * active).max(1.0_f64.min(tpr)) })
+}
+
+/// The bytes a data-dependent atomic's address ranges over: its bounded index's table
+/// (`MemoryAccess::data_span_bytes`), else the launch's `footprint`.
+fn atomic_span(a: &MemoryAccess, launch: &crate::model::LaunchConfig) -> Option<f64> {
+    a.data_span_bytes.map(|b| b as f64).or(launch.footprint_bytes.map(|b| b as f64)).filter(|b| *b > 0.0)
+}
+
 /// The share of a block's lifetime data of a stream that it reads in one step of its
 /// innermost stepping loop `L`, as far as the blocks that share it read it in the same
 /// step: `F(1) / F(lifetime)` (one iteration of every loop against all of them, on one
 /// block), or `lag / T` when blocks along a grid dimension read each other's data `lag`
 /// iterations apart (a block coefficient that is a multiple of `L`'s step, `T` its
 /// trips: a 1-D sweep whose blocks start a tile apart), whichever is larger. `None` for a
-/// stream outside loops.
-fn step_share(stream: &Stream<'_>, loops: &[crate::model::LoopInfo], trips: &[f64], block: [u32; 3]) -> Option<f64> {
+/// stream outside loops. `life` is the stream's distinct sectors over one block's lifetime.
+fn step_share(stream: &Stream<'_>, loops: &[crate::model::LoopInfo], trips: &[f64], block: [u32; 3], life: f64) -> Option<f64> {
     let p = stream.members.first()?.address.as_ref()?;
-    let inner = p.loops.iter().filter(|l| l.bytes_per_iteration != 0).max_by_key(|l| loops.get(l.loop_index as usize).map_or(0, |i| i.depth))?;
+    let inner = innermost_step(p, loops)?;
     let t_l = trips.get(inner.loop_index as usize).copied().unwrap_or(1.0).max(1.0);
     let once = vec![1.0; trips.len()];
     let f1 = stream.sectors(&Extents { block, blocks: [1, 1, 1], trips: &once });
-    let life = stream.sectors(&Extents { block, blocks: [1, 1, 1], trips });
     if life <= 0.0 {
         return None;
     }
@@ -605,19 +620,12 @@ const WINDOW_MAX_ITERATIONS: u64 = 16;
 /// 128-byte lines: exact for rows of whole lines, optimistic for scattered sectors.
 /// Returns the requested sectors so served, over the grid.
 fn window_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], trips: &[f64], block: [u32; 3], warps: f64, sharing: f64, l1_bytes: f64) -> f64 {
-    let near_takes = |p: &AddressPattern, step: i64| {
-        let sep = |c: i64| c == 0 || c.unsigned_abs() >= SECTOR_BYTES as u64;
-        p.tid.iter().all(|c| sep(*c)) && sep(p.lane) && p.tid_x_parts.iter().all(|t| sep(t.bytes)) && (step.unsigned_abs() as f64) < SECTOR_BYTES
-    };
+    // What `near_rereads` takes: lanes in sectors of their own, stepping less than a sector.
+    let near_takes = |p: &AddressPattern, step: i64| lanes_in_own_sectors(p) && (step.unsigned_abs() as f64) < SECTOR_BYTES;
     let mut groups: BTreeMap<u32, Vec<&MemoryAccess>> = BTreeMap::new();
     for a in members {
         let Some(p) = a.address.as_ref() else { continue };
-        let inner = p
-            .loops
-            .iter()
-            .filter(|l| l.bytes_per_iteration != 0)
-            .max_by_key(|l| loops.get(l.loop_index as usize).map_or(0, |i| i.depth));
-        if let Some(l) = inner.filter(|l| !near_takes(p, l.bytes_per_iteration)) {
+        if let Some(l) = innermost_step(p, loops).filter(|l| !near_takes(p, l.bytes_per_iteration)) {
             groups.entry(l.loop_index).or_default().push(a);
         }
     }
@@ -805,7 +813,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // Lanes a guard leaves idle request nothing: a warp's request touches the sectors
         // (and contends on the address) of its active lanes only, at least one.
         let active = a.active_share();
-        let sectors = table_capped(a, if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) });
+        let sectors = request_sectors(a, active);
         let same_address = |n: Option<u32>| n.map(|n| (f64::from(n.max(1)) * active).max(1.0));
         let l1_wavefronts = a.active_l1_wavefronts();
         match (a.space, a.kind) {
@@ -825,7 +833,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 // `footprint`: a histogram whose inputs all fall in one bin) puts the active
                 // lanes on its words evenly, one at a time per word.
                 let span_lanes = || {
-                    let span = a.data_span_bytes.map(|b| b as f64).or(launch.footprint_bytes.map(|b| b as f64)).filter(|b| *b > 0.0)?;
+                    let span = atomic_span(a, launch)?;
                     Some((32.0 * active / (span / 4.0).ceil().max(1.0)).max(1.0))
                 };
                 let serial = if kind == AccessKind::Atomic && a.warp_aggregated != Some(true) { same_address(a.same_address_lanes).or_else(span_lanes).unwrap_or(1.0) } else { 1.0 };
@@ -869,9 +877,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             }
             (_, AccessKind::Atomic) => {
                 t.atomic_requests += requests;
-                // The bytes a data-dependent address ranges over: its bounded index's
-                // table (`MemoryAccess::data_span_bytes`), else the launch's `footprint`.
-                let span = a.data_span_bytes.map(|b| b as f64).or(launch.footprint_bytes.map(|b| b as f64)).filter(|b| *b > 0.0);
+                let span = atomic_span(a, launch);
                 // ptxas's warp aggregation: one operation per request by one lane.
                 let lanes_on_one = if a.warp_aggregated == Some(true) { Some(1.0) } else { same_address(a.same_address_lanes) };
                 let serialised = match (lanes_on_one, span) {
@@ -949,7 +955,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         let requests = a.executions.max(0.0) * warps;
         // Only the active lanes' sectors, as above.
         let active = a.active_share();
-        let sectors = table_capped(a, if a.class == AccessClass::Uniform { 1.0 } else { (a.transactions_per_request.max(0.0) * active).max(1.0_f64.min(a.transactions_per_request.max(0.0))) });
+        let sectors = request_sectors(a, active);
         match &a.address {
             Some(p) if !p.partial && a.class != AccessClass::Irregular => {
                 streams.entry((p.base.clone(), p.tid, p.ctaid, p.lane, a.kind == AccessKind::Store)).or_default().push(a);
@@ -1005,9 +1011,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             e.store_grid += reach * s.sectors(&grid_ext);
             e.store_sectors += requested;
         } else {
-            let lifetime = reach * s.sectors(&block_ext);
+            let block_sectors = s.sectors(&block_ext);
+            let lifetime = reach * block_sectors;
             e.block += lifetime;
-            step_data += lifetime * step_share(&s, &profile.loops, &trips, launch.block).unwrap_or(1.0);
+            step_data += lifetime * step_share(&s, &profile.loops, &trips, launch.block, block_sectors).unwrap_or(1.0);
             lifetime_data += lifetime;
             e.window += reach * s.sectors(&window_ext);
             e.grid += reach * s.sectors(&grid_ext);

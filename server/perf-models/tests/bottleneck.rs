@@ -700,6 +700,18 @@ fn the_bottleneck_model_is_the_headline_on_database_gpus() {
 
 /// Calibration samples of `profiles` on `g`, "measured" as the model predicts them with
 /// the parameters `truth`.
+/// Vector adds launched as `(grid, block, dynamic shared memory)`.
+fn vector_adds<const N: usize>(launches: [(u64, u64, u32); N]) -> Vec<KernelProfile> {
+    launches
+        .iter()
+        .map(|&(grid, block, smem)| {
+            let mut p = vector_add();
+            launch(&mut p, grid as u32, block as u32, smem);
+            p
+        })
+        .collect()
+}
+
 fn timed_by<'a>(truth: &Params, profiles: &'a [KernelProfile], g: &gpu_spec::Gpu) -> Vec<perf_models::bottleneck::calibrate::Sample<'a>> {
     profiles
         .iter()
@@ -723,12 +735,7 @@ fn calibration_recovers_the_parameters_behind_the_measurements() {
     let mut truth = base.clone();
     truth.dram_efficiency = 0.7;
     truth.block_overhead_ns = 600.0;
-    let mut profiles = Vec::new();
-    for (block, smem) in [(32, 70_000), (64, 70_000), (128, 0), (256, 0), (512, 40_000), (1024, 0)] {
-        let mut p = vector_add();
-        launch(&mut p, ((1u64 << 24) / block) as u32, block as u32, smem);
-        profiles.push(p);
-    }
+    let profiles = vector_adds([(32, 70_000), (64, 70_000), (128, 0), (256, 0), (512, 40_000), (1024, 0)].map(|(block, smem)| ((1u64 << 24) / block, block, smem)));
     let samples = timed_by(&truth, &profiles, &g);
     let before = mean_abs_log_error(&samples, &base);
     let f = fit(&samples, &base);
@@ -753,12 +760,7 @@ fn calibration_finds_a_slow_hosts_launch_overhead() {
     let mut truth = base.clone();
     truth.launch_overhead_us = 5.0;
     assert!((base.launch_overhead_us - truth.launch_overhead_us).abs() > 2.0, "the database value must differ: {}", base.launch_overhead_us);
-    let mut profiles = Vec::new();
-    for (n, block) in [(1u64 << 12, 128u64), (1 << 14, 256), (1 << 16, 256), (1 << 18, 512), (1 << 20, 1024), (1 << 22, 256)] {
-        let mut p = vector_add();
-        launch(&mut p, n.div_ceil(block) as u32, block as u32, 0);
-        profiles.push(p);
-    }
+    let profiles = vector_adds([(1u64 << 12, 128u64), (1 << 14, 256), (1 << 16, 256), (1 << 18, 512), (1 << 20, 1024), (1 << 22, 256)].map(|(n, block)| (n.div_ceil(block), block, 0)));
     let samples = timed_by(&truth, &profiles, &g);
     let f = fit(&samples, &base);
     assert!((f.params.launch_overhead_us - 5.0).abs() < 0.5, "fitted {} µs", f.params.launch_overhead_us);

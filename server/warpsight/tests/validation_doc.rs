@@ -1296,7 +1296,9 @@ const HELDOUT_NOTES: &str = "## Notes
   lifetimes. Now a block's reads of what its last iterations read come from L1 when those
   iterations fit, and the blocks of the first wave, which start together, share their data
   through the L2 one step apart (docs/profile.md, `window_rereads` and `step_share`): 850 µs,
-  L2-bound, DRAM 626 µs. Here the first-wave rule moved the GEMMs whose first wave is a large
+  L2-bound, DRAM 626 µs; 707 µs once a reload of an address the iteration already read
+  comes from L1 too (a one-off run of the probe; the traffic test checks its DRAM and L1
+  shares at 256³). Here the first-wave rule moved the GEMMs whose first wave is a large
   part of their blocks: the tensor-core GEMM on the RTX 3090 (a sixth and a quarter of its
   1024 blocks) from 0.74 and 1.10 to 0.64 and 0.87 (the doubt of the note on its two rows
   above, half taken up: later waves keep the lifetime rule), the 64 × 64 register-blocked

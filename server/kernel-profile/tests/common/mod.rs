@@ -29,16 +29,20 @@ pub fn profile_text(text: &str, file: &str, kernel: &str, grid: [u32; 3], block:
 
 /// [`profile_text`] with the profile's options (the default trip count, ...).
 pub fn profile_with(text: &str, file: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], options: &ProfileOptions) -> KernelProfile {
-    let launch = LaunchConfig {
+    profile_launch(text, file, kernel, (8, 0), launch_config(grid, block, args, &[], None), options)
+}
+
+/// A launch stated by the test: its arguments, allocations and footprint.
+fn launch_config(grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)], allocated: &[(&str, u64)], footprint: Option<u64>) -> LaunchConfig {
+    LaunchConfig {
         grid,
         block,
         dynamic_smem: 0,
         args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-        footprint_bytes: None,
-        array_bytes: Default::default(),
+        footprint_bytes: footprint,
+        array_bytes: allocated.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         source: LaunchSource::Setting,
-    };
-    profile_launch(text, file, kernel, (8, 0), launch, options)
+    }
 }
 
 /// [`profile_text`] with the bytes the host allocates for pointer arguments, by name
@@ -60,16 +64,7 @@ pub fn profile_stated(
     allocated: &[(&str, u64)],
     footprint: Option<u64>,
 ) -> KernelProfile {
-    let launch = LaunchConfig {
-        grid,
-        block,
-        dynamic_smem: 0,
-        args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-        footprint_bytes: footprint,
-        array_bytes: allocated.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-        source: LaunchSource::Setting,
-    };
-    profile_launch(text, file, kernel, cc, launch, &ProfileOptions::default())
+    profile_launch(text, file, kernel, cc, launch_config(grid, block, args, allocated, footprint), &ProfileOptions::default())
 }
 
 /// The profile of `kernel` in the PTX `text` for compute capability `cc` under `launch`.
