@@ -801,7 +801,8 @@ fn summary_of(est: power_model::PowerEstimate) -> PowerSummary {
 
 /// The activity model (`power_model::activity`): the kernel's lane instructions (each
 /// thread's dynamic count, as ptxas issues them, times the threads) and the bottleneck
-/// model's DRAM bytes over the headline time.
+/// model's DRAM bytes over the headline time, at the clock the bottleneck model ran at
+/// (lowered where the board's power limit binds, `perf_models::power_limit`).
 fn activity_power(profile: &KernelProfile, gpu: &gpu_spec::Gpu, models: &perf_models::Report) -> Option<power_model::PowerEstimate> {
     use power_model::activity;
     let memory = activity::Memory::from_mem_type(&gpu.mem_type)?;
@@ -810,6 +811,7 @@ fn activity_power(profile: &KernelProfile, gpu: &gpu_spec::Gpu, models: &perf_mo
     let work = activity::Work {
         lane_instructions: profile.counts.total_dynamic() * threads,
         dram_bytes: bottleneck.breakdown.get("dram_bytes").copied().unwrap_or(0.0),
+        clock_ratio: bottleneck.breakdown.get(perf_models::bottleneck::CLOCK_RATIO).copied().unwrap_or(1.0),
     };
     let board = activity::Board {
         name: gpu.name.clone(),

@@ -234,6 +234,10 @@ pub struct Params {
     /// where it takes one per two (GV100, TU10x, GA100: 16). Derived, not fitted: see
     /// gpu-data/architectures.toml and docs/models/bottleneck.md.
     pub register_reads_per_clk: Option<f64>,
+    /// The board's power limit and fixed draw, where gpu-data has them: a kernel whose
+    /// demand at the boost clock exceeds the limit runs at the clock that meets it
+    /// ([`crate::power_limit`]; [`estimate`]).
+    pub power_budget: Option<crate::power_limit::Budget>,
     /// Set when the parameters were fitted to the user's measurements.
     pub calibrated_on: Option<u32>,
     pub sources: Vec<String>,
@@ -437,6 +441,7 @@ impl Params {
             fp32_lsu_serial_share: mp(keys::FP32_LSU_SERIAL_SHARE).map_or(0.0, |v| v.min(1.0)),
             in_order_exposure: mp(keys::IN_ORDER_EXPOSURE).map_or(0.0, |v| v.min(1.0)),
             register_reads_per_clk: mp(keys::REGISTER_READS_PER_CLK),
+            power_budget: crate::power_limit::Budget::of(gpu),
             calibrated_on,
             sources,
         }
@@ -517,6 +522,9 @@ pub struct Estimate {
     pub chain_offchip_cycles: f64,
     /// Barrier-synchronised kernels only: the phase bound (module doc, "Barrier phases").
     pub phases: Option<Phases>,
+    /// The SM clock the estimate ran at, as a share of the boost clock: below 1 where the
+    /// board's power limit binds ([`estimate`]).
+    pub clock_ratio: f64,
 }
 
 /// The cache configuration the traffic estimate needs: L1 is the unified L1/shared
@@ -1198,8 +1206,50 @@ fn register_read_cycles(profile: &KernelProfile, p: &Params) -> Option<RegisterR
     (instructions > 0.0).then_some(RegisterReads { instructions, reads_per_clk })
 }
 
-/// The estimate with explicit parameters (what `calibrate` varies).
+/// The breakdown key of the clock share the estimate ran at (present only below 1).
+pub const CLOCK_RATIO: &str = "clock_ratio";
+
+/// The estimate with explicit parameters (what `calibrate` varies), at the clock the board
+/// can hold: where the power the kernel would draw at the boost clock
+/// ([`crate::power_limit::Budget::demand_w`]: the board's fixed draw, its instructions'
+/// and its DRAM bytes' energy over the time) exceeds the board's limit, the SM clock falls
+/// until the demand meets it, and every clock-bound term stretches with it (the DRAM term,
+/// the launch overhead and the per-block times in ns do not).
 pub fn estimate(
+    profile: &KernelProfile,
+    p: &Params,
+    resident_blocks_per_sm: u32,
+    caches: &CacheConfig,
+) -> Option<Estimate> {
+    let boost = estimate_at_clock(profile, p, resident_blocks_per_sm, caches)?;
+    let Some(budget) = p.power_budget.as_ref() else { return Some(boost) };
+    let lanes = lane_instructions(profile);
+    let demand = |e: &Estimate, x: f64| budget.demand_w(lanes, e.traffic.steady_dram_bytes(), e.time_us, x);
+    if demand(&boost, 1.0) <= budget.limit_w {
+        return Some(boost);
+    }
+    let at = |x: f64| -> Option<Estimate> {
+        let mut q = p.clone();
+        q.clock_hz *= x;
+        let mut e = estimate_at_clock(profile, &q, resident_blocks_per_sm, caches)?;
+        e.clock_ratio = x;
+        Some(e)
+    };
+    let ratio = crate::power_limit::clock_ratio(budget, |x| if x >= 1.0 { Some(demand(&boost, 1.0)) } else { at(x).map(|e| demand(&e, x)) });
+    match ratio {
+        Some(x) if x < 1.0 => at(x).or(Some(boost)),
+        _ => Some(boost),
+    }
+}
+
+/// Issued instructions times their active lanes: each thread's dynamic count, as ptxas
+/// issues them, times the threads (what the activity power model counts).
+fn lane_instructions(profile: &KernelProfile) -> f64 {
+    profile.counts.total_dynamic() * profile.launch.blocks() as f64 * profile.launch.threads_per_block() as f64
+}
+
+/// The estimate at the clock of `p` (`estimate` lowers it where the power limit binds).
+fn estimate_at_clock(
     profile: &KernelProfile,
     p: &Params,
     resident_blocks_per_sm: u32,
@@ -1588,6 +1638,7 @@ pub fn estimate(
         chain_cycles: chain,
         chain_offchip_cycles: chain_offchip,
         phases,
+        clock_ratio: 1.0,
     })
 }
 
@@ -1617,6 +1668,11 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     if let Some(ph) = est.phases {
         breakdown.insert("phase_us".into(), ph.us);
         breakdown.insert("phase_demand_cycles".into(), ph.demand_cycles);
+    }
+    let throttled = est.clock_ratio < 1.0;
+    if throttled {
+        breakdown.insert(CLOCK_RATIO.into(), est.clock_ratio);
+        breakdown.insert("clock_mhz".into(), p.clock_hz * est.clock_ratio / 1e6);
     }
     let top = est
         .terms
@@ -1666,8 +1722,29 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     } else {
         explanation
     };
+    let explanation = match (throttled, p.power_budget.as_ref()) {
+        (true, Some(b)) => format!(
+            "{explanation}; power-limited: at the {:.0} MHz boost clock the kernel would draw more than the board's {:.0} W, so it runs at {:.0} MHz ({:.0} %)",
+            p.clock_hz / 1e6,
+            b.limit_w,
+            p.clock_hz * est.clock_ratio / 1e6,
+            100.0 * est.clock_ratio
+        ),
+        _ => explanation,
+    };
     let mut assumptions = p.sources.clone();
     assumptions.extend(est.traffic.notes.iter().cloned());
+    if let (true, Some(b)) = (throttled, p.power_budget.as_ref()) {
+        assumptions.push(format!(
+            "power limit: the board draws {:.0} W while a kernel runs plus {} pJ per lane instruction (times the clock share, for the voltage) and {:.0} pJ per DRAM byte over the time; above its {:.0} W limit the clock falls until the demand meets it, to {:.0} % of the boost clock here (at least the base clock, {:.0} %; docs/models/bottleneck.md, \"Power limit\")",
+            b.fixed_w,
+            crate::power_limit::fitted::LANE_INSTRUCTION_PJ,
+            b.byte_pj,
+            b.limit_w,
+            100.0 * est.clock_ratio,
+            100.0 * b.min_clock_ratio
+        ));
+    }
     match p.calibrated_on {
         Some(n) => assumptions.push(format!("calibrated on {n} measurements")),
         None => assumptions.push(

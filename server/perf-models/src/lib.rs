@@ -16,6 +16,7 @@ pub mod bsp;
 pub mod consensus;
 pub mod gpu;
 pub mod guard;
+pub mod power_limit;
 pub mod prediction;
 pub mod roofline;
 pub mod scheduling;

@@ -127,14 +127,87 @@ fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
 }
 
 /// A full SM of `k` independent `opcode` instructions per thread: 64 blocks of 256
-/// threads per SM of `g`, the prediction.
-fn full_sm_of(g: &gpu_spec::Gpu, k: usize, class: InstrClass, opcode: &str) -> Prediction {
+/// threads per SM of `g`.
+fn full_sm_profile(g: &gpu_spec::Gpu, k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
     let mut p = fma_chain(k, class, opcode);
     for i in &mut p.blocks[0].instructions {
         i.deps.clear();
     }
     launch(&mut p, g.sm_count * 64, 256, 0);
-    bottleneck::predict(&p, g).expect("applies")
+    p
+}
+
+/// The prediction for [`full_sm_profile`] at the boost clock (the board's power limit
+/// left out: the datasheets' peaks are at the boost clock).
+fn full_sm_of(g: &gpu_spec::Gpu, k: usize, class: InstrClass, opcode: &str) -> Prediction {
+    let p = full_sm_profile(g, k, class, opcode);
+    let params = Params { power_budget: None, ..Params::from_gpu(g) };
+    predict_with(&p, g, &params)
+}
+
+/// The model on a database GPU with explicit parameters.
+fn predict_with(p: &KernelProfile, g: &gpu_spec::Gpu, params: &Params) -> Prediction {
+    let resident = perf_models::gpu::resident_blocks(p, g).expect("fits");
+    let est = bottleneck::estimate(p, params, resident, &bottleneck::cache_config(g, p, resident)).expect("applies");
+    bottleneck::prediction(&est, params)
+}
+
+/// Lane instructions of a profile (each thread's count times the threads), as the power
+/// limit counts them.
+fn lane_instructions(p: &KernelProfile) -> f64 {
+    p.counts.total_dynamic() * p.launch.blocks() as f64 * p.launch.threads_per_block() as f64
+}
+
+/// A full SM of FMAs on an L40 would draw more than its 300 W at the boost clock (its
+/// 142 SMs issue 45 T lane instructions a second, 440 W at 9.7 pJ each, over its fixed
+/// 177 W): it runs at the clock where the demand meets the limit, and its time stretches by
+/// the clock's share. Without the limit it runs at the boost clock.
+#[test]
+fn a_power_limited_board_runs_clock_bound_work_at_the_clock_that_meets_its_limit() {
+    let g = gpu("l40");
+    let p = full_sm_profile(&g, 512, InstrClass::Fp32, "fma.rn.f32");
+    let params = Params::from_gpu(&g);
+    let budget = params.power_budget.clone().expect("the L40 has a budget");
+    let boost = predict_with(&p, &g, &Params { power_budget: None, ..params.clone() });
+    let limited = bottleneck::predict(&p, &g).expect("applies");
+    let x = limited.breakdown[bottleneck::CLOCK_RATIO];
+    assert!(x > budget.min_clock_ratio && x < 0.8, "{x}");
+    assert!(!boost.breakdown.contains_key(bottleneck::CLOCK_RATIO));
+    assert!((limited.breakdown["clock_mhz"] - x * g.boost_clock_mhz).abs() < 1e-6);
+    let work = |pr: &Prediction| pr.time_us - pr.breakdown["launch_overhead_us"];
+    assert!((work(&limited) * x / work(&boost) - 1.0).abs() < 0.01, "{} vs {} at {x}", limited.time_us, boost.time_us);
+    // The demand at that clock is the limit (within the bisection's step).
+    let demand = |pr: &Prediction, x: f64| budget.demand_w(lane_instructions(&p), pr.breakdown["dram_bytes"], pr.time_us, x);
+    assert!(demand(&boost, 1.0) > budget.limit_w);
+    let at = demand(&limited, x);
+    assert!(at <= budget.limit_w && at > 0.99 * budget.limit_w, "{at}");
+    assert!(limited.explanation.contains("power-limited"), "{}", limited.explanation);
+    assert!(limited.assumptions.iter().any(|a| a.starts_with("power limit:")), "{:?}", limited.assumptions);
+}
+
+/// A DRAM-bound kernel on a board whose limit its demand exceeds: the clock falls until the
+/// instructions' share of the demand makes room, and the time stays the DRAM time (the
+/// bytes take as long at any clock).
+#[test]
+fn dram_bound_work_keeps_its_time_when_the_clock_falls() {
+    let mut g = gpu("l40");
+    let mut p = vector_add();
+    let n: u64 = 1 << 27;
+    launch(&mut p, (n / 256) as u32, 256, 0);
+    let free = bottleneck::predict(&p, &g).expect("applies");
+    assert!(!free.breakdown.contains_key(bottleneck::CLOCK_RATIO), "{}", free.explanation);
+    // A 120 W limit: the board's fixed draw (idle and the interface's share of its range)
+    // and the kernel's DRAM bytes and instructions exceed it at the boost clock.
+    g.tdp_w = 120.0;
+    let budget = Params::from_gpu(&g).power_budget.expect("budget");
+    assert!(budget.demand_w(lane_instructions(&p), free.breakdown["dram_bytes"], free.time_us, 1.0) > g.tdp_w, "{budget:?}");
+    let limited = bottleneck::predict(&p, &g).expect("applies");
+    let x = limited.breakdown[bottleneck::CLOCK_RATIO];
+    assert!(x < 1.0, "{x}");
+    assert_eq!(limited.bound, Bound::Dram, "{}", limited.explanation);
+    // The latency and issue terms stretch by 1/x and the smooth maximum feels them a little;
+    // the time does not follow the clock.
+    assert!(limited.time_us < 1.1 * free.time_us && limited.time_us * x < free.time_us, "{} vs {} at {x}", limited.time_us, free.time_us);
 }
 
 /// One warp per SM running a chain of dependent FMAs waits the FMA latency per

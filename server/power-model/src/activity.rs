@@ -28,60 +28,15 @@
 //! predicted times, shows every row against its measurement. What it does not know: tensor-core multiply-adds
 //! (a tensor instruction counts as one instruction per lane, so tensor-core kernels are
 //! under-estimated), FP64 and SFU instructions' higher energy, L2 and shared-memory
-//! traffic beyond what the instructions cost, the clock a GPU lowers to hold its limit.
-
-use serde::{Deserialize, Serialize};
+//! traffic beyond what the instructions cost. Where the demand exceeds the board's limit,
+//! the time model lowers the clock until it meets it (`perf_models::power_limit`); the
+//! estimate then takes the clock it ran at (`Work::clock_ratio`).
 
 use crate::{Confidence, PowerEstimate};
 
-/// The constants, fitted as the module documentation says.
-pub mod fitted {
-    /// Energy per active lane of an issued instruction, in pJ (A100 40 GB fit).
-    pub const LANE_INSTRUCTION_PJ: f64 = 9.7;
-    /// Energy per DRAM byte on an HBM board, in pJ (A100 40 GB fit; the H200 held out).
-    pub const HBM_BYTE_PJ: f64 = 117.0;
-    /// Energy per DRAM byte on a GDDR board, in pJ (A40 fit; the L40 held out).
-    pub const GDDR_BYTE_PJ: f64 = 69.0;
-    /// A GDDR interface's draw while a kernel runs, per bit of memory bus, in W: the A40's
-    /// fitted 112.2 W over its 384-bit bus (the L40 held out, with the same bus).
-    pub const GDDR_INTERFACE_W_PER_BUS_BIT: f64 = 112.2 / 384.0;
-}
-
-/// The memory a board has, as far as its power goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Memory {
-    /// HBM2, HBM2e, HBM3, HBM3e.
-    Hbm,
-    /// GDDR3 to GDDR7.
-    Gddr,
-    /// LPDDR4, LPDDR5 and DDR3 (Jetson modules, a GT 630): GDDR's energy per byte, an
-    /// estimate, and no interface draw of GDDR's size (a module's whole budget is 10-60 W).
-    Lpddr,
-}
-
-impl Memory {
-    /// From gpu-data's `mem_type` ("HBM2e", "GDDR6X", "LPDDR5", ...); `None` when unknown.
-    pub fn from_mem_type(mem_type: &str) -> Option<Memory> {
-        let t = mem_type.to_ascii_uppercase();
-        if t.starts_with("HBM") {
-            Some(Memory::Hbm)
-        } else if t.starts_with("GDDR") {
-            Some(Memory::Gddr)
-        } else if t.starts_with("LPDDR") || t.starts_with("DDR") {
-            Some(Memory::Lpddr)
-        } else {
-            None
-        }
-    }
-
-    /// Energy per DRAM byte, in pJ.
-    pub fn byte_pj(self) -> f64 {
-        match self {
-            Memory::Hbm => fitted::HBM_BYTE_PJ,
-            Memory::Gddr | Memory::Lpddr => fitted::GDDR_BYTE_PJ,
-        }
-    }
-}
+/// The constants and the memory kinds, shared with the time model's power limit
+/// (`perf_models::power_limit`, which holds them).
+pub use perf_models::power_limit::{Memory, fitted};
 
 /// The board: its power range and its memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,12 +49,22 @@ pub struct Board {
 }
 
 /// What one launch does.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Work {
     /// Issued instructions times their active lanes (per-thread dynamic count × threads).
     pub lane_instructions: f64,
     /// Bytes read from and written to DRAM.
     pub dram_bytes: f64,
+    /// The SM clock as a share of the boost clock, where the time model lowered it to hold
+    /// the board's limit (`perf_models::power_limit`): each instruction's energy is then
+    /// `power_limit::lane_energy_factor` of its boost-clock figure. 1 at the boost clock.
+    pub clock_ratio: f64,
+}
+
+impl Default for Work {
+    fn default() -> Work {
+        Work { lane_instructions: 0.0, dram_bytes: 0.0, clock_ratio: 1.0 }
+    }
 }
 
 /// Names of the contributions, as in [`PowerEstimate::contributions`].
@@ -131,14 +96,25 @@ pub fn estimate(work: &Work, time_us: f64, board: &Board) -> PowerEstimate {
     )];
     let usable = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
     let mut contributions = Vec::new();
+    let lane_pj = fitted::LANE_INSTRUCTION_PJ * perf_models::power_limit::lane_energy_factor(work.clock_ratio);
     if t.is_finite() && t > 0.0 {
-        contributions.push((INSTRUCTIONS.to_string(), usable(work.lane_instructions) * fitted::LANE_INSTRUCTION_PJ * 1e-12 / t));
+        contributions.push((INSTRUCTIONS.to_string(), usable(work.lane_instructions) * lane_pj * 1e-12 / t));
         contributions.push((DRAM_TRAFFIC.to_string(), usable(work.dram_bytes) * board.memory.byte_pj() * 1e-12 / t));
     } else {
         notes.push("no usable predicted time: only the idle draw".to_string());
     }
     if board.memory == Memory::Gddr {
-        contributions.push((MEMORY_INTERFACE.to_string(), usable(board.bus_width_bits) * fitted::GDDR_INTERFACE_W_PER_BUS_BIT));
+        contributions.push((MEMORY_INTERFACE.to_string(), board.memory.interface_w(board.bus_width_bits, board.tdp_w, board.idle_w)));
+    }
+    let clock_ratio = work.clock_ratio;
+    if clock_ratio.is_finite() && clock_ratio > 0.0 && clock_ratio < 1.0 {
+        notes.push(format!(
+            "the {} board holds its {:.0} W limit at {:.0} % of its boost clock: the predicted time is at that clock, and each instruction costs {:.1} pJ there (perf_models::power_limit)",
+            board.name,
+            board.tdp_w,
+            100.0 * clock_ratio,
+            lane_pj
+        ));
     }
     let base = usable(board.idle_w);
     let dynamic: f64 = contributions.iter().map(|(_, w)| w).sum();
@@ -149,7 +125,7 @@ pub fn estimate(work: &Work, time_us: f64, board: &Board) -> PowerEstimate {
             *w *= scale;
         }
         notes.push(format!(
-            "{:.0} W of demand exceeds the {} board's {:.0} W limit: the GPU lowers its clock to hold it (the predicted time assumes the boost clock), and the contributions are scaled to the limit",
+            "{:.0} W of demand exceeds the {} board's {:.0} W limit: the GPU lowers its clock to hold it (the predicted time assumes the clock the time model ran at), and the contributions are scaled to the limit",
             base + dynamic,
             board.name,
             limit
@@ -170,38 +146,38 @@ mod tests {
     #[test]
     fn power_is_the_idle_draw_plus_energy_over_time() {
         // 1e12 lane instructions and 1e9 DRAM bytes in 1 s on HBM: 9.7 W and 0.117 W.
-        let e = estimate(&Work { lane_instructions: 1e12, dram_bytes: 1e9 }, 1e6, &board(Memory::Hbm));
+        let e = estimate(&Work { lane_instructions: 1e12, dram_bytes: 1e9, ..Work::default() }, 1e6, &board(Memory::Hbm));
         assert!((e.watts - (60.0 + 9.7 + 0.117)).abs() < 1e-9, "{}", e.watts);
         assert_eq!(e.base_watts, 60.0);
         let sum: f64 = e.contributions.iter().map(|(_, w)| w).sum();
         assert!((e.base_watts + sum - e.watts).abs() < 1e-9);
         assert_eq!(e.contributions.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), [INSTRUCTIONS, DRAM_TRAFFIC]);
         // Half the time, twice the dynamic power.
-        let fast = estimate(&Work { lane_instructions: 1e12, dram_bytes: 1e9 }, 5e5, &board(Memory::Hbm));
+        let fast = estimate(&Work { lane_instructions: 1e12, dram_bytes: 1e9, ..Work::default() }, 5e5, &board(Memory::Hbm));
         assert!((fast.watts - 60.0 - 2.0 * (9.7 + 0.117)).abs() < 1e-9);
     }
 
     #[test]
     fn a_gddr_board_adds_its_interface_and_its_own_energy_per_byte() {
-        let e = estimate(&Work { lane_instructions: 0.0, dram_bytes: 1e12 }, 1e6, &board(Memory::Gddr));
+        let e = estimate(&Work { lane_instructions: 0.0, dram_bytes: 1e12, ..Work::default() }, 1e6, &board(Memory::Gddr));
         let interface = 384.0 * fitted::GDDR_INTERFACE_W_PER_BUS_BIT;
-        assert!((interface - 112.2).abs() < 1e-9);
-        // 1e12 bytes in 1 s at the GDDR energy per byte (69 pJ): 69 W.
-        assert!((e.watts - (60.0 + 69.0 + interface)).abs() < 1e-9, "{}", e.watts);
+        assert!((interface - 132.2).abs() < 1e-9);
+        // 1e12 bytes in 1 s at the GDDR energy per byte (44 pJ): 44 W.
+        assert!((e.watts - (60.0 + 44.0 + interface)).abs() < 1e-9, "{}", e.watts);
     }
 
     #[test]
     fn an_lpddr_module_has_no_gddr_interface_draw() {
         let module = Board { name: "module".into(), tdp_w: 60.0, idle_w: 6.0, memory: Memory::Lpddr, bus_width_bits: 256.0 };
-        let e = estimate(&Work { lane_instructions: 0.0, dram_bytes: 1e11 }, 1e6, &module);
-        // 1e11 bytes in 1 s at GDDR's 69 pJ per byte: 6.9 W.
-        assert!((e.watts - (6.0 + 6.9)).abs() < 1e-9, "{}", e.watts);
+        let e = estimate(&Work { lane_instructions: 0.0, dram_bytes: 1e11, ..Work::default() }, 1e6, &module);
+        // 1e11 bytes in 1 s at GDDR's 44 pJ per byte: 4.4 W.
+        assert!((e.watts - (6.0 + 4.4)).abs() < 1e-9, "{}", e.watts);
         assert!(e.contributions.iter().all(|(n, _)| n != MEMORY_INTERFACE), "{:?}", e.contributions);
     }
 
     #[test]
     fn demand_above_the_limit_is_held_at_the_limit_and_says_so() {
-        let e = estimate(&Work { lane_instructions: 1e14, dram_bytes: 0.0 }, 1e6, &board(Memory::Hbm));
+        let e = estimate(&Work { lane_instructions: 1e14, dram_bytes: 0.0, ..Work::default() }, 1e6, &board(Memory::Hbm));
         assert!((e.watts - 400.0).abs() < 1e-9, "{}", e.watts);
         let sum: f64 = e.contributions.iter().map(|(_, w)| w).sum();
         assert!((e.base_watts + sum - 400.0).abs() < 1e-9);
@@ -211,7 +187,7 @@ mod tests {
     #[test]
     fn degenerate_inputs_give_the_idle_draw_and_never_nan() {
         for t in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            let e = estimate(&Work { lane_instructions: f64::NAN, dram_bytes: -5.0 }, t, &board(Memory::Gddr));
+            let e = estimate(&Work { lane_instructions: f64::NAN, dram_bytes: -5.0, ..Work::default() }, t, &board(Memory::Gddr));
             assert!(e.watts.is_finite() && e.watts >= 60.0, "{t}: {}", e.watts);
         }
     }

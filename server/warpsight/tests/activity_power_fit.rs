@@ -5,8 +5,11 @@
 //! power at the measured times (docs/power.md). The lane instructions and DRAM bytes of
 //! each row are the model's own, read back from `warpsight validate`'s power terms (each
 //! contribution is its count times its energy over the predicted time; where the demand was
-//! capped at the board's limit, un-scaled). Prints the fit; fails when a constant in the
-//! source is more than 3 % from it.
+//! capped at the board's limit, un-scaled). Where the model ran a row at a clock below the
+//! boost clock to hold the board's limit (`predicted_clock_ratio`), each instruction's
+//! energy is the boost figure times `power_limit::lane_energy_factor` of that clock, in the
+//! counts read back and in the fit. Prints the fit; fails when a constant in the source is
+//! more than 3 % from it.
 #![allow(clippy::print_stderr, clippy::print_stdout)] // the skip message and the fit's table
 
 mod common;
@@ -22,6 +25,8 @@ struct Row {
     measured_s: f64,
     measured_w: f64,
     lanes: f64,
+    /// The share of its boost-clock energy an instruction takes at the row's clock.
+    lane_factor: f64,
     dram_bytes: f64,
 }
 
@@ -45,7 +50,7 @@ fn rows() -> Vec<Row> {
         // Where the model capped the demand at the board's limit it scaled every contribution
         // by one factor; the memory interface's own draw is known (bus × its constant), so
         // its term gives the factor back. Without that term a capped row tells no counts.
-        let interface_w = f64::from(g.mem_bus_width_bits) * fitted::GDDR_INTERFACE_W_PER_BUS_BIT;
+        let interface_w = Memory::Gddr.interface_w(f64::from(g.mem_bus_width_bits), g.tdp_w, g.idle_power_w);
         let capped = pred_w >= 0.999 * g.tdp_w;
         let scale = match r["predicted_w_terms"]["memory_interface"].as_f64() {
             Some(w) if capped => w / interface_w,
@@ -55,11 +60,13 @@ fn rows() -> Vec<Row> {
         let term = |k: &str| r["predicted_w_terms"][k].as_f64().unwrap_or(0.0) / scale;
         let byte_pj = Memory::from_mem_type(&g.mem_type).expect("a known memory type").byte_pj();
         let t_pred = pred_ms * 1e-3;
+        let lane_factor = perf_models::power_limit::lane_energy_factor(r["predicted_clock_ratio"].as_f64().unwrap_or(1.0));
         rows.push(Row {
             gpu: gpu.to_string(),
             measured_s: r["measured_ms"].as_f64().expect("measured_ms") * 1e-3,
             measured_w: measured_w - g.idle_power_w,
-            lanes: term("instructions") * t_pred / (fitted::LANE_INSTRUCTION_PJ * 1e-12),
+            lanes: term("instructions") * t_pred / (fitted::LANE_INSTRUCTION_PJ * lane_factor * 1e-12),
+            lane_factor,
             dram_bytes: term("dram_traffic") * t_pred / (byte_pj * 1e-12),
         });
     }
@@ -114,7 +121,7 @@ fn the_activity_constants_are_the_fit_of_their_rows() {
     assert!(a100.len() >= 8 && a40.len() >= 8, "too few rows: {} and {}", a100.len(), a40.len());
 
     // A100 (HBM, no interface term): P − idle = e_lane·lanes/T + e_hbm·bytes/T.
-    let x1: Vec<f64> = a100.iter().map(|r| r.lanes / r.measured_s * 1e-12).collect();
+    let x1: Vec<f64> = a100.iter().map(|r| r.lanes * r.lane_factor / r.measured_s * 1e-12).collect();
     let x2: Vec<f64> = a100.iter().map(|r| r.dram_bytes / r.measured_s * 1e-12).collect();
     let y: Vec<f64> = a100.iter().map(|r| r.measured_w).collect();
     let (e_lane, e_hbm) = fit2(&x1, &x2, &y);
@@ -124,7 +131,7 @@ fn the_activity_constants_are_the_fit_of_their_rows() {
     // A40 (GDDR), e_lane held: P − idle − e_lane·lanes/T = P_interface + e_gddr·bytes/T.
     let ones = vec![1.0; a40.len()];
     let x2: Vec<f64> = a40.iter().map(|r| r.dram_bytes / r.measured_s * 1e-12).collect();
-    let y: Vec<f64> = a40.iter().map(|r| r.measured_w - e_lane * r.lanes / r.measured_s * 1e-12).collect();
+    let y: Vec<f64> = a40.iter().map(|r| r.measured_w - e_lane * r.lanes * r.lane_factor / r.measured_s * 1e-12).collect();
     let (p_if, e_gddr) = fit2(&ones, &x2, &y);
     let bus = f64::from(gpu_spec::Database::builtin().gpu("a40").expect("a40").mem_bus_width_bits);
 

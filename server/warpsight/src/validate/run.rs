@@ -332,6 +332,10 @@ pub struct RowReport {
     /// trained model's average kernel) and each contribution in W, by name.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub predicted_w_terms: std::collections::BTreeMap<String, f64>,
+    /// The SM clock the `bottleneck` model ran the row at, as a share of the boost clock,
+    /// where the board's power limit lowered it (docs/models/bottleneck.md, "Power limit").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_clock_ratio: Option<f64>,
 }
 
 impl RowResult {
@@ -361,6 +365,7 @@ impl RowResult {
             measured_w: r.power_w,
             predicted_w: None,
             predicted_w_terms: Default::default(),
+            predicted_clock_ratio: None,
         };
         match &self.outcome {
             Outcome::Skipped(why) => {
@@ -378,6 +383,11 @@ impl RowResult {
                 if let Ok(m) = &a.target.models {
                     rep.headline_model = Some(m.headline.model.to_string());
                     rep.headline_bound = Some(m.headline.bound.name().to_string());
+                    rep.predicted_clock_ratio = m
+                        .predictions
+                        .iter()
+                        .find(|p| p.model == perf_models::bottleneck::NAME)
+                        .and_then(|p| p.breakdown.get(perf_models::bottleneck::CLOCK_RATIO).copied());
                 }
                 rep.predicted_ms = a.predicted_ms();
                 rep.predicted_w = a.target.power.as_ref().map(|p| p.watts);
