@@ -41,6 +41,8 @@ fn examples() -> Vec<Example> {
         Example { args: &[("param_3", 1 << 24)], ..ex("memory-bound", "vadd", "vadd", [65536, 1, 1], [256, 1, 1]) },
         // "`examples/reduce.cu`'s `reduce_grid_stride` on 2^24 floats with one block per SM (108 × 256 threads)"
         Example { dir: "examples", args: &[("param_2", 1 << 24)], ..ex("latency-bound", "reduce", "reduce_grid_stride", [108, 1, 1], [256, 1, 1]) },
+        // "65,536 bodies (256 blocks of 256 threads, 4 KB of dynamic shared memory) on an L40"
+        Example { gpu: "l40", dynamic_smem: 4096, args: &[("param_3", 65536)], ..ex("power-limited", "nbody", "nbody_forces", [256, 1, 1], [256, 1, 1]) },
         // "launched as annotated with 128 threads per block"; ptxas's 80 registers.
         Example { ptxas: true, ..ex("occupancy-limited-by-registers", "layernorm", "layernorm", [1024, 1, 1], [128, 1, 1]) },
         // "launched with 96 threads and 48 KB of dynamic shared memory"

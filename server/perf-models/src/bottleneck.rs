@@ -525,6 +525,9 @@ pub struct Estimate {
     /// The SM clock the estimate ran at, as a share of the boost clock: below 1 where the
     /// board's power limit binds ([`estimate`]).
     pub clock_ratio: f64,
+    /// The time the kernel would take at the boost clock, in µs (`time_us` unless the power
+    /// limit lowered the clock).
+    pub boost_clock_time_us: f64,
 }
 
 /// The cache configuration the traffic estimate needs: L1 is the unified L1/shared
@@ -1209,6 +1212,9 @@ fn register_read_cycles(profile: &KernelProfile, p: &Params) -> Option<RegisterR
 /// The breakdown key of the clock share the estimate ran at (present only below 1).
 pub const CLOCK_RATIO: &str = "clock_ratio";
 
+/// The breakdown key of the time at the boost clock, in µs (present with [`CLOCK_RATIO`]).
+pub const BOOST_CLOCK_TIME_US: &str = "boost_clock_time_us";
+
 /// The estimate with explicit parameters (what `calibrate` varies), at the clock the board
 /// can hold: where the power the kernel would draw at the boost clock
 /// ([`crate::power_limit::Budget::demand_w`]: the board's fixed draw, its instructions'
@@ -1233,6 +1239,7 @@ pub fn estimate(
         q.clock_hz *= x;
         let mut e = estimate_at_clock(profile, &q, resident_blocks_per_sm, caches)?;
         e.clock_ratio = x;
+        e.boost_clock_time_us = boost.time_us;
         Some(e)
     };
     let ratio = crate::power_limit::clock_ratio(budget, |x| if x >= 1.0 { Some(demand(&boost, 1.0)) } else { at(x).map(|e| demand(&e, x)) });
@@ -1639,6 +1646,7 @@ fn estimate_at_clock(
         chain_offchip_cycles: chain_offchip,
         phases,
         clock_ratio: 1.0,
+        boost_clock_time_us: time_us,
     })
 }
 
@@ -1673,6 +1681,7 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     if throttled {
         breakdown.insert(CLOCK_RATIO.into(), est.clock_ratio);
         breakdown.insert("clock_mhz".into(), p.clock_hz * est.clock_ratio / 1e6);
+        breakdown.insert(BOOST_CLOCK_TIME_US.into(), est.boost_clock_time_us);
     }
     let top = est
         .terms

@@ -174,6 +174,7 @@ fn a_power_limited_board_runs_clock_bound_work_at_the_clock_that_meets_its_limit
     assert!(x > budget.min_clock_ratio && x < 0.8, "{x}");
     assert!(!boost.breakdown.contains_key(bottleneck::CLOCK_RATIO));
     assert!((limited.breakdown["clock_mhz"] - x * g.boost_clock_mhz).abs() < 1e-6);
+    assert!((limited.breakdown[bottleneck::BOOST_CLOCK_TIME_US] - boost.time_us).abs() < 1e-6 * boost.time_us);
     let work = |pr: &Prediction| pr.time_us - pr.breakdown["launch_overhead_us"];
     assert!((work(&limited) * x / work(&boost) - 1.0).abs() < 0.01, "{} vs {} at {x}", limited.time_us, boost.time_us);
     // The demand at that clock is the limit (within the bisection's step).

@@ -14,7 +14,8 @@
 //!   often holds several instructions of the same kind (an unrolled loop body, a
 //!   remainder loop); their count is folded into the message and the worst one gives the
 //!   numbers. Without a `.loc` the PTX line is the key.
-//! - **Per-GPU findings** (occupancy, tail wave, grid size, memory-bound, latency-bound) are computed for
+//! - **Per-GPU findings** (occupancy, tail wave, grid size, memory-bound, latency-bound,
+//!   power-limited) are computed for
 //!   the primary target (the first configured GPU) and reported with its id in
 //!   [`Finding::gpu`]. A secondary target adds its own finding only when the primary one
 //!   has none of that code, so that a finding that holds on every target is reported once
@@ -39,6 +40,7 @@ pub mod occupancy_limited_by_registers;
 pub mod occupancy_limited_by_shared_memory;
 pub mod occupancy_limited_by_warps;
 mod occupancy_common;
+pub mod power_limited;
 pub mod register_spills;
 pub mod shared_bank_conflict;
 pub mod tail_wave;
@@ -76,9 +78,10 @@ pub struct Finding {
 }
 
 /// Every finding code, in documentation order.
-pub const CODES: [&str; 13] = [
+pub const CODES: [&str; 14] = [
     memory_bound::CODE,
     latency_bound::CODE,
+    power_limited::CODE,
     occupancy_limited_by_registers::CODE,
     occupancy_limited_by_shared_memory::CODE,
     occupancy_limited_by_blocks::CODE,
@@ -97,6 +100,7 @@ pub fn default_severity(code: &str) -> Option<Severity> {
     Some(match code {
         memory_bound::CODE => memory_bound::SEVERITY,
         latency_bound::CODE => latency_bound::SEVERITY,
+        power_limited::CODE => power_limited::SEVERITY,
         occupancy_limited_by_registers::CODE => occupancy_limited_by_registers::SEVERITY,
         occupancy_limited_by_shared_memory::CODE => occupancy_limited_by_shared_memory::SEVERITY,
         occupancy_limited_by_blocks::CODE => occupancy_limited_by_blocks::SEVERITY,
@@ -117,6 +121,7 @@ pub fn check_kernel(kernel: &KernelAnalysis, module: &ptx_ir::Module, acc: &mut 
     let cx = Ctx::new(kernel, module);
     memory_bound::check(&cx, acc);
     latency_bound::check(&cx, acc);
+    power_limited::check(&cx, acc);
     occupancy_limited_by_registers::check(&cx, acc);
     occupancy_limited_by_shared_memory::check(&cx, acc);
     occupancy_limited_by_blocks::check(&cx, acc);
