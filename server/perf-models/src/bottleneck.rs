@@ -1745,9 +1745,10 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     assumptions.extend(est.traffic.notes.iter().cloned());
     if let (true, Some(b)) = (throttled, p.power_budget.as_ref()) {
         assumptions.push(format!(
-            "power limit: the board draws {:.0} W while a kernel runs plus {} pJ per lane instruction (times the clock share, for the voltage) and {:.0} pJ per DRAM byte over the time; above its {:.0} W limit the clock falls until the demand meets it, to {:.0} % of the boost clock here (at least the base clock, {:.0} %; docs/models/bottleneck.md, \"Power limit\")",
+            "power limit: the board draws {:.0} W while a kernel runs plus {} pJ per lane instruction (times the clock share to the power {}, for the voltage) and {:.0} pJ per DRAM byte over the time; above its {:.0} W limit the clock falls until the demand meets it, to {:.0} % of the boost clock here (at least the base clock, {:.0} %; docs/models/bottleneck.md, \"Power limit\")",
             b.fixed_w,
             crate::power_limit::fitted::LANE_INSTRUCTION_PJ,
+            crate::power_limit::CLOCK_POWER_EXPONENT - 1.0,
             b.byte_pj,
             b.limit_w,
             100.0 * est.clock_ratio,

@@ -1,9 +1,11 @@
 //! The clock a board lowers to hold its power limit, and the power demand that decides it.
 //!
 //! A board holds its power under its limit (the TDP in gpu-data) by lowering the SM clock,
-//! and the voltage with it, while a kernel's demand exceeds it; the base clock is the one
-//! NVIDIA's datasheets name for sustained load under that limit (NVIDIA A40 and L40
-//! datasheets: "max power consumption 300 W", boost and base clocks). The demand is the
+//! and the voltage with it, while a kernel's demand exceeds it (NVML names the clock event
+//! "SW power cap": "the clocks have been optimized to ensure not to exceed currently set
+//! power limits", NVML API Reference, `nvmlClocksEventReasons`). The model lowers the clock
+//! no further than the base clock (an estimate: datasheets list a base and a boost clock
+//! without saying which clock a power-limited kernel holds). The demand is the
 //! activity model's (`power_model::activity`, docs/power.md), whose constants live here so
 //! that the time model and the power model share them:
 //!

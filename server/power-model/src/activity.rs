@@ -176,6 +176,20 @@ mod tests {
     }
 
     #[test]
+    fn at_a_lowered_clock_each_instruction_costs_less() {
+        // The time model ran the launch at 60 % of the boost clock: each lane instruction
+        // takes lane_energy_factor(0.6) of its 9.7 pJ, and a note says so.
+        let work = Work { lane_instructions: 1e12, dram_bytes: 0.0, clock_ratio: 0.6 };
+        let e = estimate(&work, 1e6, &board(Memory::Hbm));
+        let want = 9.7 * perf_models::power_limit::lane_energy_factor(0.6);
+        assert!((e.watts - (60.0 + want)).abs() < 1e-9, "{}", e.watts);
+        assert!(e.notes.iter().any(|n| n.contains("60 % of its boost clock")), "{:?}", e.notes);
+        // At the boost clock, no such note.
+        let e = estimate(&Work { clock_ratio: 1.0, ..work }, 1e6, &board(Memory::Hbm));
+        assert!(e.notes.iter().all(|n| !n.contains("of its boost clock")), "{:?}", e.notes);
+    }
+
+    #[test]
     fn demand_above_the_limit_is_held_at_the_limit_and_says_so() {
         let e = estimate(&Work { lane_instructions: 1e14, dram_bytes: 0.0, ..Work::default() }, 1e6, &board(Memory::Hbm));
         assert!((e.watts - 400.0).abs() < 1e-9, "{}", e.watts);
