@@ -13,6 +13,13 @@ use crate::{FileAnalysis, KernelAnalysis, TargetAnalysis};
 
 use crate::display::time_us as fmt_time;
 
+/// "memory-bound", or "issue-bound, power-limited" where the board's power limit lowers the
+/// clock the headline runs at by enough to be reported (`findings::power_limited`).
+fn bound_label(r: &perf_models::Report) -> String {
+    let bound = format!("{}-bound", r.headline.bound.name());
+    if crate::findings::power_limited::lowered_clock(r).is_some() { format!("{bound}, power-limited") } else { bound }
+}
+
 /// The one-line summary used by inlay hints and code lenses: "≈ 1.24 ms · memory-bound ·
 /// 72 W on A100".
 pub fn summary(t: &TargetAnalysis) -> String {
@@ -20,7 +27,7 @@ pub fn summary(t: &TargetAnalysis) -> String {
     match &t.models {
         Ok(r) => {
             parts.push(format!("≈ {}", fmt_time(r.headline.time_us)));
-            parts.push(format!("{}-bound", r.headline.bound.name()));
+            parts.push(bound_label(r));
         }
         Err(_) => parts.push("no time predicted".into()),
     }
@@ -321,7 +328,7 @@ pub fn kernel_label(t: &TargetAnalysis, p: &InlayParts) -> String {
         }
     if let Ok(r) = &t.models {
         if p.bound {
-            parts.push(format!("{}-bound", r.headline.bound.name()));
+            parts.push(bound_label(r));
         }
         if p.time {
             parts.push(format!("≈ {}", fmt_time(r.headline.time_us)));

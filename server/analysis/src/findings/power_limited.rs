@@ -47,17 +47,23 @@ pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
     per_gpu(cx, acc, check_target);
 }
 
-fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
-    let report = t.models.as_ref().ok()?;
+/// The clock the headline prediction ran at where the board's power limit lowered it at a
+/// cost of at least [`MIN_SLOWDOWN`] of the time: (share of the boost clock, MHz, the time
+/// at the boost clock in µs). Also what the kernel summary and inlay hint mark.
+pub fn lowered_clock(report: &perf_models::Report) -> Option<(f64, f64, f64)> {
     let h = &report.headline;
     let breakdown = &report.predictions.iter().find(|p| p.model == h.model)?.breakdown;
     let get = |k: &str| breakdown.get(k).copied().filter(|v| v.is_finite() && *v > 0.0);
     let ratio = get(perf_models::bottleneck::CLOCK_RATIO)?;
     let mhz = get("clock_mhz")?;
     let boost_us = get(perf_models::bottleneck::BOOST_CLOCK_TIME_US)?;
-    if ratio >= 1.0 || h.time_us < boost_us * (1.0 + MIN_SLOWDOWN) {
-        return None;
-    }
+    (ratio < 1.0 && h.time_us >= boost_us * (1.0 + MIN_SLOWDOWN)).then_some((ratio, mhz, boost_us))
+}
+
+fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
+    let report = t.models.as_ref().ok()?;
+    let h = &report.headline;
+    let (ratio, mhz, boost_us) = lowered_clock(report)?;
     let message = format!(
         "power-limited on {}: at its {:.0} MHz boost clock the kernel would draw more than the board's {:.0} W, so the headline model `{}` runs it at {:.0} MHz ({} of the boost clock) and predicts {} instead of {}; fewer instructions per result (fused multiply-adds, vector loads, less index arithmetic) lower the draw and let the clock rise",
         t.gpu.name,
@@ -103,9 +109,14 @@ mod tests {
         assert!(m.starts_with("power-limited on NVIDIA L40: at its 2490 MHz boost clock"), "{m}");
         assert!(m.contains("more than the board's 300 W"), "{m}");
         assert_eq!(f[0].gpu.as_deref(), Some("l40"));
+        // The kernel summary and the inlay hint say it too.
+        let t = &a.kernels[0].targets[0];
+        assert!(crate::hover::summary(t).contains("-bound, power-limited"), "{}", crate::hover::summary(t));
+        assert!(crate::hover::kernel_label(t, &crate::hover::InlayParts::default()).contains("-bound, power-limited"));
         // The A100 80 GB's 400 W holds its boost clock for the same kernel.
         let a = analyze_text(&text, [n / 256, 1, 1], [256, 1, 1], &[("param_1", i64::from(n))], &["a100-sxm4-80gb"]);
         assert!(findings(&a, "fma_heavy", CODE).is_empty());
+        assert!(!crate::hover::summary(&a.kernels[0].targets[0]).contains("power-limited"));
     }
 
     #[test]
