@@ -68,6 +68,22 @@
 //!    comparison `ISETP` and `ISETP.EX`, an `and`/`or`/`xor.b64` two `LOP3.LUT`, a
 //!    `mul.lo.s64` three `IMAD`s; a 64-bit add that absorbed a `mul.wide` (item 5) is one
 //!    `IMAD.WIDE`.
+//! 7. **Loops ptxas unrolls whole.** A loop that is one basic block, ends in a branch back
+//!    to itself on a comparison of a counter with an immediate, and whose counter starts at
+//!    an immediate and steps by one, has a trip count ptxas knows (any immediate step is
+//!    taken here). Seen with ptxas 13.5 for
+//!    sm_86 (nvdisasm) on hand-written PTX of two `ld.shared.f32` and one FMA per
+//!    iteration: unrolled whole at 4 to 512 iterations, by 64 at 1024 and more; with eight
+//!    FMAs per iteration whole at 16 and 64 iterations and partly at 256; with 32 whole at 16
+//!    and partly at 64. Unrolled whole (iterations × the body less its control at most
+//!    [`FULL_UNROLL_INSTRUCTIONS`], no `.pragma "nounroll"`), the counter's step, its
+//!    comparison and the branch are not issued, nor the steps of address registers that only
+//!    the block's loads and stores read (they become the copies' immediate offsets). The
+//!    SGEMM worklog's `sgemm_1d_tiling`, whose 8-step k loop nvcc unrolls by 2, is 108
+//!    instructions per K-tile in SASS; its four iterations' loop control were 20 of the 154
+//!    counted (now 134; the rest is the copies' shared loads, which ptxas merges into
+//!    `LDS.128` across iterations, not modelled). Loops unrolled in part (run-time trip
+//!    counts: by 4) keep their control.
 
 use std::collections::{HashMap, HashSet};
 
@@ -94,6 +110,9 @@ pub struct Folding {
     /// PTX instructions that are SASS sequences (item 6) → the instructions issued beyond
     /// the PTX instruction's own, by class.
     pub expansions: HashMap<InstrId, &'static [(InstrClass, u32)]>,
+    /// The loop control of loops ptxas unrolls whole (item 7): counter and address steps,
+    /// the comparison and the branch back.
+    pub unrolled_control: HashSet<InstrId>,
 }
 
 /// The SASS sequence of a PTX instruction beyond the instruction itself, by class (item 6).
@@ -134,6 +153,7 @@ impl Folding {
             .chain(self.vectorised.keys().copied())
             .chain(self.wide_multiply_adds.values().copied())
             .chain(self.predicate_combines.iter().copied())
+            .chain(self.unrolled_control.iter().copied())
             .collect()
     }
 
@@ -285,6 +305,7 @@ pub fn analyse(func: &Function) -> Folding {
         }
     }
     res.vectorised = vectorised_shared_loads(func);
+    res.unrolled_control = unrolled_loop_control(func, &readers);
     for (id, instr) in func.instrs.iter().enumerate() {
         let id = id as InstrId;
         if let Some(e) = expansion(func, instr).or_else(|| (!res.wide_multiply_adds.contains_key(&id)).then(|| wide_integer_halves(instr)).flatten()) {
@@ -310,6 +331,146 @@ fn wide_integer_halves(instr: &ptx_ir::Instr) -> Option<&'static [(InstrClass, u
         "mul" if wide && instr.has_modifier("lo") => Some(TWO),
         _ => None,
     }
+}
+
+/// The most instructions a loop may have once unrolled whole (iterations × its body less
+/// the loop control) for ptxas to unroll it whole (item 7). An estimate that separates what
+/// nvdisasm showed unrolled whole (256 iterations of 3 instructions, 768; 64 of 10, 640;
+/// 16 of 34, 544) from what it left a loop (1024 of 3, 3072; 256 of 10, 2560; 64 of 34,
+/// 2176).
+pub const FULL_UNROLL_INSTRUCTIONS: u64 = 1024;
+
+/// The most iterations the trip count is searched for (item 7).
+const MAX_TRIP_SEARCH: u64 = 4096;
+
+/// Item 7: the loop control of the one-block loops ptxas unrolls whole.
+fn unrolled_loop_control(func: &Function, readers: &HashMap<RegId, Vec<InstrId>>) -> HashSet<InstrId> {
+    let mut out = HashSet::new();
+    for (bid, block) in func.blocks.iter().enumerate() {
+        let bid = bid as ptx_ir::ir::BlockId;
+        if !block.reachable || block.no_unroll || block.target != Some(bid) || block.instrs.is_empty() {
+            continue;
+        }
+        if let Some(control) = whole_unroll_control(func, bid, readers) {
+            out.extend(control);
+        }
+    }
+    out
+}
+
+/// An immediate operand's value.
+fn imm(op: Option<&Operand>) -> Option<i64> {
+    match op {
+        Some(Operand::Imm(v)) => Some(*v),
+        _ => None,
+    }
+}
+
+/// The control instructions of block `bid`, a loop onto itself, when ptxas unrolls it whole.
+fn whole_unroll_control(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<Vec<InstrId>> {
+    let block = &func.blocks[bid as usize];
+    let ids: Vec<InstrId> = block.instrs.clone().collect();
+    let bra_id = *ids.last()?;
+    let bra = func.instr(bra_id)?;
+    if bra.base() != "bra" {
+        return None;
+    }
+    let guard = bra.guard?;
+    // The comparison that makes the guard, in the block, read by the branch alone.
+    let setp_id = func.unique_def(guard.reg)?;
+    let setp = func.instr(setp_id)?;
+    if setp.base() != "setp" || setp.block != bid || setp.guard.is_some() || single_reader(guard.reg, readers) != Some(bra_id) {
+        return None;
+    }
+    let ops = func.operands_of(setp);
+    let (counter, bound, counter_left) = match (ops.get(1), ops.get(2)) {
+        (Some(Operand::Reg(c)), Some(Operand::Imm(b))) => (*c, *b, true),
+        (Some(Operand::Imm(b)), Some(Operand::Reg(c))) => (*c, *b, false),
+        _ => return None,
+    };
+    // The counter: one step in the block by an immediate, one immediate start outside it.
+    let defs = func.defs_of(counter);
+    if defs.len() != 2 {
+        return None;
+    }
+    let (inside, outside): (Vec<InstrId>, Vec<InstrId>) = defs.iter().partition(|d| func.instr(**d).is_some_and(|i| i.block == bid));
+    let (&[step_id], &[init_id]) = (inside.as_slice(), outside.as_slice()) else { return None };
+    let step_i = func.instr(step_id)?;
+    let init_i = func.instr(init_id)?;
+    let step_ops = func.operands_of(step_i);
+    if !matches!(step_i.base(), "add" | "sub") || step_i.guard.is_some() || !matches!(step_ops.get(1), Some(Operand::Reg(r)) if *r == counter) {
+        return None;
+    }
+    let step = imm(step_ops.get(2))? * if step_i.base() == "sub" { -1 } else { 1 };
+    if init_i.base() != "mov" || init_i.guard.is_some() || step == 0 {
+        return None;
+    }
+    let init = imm(func.operands_of(init_i).get(1))?;
+    // The counter's readers: its step, the comparison, and nothing else in the loop.
+    let counter_readers = readers.get(&counter).map_or(&[][..], Vec::as_slice);
+    if counter_readers.iter().any(|r| *r != step_id && *r != setp_id && func.instr(*r).is_some_and(|i| i.block == bid)) {
+        return None;
+    }
+    // Iterations: the branch is taken while the comparison holds (or fails, when negated).
+    let compared_after_step = step_id < setp_id;
+    let signed = setp.modifiers().any(|m| matches!(m, "s32" | "s64" | "s16"));
+    let op = setp.modifiers().find(|m| matches!(*m, "lt" | "lo" | "le" | "ls" | "gt" | "hi" | "ge" | "hs" | "ne" | "eq"))?;
+    let holds = |v: i64| -> bool {
+        let (a, b) = if counter_left { (v, bound) } else { (bound, v) };
+        let (a, b) = if signed { (a as i128, b as i128) } else { (a as u32 as i128, b as u32 as i128) };
+        match op {
+            "lt" | "lo" => a < b,
+            "le" | "ls" => a <= b,
+            "gt" | "hi" => a > b,
+            "ge" | "hs" => a >= b,
+            "ne" => a != b,
+            "eq" => a == b,
+            _ => false,
+        }
+    };
+    let mut v = init;
+    let mut trips: u64 = 0;
+    loop {
+        trips += 1;
+        if trips > MAX_TRIP_SEARCH {
+            return None;
+        }
+        let after = v.wrapping_add(step);
+        let compared = if compared_after_step { after } else { v };
+        if holds(compared) == guard.negated {
+            break;
+        }
+        v = after;
+    }
+    let mut control = vec![step_id, setp_id, bra_id];
+    // Address registers stepped by an immediate in the block that only its memory
+    // instructions read as their base: the copies' immediate offsets.
+    for &id in &ids {
+        let Some(i) = func.instr(id) else { continue };
+        if id == step_id || !matches!(i.base(), "add" | "sub") || i.guard.is_some() {
+            continue;
+        }
+        let [dst] = func.dsts(i) else { continue };
+        let o = func.operands_of(i);
+        if !(matches!(o.get(1), Some(Operand::Reg(r)) if r == dst) && imm(o.get(2)).is_some()) {
+            continue;
+        }
+        let addresses_only = readers.get(dst).map_or(&[][..], Vec::as_slice).iter().all(|r| {
+            *r == id
+                || func.instr(*r).is_some_and(|u| {
+                    u.block != bid
+                        || (matches!(u.class, InstrClass::Load(_) | InstrClass::Store(_))
+                            && func.operands_of(u).iter().any(|op| matches!(op, Operand::Addr { base: AddrBase::Reg(b), .. } if b == dst))
+                            && !func.operands_of(u).iter().any(|op| matches!(op, Operand::Reg(b) if b == dst)))
+                })
+        });
+        if addresses_only {
+            control.push(id);
+        }
+    }
+    // What the copies keep: the body less its control.
+    let body = (ids.len() - control.len()) as u64;
+    (trips.saturating_mul(body) <= FULL_UNROLL_INSTRUCTIONS).then_some(control)
 }
 
 /// Item 4: the scalar shared loads that ptxas merges into a vector load of an earlier one.
@@ -854,5 +1015,53 @@ mod tests {
         assert_eq!(merged, vec![(Some(4), Some(0)), (Some(8), Some(0)), (Some(12), Some(0)), (Some(28), Some(24))]);
         let issued_shared = f.instrs.iter().enumerate().filter(|(i, ins)| ins.class == InstrClass::Load(Space::Shared) && !folding.removed().contains(&(*i as InstrId))).count();
         assert_eq!(issued_shared, 6);
+    }
+
+    /// A one-block loop of `trips` iterations (two shared loads, one FMA, an address and a
+    /// counter step), optionally behind nvcc's `.pragma "nounroll"`, with the bound an
+    /// immediate or a parameter.
+    fn counted_loop(bound: &str, pragma: bool) -> ptx_ir::Module {
+        func(&format!(
+            "mov.u32 %r1, %tid.x;
+             shl.b32 %r2, %r1, 5;
+             mov.u32 %r3, sh;
+             add.s32 %r4, %r3, %r2;
+             ld.param.u32 %r6, [p0];
+             mov.f32 %f1, 0f00000000;
+             mov.u32 %r5, 0;
+             $L_loop:
+             {}
+             ld.shared.f32 %f2, [%r4];
+             ld.shared.f32 %f3, [%r4+4];
+             fma.rn.f32 %f1, %f2, %f3, %f1;
+             add.s32 %r4, %r4, 8;
+             add.s32 %r5, %r5, 1;
+             setp.lt.u32 %p1, %r5, {bound};
+             @%p1 bra $L_loop;
+             ld.param.u64 %rd1, [p0];
+             st.global.f32 [%rd1], %f1;",
+            if pragma { ".pragma \"nounroll\";" } else { "" }
+        ))
+    }
+
+    #[test]
+    fn ptxas_unrolls_short_constant_loops_whole_and_drops_their_control() {
+        // nvdisasm (ptxas 13.5, sm_86) of this loop at 4 to 512 iterations: no branch, no
+        // counter, the address steps folded into the copies' offsets.
+        let m = counted_loop("4", false);
+        let folding = analyse(&m.functions[0]);
+        assert_eq!(lines_of(&m, folding.unrolled_control.iter().copied()), vec!["add.s32", "add.s32", "bra", "setp.lt.u32"]);
+        let m = counted_loop("256", false);
+        assert_eq!(analyse(&m.functions[0]).unrolled_control.len(), 4);
+        // 1024 iterations: ptxas unrolls in part (by 64); the loop stays.
+        let m = counted_loop("1024", false);
+        assert!(analyse(&m.functions[0]).unrolled_control.is_empty());
+        // A run-time bound: unrolled by 4 with a remainder, the control stays.
+        let m = counted_loop("%r6", false);
+        assert!(analyse(&m.functions[0]).unrolled_control.is_empty());
+        // `#pragma unroll 1` in the source: nvcc's `.pragma "nounroll"` keeps it rolled.
+        let m = counted_loop("4", true);
+        assert!(m.functions[0].blocks.iter().any(|b| b.no_unroll));
+        assert!(analyse(&m.functions[0]).unrolled_control.is_empty());
     }
 }

@@ -516,6 +516,11 @@ pub struct BasicBlock {
     pub innermost_loop: Option<LoopId>,
     /// `false` for blocks the entry cannot reach (dead code after an unconditional branch).
     pub reachable: bool,
+    /// A `.pragma "nounroll";` stands in the block (nvcc writes it after the header label
+    /// of a loop with `#pragma unroll 1`): ptxas leaves that loop rolled (PTX ISA,
+    /// "Descriptions of .pragma Strings", `nounroll`: loop unrolling disabled in the
+    /// optimizing backend compiler).
+    pub no_unroll: bool,
 }
 
 impl BasicBlock {

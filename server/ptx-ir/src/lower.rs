@@ -445,6 +445,15 @@ impl<'a> LowerSink<'a> {
                     self.stmt_in(fs, st);
                 }
             }
+            ptx::Statement::Directive(d) if d.name == "pragma" && d.args.contains("nounroll") => {
+                let n_instrs = fs.func.instrs.len() as u32;
+                let b = fs.open.get_or_insert_with(|| BasicBlock {
+                    instrs: n_instrs..n_instrs,
+                    ptx_line: self.lines.line_of(d.span.start),
+                    ..BasicBlock::default()
+                });
+                b.no_unroll = true;
+            }
             ptx::Statement::Directive(_) | ptx::Statement::Error(_) => {}
         }
     }

@@ -1382,4 +1382,11 @@ const HELDOUT_NOTES: &str = "## Notes
   above idle, which lowers the power estimate of boards with a wide bus and a low limit
   (the T4's flash-attention row and the RTX 3050 Laptop's GEMMs); no measured power here is
   of such a board.
+- A twenty-ninth, from nvdisasm: ptxas unrolls a one-block loop with an immediate trip count
+  whole when it is short enough, and then issues neither its counter, comparison and branch
+  nor its address steps (docs/profile.md, \"Loops ptxas unrolls whole\"). Only the SGEMM
+  worklog's 1-D tiling has such a loop here (its k loop, 4 iterations after nvcc's unroll by
+  2): 154 → 134 instructions per K-tile counted, 108 in SASS; it stays LSU-bound at 1.29, so
+  no headline row moved by 1 % or more; the paper models that count instructions moved a
+  little (the SGEMM set's `bsp` median 4.52 → 4.46).
 ";
