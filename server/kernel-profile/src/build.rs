@@ -866,6 +866,8 @@ fn accumulate_counts(
         if n == 0.0 || removed.contains(&(id as InstrId)) {
             continue;
         }
+        // Issued less often than its block runs (`sass.rs` item 7: merged across copies).
+        let n = n * folding.issue_share.get(&(id as InstrId)).copied().unwrap_or(1.0);
         *counts.dynamic.entry(instr.class).or_insert(0.0) += n;
         // What ptxas expands it into beyond itself (`sass.rs` item 6).
         for (class, k) in folding.expansions.get(&(id as InstrId)).copied().unwrap_or(&[]) {

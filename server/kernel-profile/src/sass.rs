@@ -81,9 +81,13 @@
 //!    the block's loads and stores read (they become the copies' immediate offsets). The
 //!    SGEMM worklog's `sgemm_1d_tiling`, whose 8-step k loop nvcc unrolls by 2, is 108
 //!    instructions per K-tile in SASS; its four iterations' loop control were 20 of the 154
-//!    counted (now 134; the rest is the copies' shared loads, which ptxas merges into
-//!    `LDS.128` across iterations, not modelled). Loops unrolled in part (run-time trip
-//!    counts: by 4) keep their control.
+//!    counted. The copies' shared loads from a stepped register lie side by side
+//!    (`[r + o + k·step]`), and ptxas merges them across copies as item 4 does within a
+//!    block (the hand-written loop's `[r]`, `[r+4]` stepping by 8: two `LDS.128` per four
+//!    copies): their issues are the vector loads that cover every copy's offsets
+//!    (`Folding::issue_share`). `sgemm_1d_tiling`'s `As` loads go from 32 `LDS.64` to 16
+//!    `LDS.128` per K-tile, its count to 118 (108 in SASS). Loops unrolled in part (run-time
+//!    trip counts: by 4) keep their control and loads.
 
 use std::collections::{HashMap, HashSet};
 
@@ -113,6 +117,10 @@ pub struct Folding {
     /// The loop control of loops ptxas unrolls whole (item 7): counter and address steps,
     /// the comparison and the branch back.
     pub unrolled_control: HashSet<InstrId>,
+    /// Instructions issued less often than their PTX block runs (item 7: the shared loads
+    /// of a loop unrolled whole, merged into vector loads across its copies) → the share of
+    /// their executions that issue.
+    pub issue_share: HashMap<InstrId, f64>,
 }
 
 /// The SASS sequence of a PTX instruction beyond the instruction itself, by class (item 6).
@@ -305,7 +313,9 @@ pub fn analyse(func: &Function) -> Folding {
         }
     }
     res.vectorised = vectorised_shared_loads(func);
-    res.unrolled_control = unrolled_loop_control(func, &readers);
+    let unrolled = unrolled_loops(func, &readers);
+    res.issue_share = merged_across_copies(func, &unrolled, &res.vectorised);
+    res.unrolled_control = unrolled.into_iter().flat_map(|l| l.control).collect();
     for (id, instr) in func.instrs.iter().enumerate() {
         let id = id as InstrId;
         if let Some(e) = expansion(func, instr).or_else(|| (!res.wide_multiply_adds.contains_key(&id)).then(|| wide_integer_halves(instr)).flatten()) {
@@ -343,19 +353,119 @@ pub const FULL_UNROLL_INSTRUCTIONS: u64 = 1024;
 /// The most iterations the trip count is searched for (item 7).
 const MAX_TRIP_SEARCH: u64 = 4096;
 
-/// Item 7: the loop control of the one-block loops ptxas unrolls whole.
-fn unrolled_loop_control(func: &Function, readers: &HashMap<RegId, Vec<InstrId>>) -> HashSet<InstrId> {
-    let mut out = HashSet::new();
+/// A one-block loop ptxas unrolls whole (item 7).
+struct UnrolledLoop {
+    block: ptx_ir::ir::BlockId,
+    trips: u64,
+    /// The counter step, the comparison, the branch and the address steps.
+    control: Vec<InstrId>,
+    /// The address registers the loop steps by an immediate, with their steps in bytes.
+    address_steps: Vec<(RegId, i64)>,
+}
+
+/// Item 7: the one-block loops ptxas unrolls whole.
+fn unrolled_loops(func: &Function, readers: &HashMap<RegId, Vec<InstrId>>) -> Vec<UnrolledLoop> {
+    let mut out = Vec::new();
     for (bid, block) in func.blocks.iter().enumerate() {
         let bid = bid as ptx_ir::ir::BlockId;
         if !block.reachable || block.no_unroll || block.target != Some(bid) || block.instrs.is_empty() {
             continue;
         }
-        if let Some(control) = whole_unroll_control(func, bid, readers) {
-            out.extend(control);
+        if let Some(l) = whole_unroll(func, bid, readers) {
+            out.push(l);
         }
     }
     out
+}
+
+/// The scalar 32-bit shared loads item 4 may merge: unguarded, not volatile, one word.
+fn mergeable_shared_load(instr: &ptx_ir::Instr) -> bool {
+    instr.class == InstrClass::Load(Space::Shared)
+        && instr.base() == "ld"
+        && instr.guard.is_none()
+        && instr.vector_width() == 1
+        && !instr.has_modifier("volatile")
+        && matches!(instr.ty(), Some("f32" | "b32" | "u32" | "s32"))
+}
+
+/// Vector loads of four and two words that cover `offsets` (sorted, distinct) from a base
+/// aligned to `align` bytes, as item 4 forms them: the number of loads issued.
+fn vector_groups(offsets: &[i64], align: i64) -> usize {
+    let at: HashSet<i64> = offsets.iter().copied().collect();
+    let mut taken: HashSet<i64> = HashSet::new();
+    let mut groups = 0;
+    for &o in offsets {
+        if taken.contains(&o) {
+            continue;
+        }
+        groups += 1;
+        let width = [4i64, 2]
+            .into_iter()
+            .find(|w| {
+                let bytes = w * 4;
+                align >= bytes && o.rem_euclid(bytes) == 0 && (0..*w).all(|k| at.contains(&(o + 4 * k)) && !taken.contains(&(o + 4 * k)))
+            })
+            .unwrap_or(1);
+        for k in 0..width {
+            taken.insert(o + 4 * k);
+        }
+    }
+    groups
+}
+
+/// Item 7: a loop unrolled whole lays its copies' shared loads from a stepped address
+/// register side by side (`[r + o + k·step]` for copy k), and ptxas merges them as item 4
+/// does within a block: nvdisasm of the hand-written loop of two `ld.shared.f32` at
+/// `[r]`, `[r+4]` stepping `r` by 8 shows `LDS.128`s, two per four copies, where each copy
+/// alone would be one `LDS.64`. The loads' share of issues: the vector loads that cover
+/// every copy's offsets, over what the copies issue after item 4's merges.
+fn merged_across_copies(func: &Function, loops: &[UnrolledLoop], vectorised: &HashMap<InstrId, InstrId>) -> HashMap<InstrId, f64> {
+    let mut shares = HashMap::new();
+    for l in loops {
+        let block = &func.blocks[l.block as usize];
+        for &(reg, step) in &l.address_steps {
+            if step <= 0 {
+                continue;
+            }
+            let loads: Vec<(InstrId, i64)> = block
+                .instrs
+                .clone()
+                .filter_map(|id| {
+                    let i = func.instr(id)?;
+                    if !mergeable_shared_load(i) {
+                        return None;
+                    }
+                    func.operands_of(i).iter().find_map(|op| match op {
+                        Operand::Addr { base: AddrBase::Reg(r), offset } if *r == reg => Some((id, *offset)),
+                        _ => None,
+                    })
+                })
+                .collect();
+            let issued: Vec<InstrId> = loads.iter().map(|(id, _)| *id).filter(|id| !vectorised.contains_key(id)).collect();
+            if issued.is_empty() {
+                continue;
+            }
+            // The alignment of the register as the loop starts (its definitions outside it).
+            let align = func
+                .defs_of(reg)
+                .iter()
+                .filter(|d| func.instr(**d).is_some_and(|i| i.block != l.block))
+                .map(|d| def_alignment(func, *d, &mut HashSet::new()))
+                .min()
+                .unwrap_or(1);
+            let mut offsets: Vec<i64> = (0..l.trips as i64).flat_map(|k| loads.iter().map(move |(_, o)| o + k * step)).collect();
+            offsets.sort_unstable();
+            offsets.dedup();
+            let groups = vector_groups(&offsets, align) as f64;
+            let per_copies = (issued.len() as u64 * l.trips) as f64;
+            if groups < per_copies {
+                for id in issued {
+                    shares.insert(id, groups / per_copies);
+                }
+            }
+        }
+    }
+    shares
 }
 
 /// An immediate operand's value.
@@ -366,8 +476,8 @@ fn imm(op: Option<&Operand>) -> Option<i64> {
     }
 }
 
-/// The control instructions of block `bid`, a loop onto itself, when ptxas unrolls it whole.
-fn whole_unroll_control(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<Vec<InstrId>> {
+/// Block `bid`, a loop onto itself, when ptxas unrolls it whole.
+fn whole_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<UnrolledLoop> {
     let block = &func.blocks[bid as usize];
     let ids: Vec<InstrId> = block.instrs.clone().collect();
     let bra_id = *ids.last()?;
@@ -443,6 +553,7 @@ fn whole_unroll_control(func: &Function, bid: ptx_ir::ir::BlockId, readers: &Has
         v = after;
     }
     let mut control = vec![step_id, setp_id, bra_id];
+    let mut address_steps = Vec::new();
     // Address registers stepped by an immediate in the block that only its memory
     // instructions read as their base: the copies' immediate offsets.
     for &id in &ids {
@@ -466,11 +577,13 @@ fn whole_unroll_control(func: &Function, bid: ptx_ir::ir::BlockId, readers: &Has
         });
         if addresses_only {
             control.push(id);
+            let st = imm(o.get(2)).unwrap_or(0);
+            address_steps.push((*dst, if i.base() == "sub" { -st } else { st }));
         }
     }
     // What the copies keep: the body less its control.
     let body = (ids.len() - control.len()) as u64;
-    (trips.saturating_mul(body) <= FULL_UNROLL_INSTRUCTIONS).then_some(control)
+    (trips.saturating_mul(body) <= FULL_UNROLL_INSTRUCTIONS).then_some(UnrolledLoop { block: bid, trips, control, address_steps })
 }
 
 /// Item 4: the scalar shared loads that ptxas merges into a vector load of an earlier one.
@@ -478,10 +591,7 @@ fn vectorised_shared_loads(func: &Function) -> HashMap<InstrId, InstrId> {
     // (block, base register) → (offset, instruction) of the candidate loads, in order.
     let mut groups: HashMap<(u32, RegId), Vec<(i64, InstrId)>> = HashMap::new();
     for (id, instr) in func.instrs.iter().enumerate() {
-        if instr.class != InstrClass::Load(Space::Shared) || instr.base() != "ld" || instr.guard.is_some() || instr.vector_width() > 1 || instr.has_modifier("volatile") {
-            continue;
-        }
-        if !matches!(instr.ty(), Some("f32" | "b32" | "u32" | "s32")) {
+        if !mergeable_shared_load(instr) {
             continue;
         }
         let addr = func.operands_of(instr).iter().find_map(|op| match op {
@@ -1019,11 +1129,11 @@ mod tests {
 
     /// A one-block loop of `trips` iterations (two shared loads, one FMA, an address and a
     /// counter step), optionally behind nvcc's `.pragma "nounroll"`, with the bound an
-    /// immediate or a parameter.
-    fn counted_loop(bound: &str, pragma: bool) -> ptx_ir::Module {
+    /// immediate or a parameter; each thread's row `1 << shift` bytes wide.
+    fn counted_loop_of(bound: &str, pragma: bool, shift: u32) -> ptx_ir::Module {
         func(&format!(
             "mov.u32 %r1, %tid.x;
-             shl.b32 %r2, %r1, 5;
+             shl.b32 %r2, %r1, {shift};
              mov.u32 %r3, sh;
              add.s32 %r4, %r3, %r2;
              ld.param.u32 %r6, [p0];
@@ -1042,6 +1152,33 @@ mod tests {
              st.global.f32 [%rd1], %f1;",
             if pragma { ".pragma \"nounroll\";" } else { "" }
         ))
+    }
+
+    fn counted_loop(bound: &str, pragma: bool) -> ptx_ir::Module {
+        counted_loop_of(bound, pragma, 5)
+    }
+
+    #[test]
+    fn the_copies_of_a_loop_unrolled_whole_share_vector_loads() {
+        // nvdisasm (ptxas 13.5, sm_86): with 32-byte rows, 4 copies of the pair at [r], [r+4]
+        // stepping r by 8 are two LDS.128 (each copy alone an LDS.64): half the pairs issue.
+        let m = counted_loop("4", false);
+        let f = &m.functions[0];
+        let folding = analyse(f);
+        let shares: Vec<f64> = folding.issue_share.values().copied().collect();
+        assert_eq!(shares, vec![0.5], "{:?}", folding.issue_share);
+        assert_eq!(folding.vectorised.len(), 1, "item 4 still pairs the copy's two loads");
+        // 256 copies: 128 LDS.128 (nvdisasm), the same share.
+        let m = counted_loop("256", false);
+        assert_eq!(analyse(&m.functions[0]).issue_share.values().copied().collect::<Vec<_>>(), vec![0.5]);
+        // 4-byte rows: no alignment for a vector load, eight LDS for four copies (nvdisasm).
+        let m = counted_loop_of("4", false, 2);
+        let folding = analyse(&m.functions[0]);
+        assert!(folding.issue_share.is_empty() && folding.vectorised.is_empty(), "{folding:?}");
+        assert_eq!(folding.unrolled_control.len(), 4);
+        // A loop kept rolled shares nothing.
+        let m = counted_loop("%r6", false);
+        assert!(analyse(&m.functions[0]).issue_share.is_empty());
     }
 
     #[test]
