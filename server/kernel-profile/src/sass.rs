@@ -70,9 +70,8 @@
 //!    `IMAD.WIDE`.
 //! 7. **Loops ptxas unrolls whole.** A loop that is one basic block, ends in a branch back
 //!    to itself on a comparison of a counter with an immediate, and whose counter starts at
-//!    an immediate and steps by one, has a trip count ptxas knows (any immediate step is
-//!    taken here). Seen with ptxas 13.5 for
-//!    sm_86 (nvdisasm) on hand-written PTX of two `ld.shared.f32` and one FMA per
+//!    an immediate and steps by an immediate, has a trip count ptxas knows. Seen with ptxas
+//!    13.5 for sm_86 (nvdisasm) on hand-written PTX of two `ld.shared.f32` and one FMA per
 //!    iteration: unrolled whole at 4 to 512 iterations, by 64 at 1024 and more; with eight
 //!    FMAs per iteration whole at 16 and 64 iterations and partly at 256; with 32 whole at 16
 //!    and partly at 64. Unrolled whole (iterations × the body less its control at most
@@ -524,10 +523,15 @@ fn whole_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<Reg
     // Iterations: the branch is taken while the comparison holds (or fails, when negated).
     let compared_after_step = step_id < setp_id;
     let signed = setp.modifiers().any(|m| matches!(m, "s32" | "s64" | "s16"));
+    let wide = setp.modifiers().any(|m| matches!(m, "s64" | "u64" | "b64"));
     let op = setp.modifiers().find(|m| matches!(*m, "lt" | "lo" | "le" | "ls" | "gt" | "hi" | "ge" | "hs" | "ne" | "eq"))?;
     let holds = |v: i64| -> bool {
         let (a, b) = if counter_left { (v, bound) } else { (bound, v) };
-        let (a, b) = if signed { (a as i128, b as i128) } else { (a as u32 as i128, b as u32 as i128) };
+        let (a, b) = match (signed, wide) {
+            (true, _) => (a as i128, b as i128),
+            (false, true) => (a as u64 as i128, b as u64 as i128),
+            (false, false) => (a as u32 as i128, b as u32 as i128),
+        };
         match op {
             "lt" | "lo" => a < b,
             "le" | "ls" => a <= b,
