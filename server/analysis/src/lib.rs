@@ -807,9 +807,8 @@ fn activity_power(profile: &KernelProfile, gpu: &gpu_spec::Gpu, models: &perf_mo
     use power_model::activity;
     let memory = activity::Memory::from_mem_type(&gpu.mem_type)?;
     let bottleneck = models.predictions.iter().find(|p| p.model == "bottleneck")?;
-    let threads = profile.launch.blocks() as f64 * profile.launch.threads_per_block() as f64;
     let work = activity::Work {
-        lane_instructions: profile.counts.total_dynamic() * threads,
+        lane_instructions: perf_models::power_limit::lane_instructions(profile),
         dram_bytes: bottleneck.breakdown.get("dram_bytes").copied().unwrap_or(0.0),
         clock_ratio: bottleneck.breakdown.get(perf_models::bottleneck::CLOCK_RATIO).copied().unwrap_or(1.0),
     };

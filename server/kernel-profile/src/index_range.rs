@@ -488,17 +488,22 @@ mod tests {
     use super::data_span_bytes;
     use ptx_ir::InstrClass;
 
-    /// The span of the first atomic of `body`, wrapped in a kernel with parameters
-    /// `p0` (u64) and `p1` (u32).
-    fn span(body: &str) -> Option<u64> {
+    /// `f` of the first atomic of `body`, wrapped in a kernel with parameters `p0` (u64)
+    /// and `p1` (u32).
+    fn of_first_atomic<T>(body: &str, f: impl Fn(&ptx_ir::Function, u32) -> Option<T>) -> Option<T> {
         let text = format!(
-            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p0, .param .u32 p1)\n{{\n.reg .pred %p<4>;\n.reg .b16 %rs<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<16>;\nld.param.u64 %rd1, [p0];\nld.param.u32 %r1, [p1];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r2, %tid.x;\n{body}\nret;\n}}\n"
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p0, .param .u32 p1)\n{{\n.reg .pred %p<4>;\n.reg .b16 %rs<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<128>;\nld.param.u64 %rd1, [p0];\nld.param.u32 %r1, [p1];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r2, %tid.x;\n{body}\nret;\n}}\n"
         );
         let (module, errors) = ptx_ir::parse_and_lower(&text);
         assert!(errors.is_empty(), "{errors:?}");
         let func = &module.functions[0];
         let id = func.instrs.iter().position(|i| matches!(i.class, InstrClass::Atomic(_)))?;
-        data_span_bytes(func, id as u32)
+        f(func, id as u32)
+    }
+
+    /// The span of the first atomic of `body` (the kernel of [`of_first_atomic`]).
+    fn span(body: &str) -> Option<u64> {
+        of_first_atomic(body, data_span_bytes)
     }
 
     #[test]
@@ -572,16 +577,9 @@ mod tests {
         assert_eq!(span(affine), None);
     }
 
-    /// The first atomic's base parameter, in the kernel of [`span`].
+    /// The first atomic's base parameter (the kernel of [`of_first_atomic`]).
     fn base(body: &str) -> Option<u32> {
-        let text = format!(
-            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p0, .param .u32 p1)\n{{\n.reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<128>;\nld.param.u64 %rd1, [p0];\nld.param.u32 %r1, [p1];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r2, %tid.x;\n{body}\nret;\n}}\n"
-        );
-        let (module, errors) = ptx_ir::parse_and_lower(&text);
-        assert!(errors.is_empty(), "{errors:?}");
-        let func = &module.functions[0];
-        let id = func.instrs.iter().position(|i| matches!(i.class, InstrClass::Atomic(_)))?;
-        super::base_param(func, id as u32)
+        of_first_atomic(body, super::base_param)
     }
 
     #[test]

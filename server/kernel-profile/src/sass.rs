@@ -387,17 +387,18 @@ fn mergeable_shared_load(instr: &ptx_ir::Instr) -> bool {
         && matches!(instr.ty(), Some("f32" | "b32" | "u32" | "s32"))
 }
 
-/// Vector loads of four and two words that cover `offsets` (sorted, distinct) from a base
-/// aligned to `align` bytes, as item 4 forms them: the number of loads issued.
-fn vector_groups(offsets: &[i64], align: i64) -> usize {
+/// The loads ptxas issues for words at byte `offsets` (sorted, distinct) from a base aligned
+/// to `align` bytes (items 4 and 7): from the lowest offset up, four words 16-byte aligned
+/// are one `LDS.128`, else two 8-byte aligned one `LDS.64`, else the word alone; (first
+/// offset, words) of each.
+fn vector_runs(offsets: &[i64], align: i64) -> Vec<(i64, i64)> {
     let at: HashSet<i64> = offsets.iter().copied().collect();
     let mut taken: HashSet<i64> = HashSet::new();
-    let mut groups = 0;
+    let mut runs = Vec::new();
     for &o in offsets {
         if taken.contains(&o) {
             continue;
         }
-        groups += 1;
         let width = [4i64, 2]
             .into_iter()
             .find(|w| {
@@ -408,8 +409,9 @@ fn vector_groups(offsets: &[i64], align: i64) -> usize {
         for k in 0..width {
             taken.insert(o + 4 * k);
         }
+        runs.push((o, width));
     }
-    groups
+    runs
 }
 
 /// Item 7: a loop unrolled whole lays its copies' shared loads from a stepped address
@@ -455,7 +457,7 @@ fn merged_across_copies(func: &Function, loops: &[UnrolledLoop], vectorised: &Ha
             let mut offsets: Vec<i64> = (0..l.trips as i64).flat_map(|k| loads.iter().map(move |(_, o)| o + k * step)).collect();
             offsets.sort_unstable();
             offsets.dedup();
-            let groups = vector_groups(&offsets, align) as f64;
+            let groups = vector_runs(&offsets, align).len() as f64;
             let per_copies = (issued.len() as u64 * l.trips) as f64;
             if groups < per_copies {
                 for id in issued {
@@ -615,25 +617,12 @@ fn vectorised_shared_loads(func: &Function) -> HashMap<InstrId, InstrId> {
         loads.sort_unstable();
         loads.dedup_by_key(|(o, _)| *o);
         let at: HashMap<i64, InstrId> = loads.iter().copied().collect();
-        let mut taken: HashSet<i64> = HashSet::new();
-        for &(o, _) in &loads {
-            if taken.contains(&o) {
-                continue;
-            }
-            for width in [4i64, 2] {
-                let bytes = width * 4;
-                if align < bytes || o.rem_euclid(bytes) != 0 || !(0..width).all(|w| at.contains_key(&(o + 4 * w)) && !taken.contains(&(o + 4 * w))) {
-                    continue;
-                }
-                let members: Vec<InstrId> = (0..width).map(|w| at[&(o + 4 * w)]).collect();
-                let leader = members.iter().copied().min().unwrap_or(at[&o]);
-                for (w, m) in members.into_iter().enumerate() {
-                    taken.insert(o + 4 * w as i64);
-                    if m != leader {
-                        merged.insert(m, leader);
-                    }
-                }
-                break;
+        let offsets: Vec<i64> = loads.iter().map(|(o, _)| *o).collect();
+        for (o, width) in vector_runs(&offsets, align).into_iter().filter(|(_, w)| *w > 1) {
+            let members: Vec<InstrId> = (0..width).map(|w| at[&(o + 4 * w)]).collect();
+            let leader = members.iter().copied().min().unwrap_or(at[&o]);
+            for m in members.into_iter().filter(|m| *m != leader) {
+                merged.insert(m, leader);
             }
         }
     }
@@ -675,10 +664,6 @@ fn def_alignment(func: &Function, def: InstrId, visiting: &mut HashSet<RegId>) -
             Some(Operand::Symbol(_)) => MAX,
             _ => 1,
         }
-    };
-    let imm = |op: Option<&Operand>| match op {
-        Some(Operand::Imm(v)) => Some(*v),
-        _ => None,
     };
     match instr.base() {
         "mov" | "cvt" | "cvta" => of(ops.get(1)),

@@ -1229,11 +1229,8 @@ pub fn estimate(
 ) -> Option<Estimate> {
     let boost = estimate_at_clock(profile, p, resident_blocks_per_sm, caches)?;
     let Some(budget) = p.power_budget.as_ref() else { return Some(boost) };
-    let lanes = lane_instructions(profile);
+    let lanes = crate::power_limit::lane_instructions(profile);
     let demand = |e: &Estimate, x: f64| budget.demand_w(lanes, e.traffic.steady_dram_bytes(), e.time_us, x);
-    if demand(&boost, 1.0) <= budget.limit_w {
-        return Some(boost);
-    }
     let at = |x: f64| -> Option<Estimate> {
         let mut q = p.clone();
         q.clock_hz *= x;
@@ -1247,12 +1244,6 @@ pub fn estimate(
         Some(x) if x < 1.0 => at(x).or(Some(boost)),
         _ => Some(boost),
     }
-}
-
-/// Issued instructions times their active lanes: each thread's dynamic count, as ptxas
-/// issues them, times the threads (what the activity power model counts).
-fn lane_instructions(profile: &KernelProfile) -> f64 {
-    profile.counts.total_dynamic() * profile.launch.blocks() as f64 * profile.launch.threads_per_block() as f64
 }
 
 /// The estimate at the clock of `p` (`estimate` lowers it where the power limit binds).
@@ -1731,19 +1722,21 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     } else {
         explanation
     };
-    let explanation = match (throttled, p.power_budget.as_ref()) {
-        (true, Some(b)) => format!(
+    // The board's limit, where it lowered the clock.
+    let limited = p.power_budget.as_ref().filter(|_| throttled);
+    let explanation = match limited {
+        Some(b) => format!(
             "{explanation}; power-limited: at the {:.0} MHz boost clock the kernel would draw more than the board's {:.0} W, so it runs at {:.0} MHz ({:.0} %)",
             p.clock_hz / 1e6,
             b.limit_w,
             p.clock_hz * est.clock_ratio / 1e6,
             100.0 * est.clock_ratio
         ),
-        _ => explanation,
+        None => explanation,
     };
     let mut assumptions = p.sources.clone();
     assumptions.extend(est.traffic.notes.iter().cloned());
-    if let (true, Some(b)) = (throttled, p.power_budget.as_ref()) {
+    if let Some(b) = limited {
         assumptions.push(format!(
             "power limit: the board draws {:.0} W while a kernel runs plus {} pJ per lane instruction (times the clock share to the power {}, for the voltage) and {:.0} pJ per DRAM byte over the time; above its {:.0} W limit the clock falls until the demand meets it, to {:.0} % of the boost clock here (at least the base clock, {:.0} %; docs/models/bottleneck.md, \"Power limit\")",
             b.fixed_w,

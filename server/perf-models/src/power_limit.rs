@@ -105,6 +105,13 @@ impl Memory {
     }
 }
 
+/// Issued instructions times their active lanes: each thread's dynamic count, as ptxas
+/// issues them, times the threads (what the activity model's energy per lane instruction
+/// multiplies).
+pub fn lane_instructions(profile: &kernel_profile::KernelProfile) -> f64 {
+    profile.counts.total_dynamic() * profile.launch.blocks() as f64 * profile.launch.threads_per_block() as f64
+}
+
 /// The share of an instruction's boost-clock energy it takes at clock share `x` (the square
 /// of the voltage, x^(α−1)); 1 at the boost clock.
 pub fn lane_energy_factor(clock_ratio: f64) -> f64 {

@@ -152,12 +152,6 @@ fn predict_with(p: &KernelProfile, g: &gpu_spec::Gpu, params: &Params) -> Predic
     bottleneck::prediction(&est, params)
 }
 
-/// Lane instructions of a profile (each thread's count times the threads), as the power
-/// limit counts them.
-fn lane_instructions(p: &KernelProfile) -> f64 {
-    p.counts.total_dynamic() * p.launch.blocks() as f64 * p.launch.threads_per_block() as f64
-}
-
 /// A full SM of FMAs on an L40 would draw more than its 300 W at the boost clock (its
 /// 142 SMs issue 45 T lane instructions a second, 440 W at 9.7 pJ each, over its fixed
 /// 177 W): it runs at the clock where the demand meets the limit, and its time stretches by
@@ -178,7 +172,7 @@ fn a_power_limited_board_runs_clock_bound_work_at_the_clock_that_meets_its_limit
     let work = |pr: &Prediction| pr.time_us - pr.breakdown["launch_overhead_us"];
     assert!((work(&limited) * x / work(&boost) - 1.0).abs() < 0.01, "{} vs {} at {x}", limited.time_us, boost.time_us);
     // The demand at that clock is the limit (within the bisection's step).
-    let demand = |pr: &Prediction, x: f64| budget.demand_w(lane_instructions(&p), pr.breakdown["dram_bytes"], pr.time_us, x);
+    let demand = |pr: &Prediction, x: f64| budget.demand_w(perf_models::power_limit::lane_instructions(&p), pr.breakdown["dram_bytes"], pr.time_us, x);
     assert!(demand(&boost, 1.0) > budget.limit_w);
     let at = demand(&limited, x);
     assert!(at <= budget.limit_w && at > 0.99 * budget.limit_w, "{at}");
@@ -201,7 +195,7 @@ fn dram_bound_work_keeps_its_time_when_the_clock_falls() {
     // and the kernel's DRAM bytes and instructions exceed it at the boost clock.
     g.tdp_w = 120.0;
     let budget = Params::from_gpu(&g).power_budget.expect("budget");
-    assert!(budget.demand_w(lane_instructions(&p), free.breakdown["dram_bytes"], free.time_us, 1.0) > g.tdp_w, "{budget:?}");
+    assert!(budget.demand_w(perf_models::power_limit::lane_instructions(&p), free.breakdown["dram_bytes"], free.time_us, 1.0) > g.tdp_w, "{budget:?}");
     let limited = bottleneck::predict(&p, &g).expect("applies");
     let x = limited.breakdown[bottleneck::CLOCK_RATIO];
     assert!(x < 1.0, "{x}");
