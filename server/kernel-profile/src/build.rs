@@ -180,7 +180,10 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let mut counts = InstructionCounts::default();
     let mut visiting = HashSet::new();
     let mut budget = Expansions { left: CALL_EXPANSION_BUDGET, exhausted: false };
-    accumulate_counts(module, func, &folding, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut budget, &mut assumptions);
+    // Item 8 of `sass.rs` needs the loops' trip counts: what ptxas issues of a loop it
+    // unrolls by 4 depends on how many iterations each entry runs.
+    let counted = folding.with_trip_counts(|b| loop_trips(func, b, |li| loops_info.get(li).map(|l| l.assumed_trip_count)));
+    accumulate_counts(module, func, &counted, &freq, 1.0, &mut counts, &mut visiting, input.options, 0, &mut budget, &mut assumptions);
     if budget.exhausted {
         assumptions.push(format!(
             "the calls expand to more than {CALL_EXPANSION_BUDGET} callee instructions: the calls past that are counted as the call instruction alone (an approximation)"
@@ -825,6 +828,13 @@ fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>, choice
     Some(if test.offset_steps > 0 { trips.max(1.0) } else { trips })
 }
 
+/// The iterations per entry of the loop that block `block` forms on its own (a loop whose
+/// header is the block and whose only block it is), from `trips` by loop index.
+fn loop_trips(func: &Function, block: ptx_ir::ir::BlockId, trips: impl Fn(usize) -> Option<f64>) -> Option<f64> {
+    let li = func.loops.iter().position(|l| l.header == block && l.blocks == [block])?;
+    trips(li)
+}
+
 /// A count clamped to `0..=`[`MAX_EXECUTIONS_PER_THREAD`] (NaN, from `0 × ∞`, counts 0).
 fn saturate(n: f64) -> f64 {
     if n.is_nan() { 0.0 } else { n.clamp(0.0, MAX_EXECUTIONS_PER_THREAD) }
@@ -866,7 +876,13 @@ fn accumulate_counts(
         if n == 0.0 || removed.contains(&(id as InstrId)) {
             continue;
         }
-        // Issued less often than its block runs (`sass.rs` item 7: merged across copies).
+        // Issued beyond itself per execution (`sass.rs` item 8: the dispatch of a loop
+        // unrolled by 4, spread over its iterations).
+        for (class, k) in folding.extra_per_execution.get(&(id as InstrId)).map_or(&[][..], Vec::as_slice) {
+            *counts.dynamic.entry(*class).or_insert(0.0) += n * k;
+        }
+        // Issued less often than its block runs (`sass.rs` items 7 and 8: merged across
+        // copies, loop control once per group of copies).
         let n = n * folding.issue_share.get(&(id as InstrId)).copied().unwrap_or(1.0);
         *counts.dynamic.entry(instr.class).or_insert(0.0) += n;
         // What ptxas expands it into beyond itself (`sass.rs` item 6).
@@ -897,7 +913,8 @@ fn accumulate_counts(
                 let mut sink = Vec::new();
                 let (_, trips) = loops(module, callee, &env, options, &[], &mut sink, None);
                 let cfreq = frequency::loop_products(callee, &trips);
-                accumulate_counts(module, callee, &sass::analyse(callee), &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);
+                let folding = sass::analyse(callee).with_trip_counts(|b| loop_trips(callee, b, |li| trips.get(li).copied()));
+                accumulate_counts(module, callee, &folding, &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);
             }
             Some(callee) => assumptions.push(format!("recursive call to `{}` counted once", callee.name)),
             None => {

@@ -1,4 +1,4 @@
-//! What ptxas makes of the PTX: the instructions it issues differ from the PTX text in two
+//! What ptxas makes of the PTX: the instructions it issues differ from the PTX text in
 //! ways that change counts by up to 2× on arithmetic-bound kernels.
 //!
 //! 1. **Contraction.** A floating-point `mul` whose only use is an `add`/`sub` of the same
@@ -85,8 +85,20 @@
 //!    block (the hand-written loop's `[r]`, `[r+4]` stepping by 8: two `LDS.128` per four
 //!    copies): their issues are the vector loads that cover every copy's offsets
 //!    (`Folding::issue_share`). `sgemm_1d_tiling`'s `As` loads go from 32 `LDS.64` to 16
-//!    `LDS.128` per K-tile, its count to 118 (108 in SASS). Loops unrolled in part (run-time
-//!    trip counts: by 4) keep their control and loads.
+//!    `LDS.128` per K-tile, its count to 118 (108 in SASS).
+//! 8. **Loops ptxas unrolls by 4.** A one-block loop on a counter stepped by an immediate and
+//!    compared itself with an immediate or a loop-invariant register, its trip count known
+//!    only at run time, with no `.pragma "nounroll"` and four copies of its body (less its
+//!    control) at most [`PARTIAL_UNROLL_INSTRUCTIONS`], is unrolled by ptxas by 4 more.
+//!    nvdisasm (ptxas 13.5, sm_86) of nvcc's loops unrolled by 4: 16 copies while more
+//!    than 12 remain, then 8 if more than 4 remain, then nvcc's 4; the control once per
+//!    group; `ISETP`s, `PLOP3`s and four branches per entry to choose among them. Counted
+//!    where the trip count T per entry is known ([`Folding::with_trip_counts`]): the
+//!    control [`partial_unroll_issues`]' groups over T, the dispatch as extra instructions
+//!    of the branch. Left as they are, as ptxas leaves them: ten loads a copy (77 SASS
+//!    instructions for nvcc's 4 copies), an exit on a sum of the counter and the bound
+//!    (nvcc's loop over an unsigned index), `#pragma unroll 1`. tests/sass_counts.rs checks
+//!    the instructions per iteration against ptxas.
 
 use std::collections::{HashMap, HashSet};
 
@@ -117,9 +129,28 @@ pub struct Folding {
     /// the comparison and the branch back.
     pub unrolled_control: HashSet<InstrId>,
     /// Instructions issued less often than their PTX block runs (item 7: the shared loads
-    /// of a loop unrolled whole, merged into vector loads across its copies) → the share of
+    /// of a loop unrolled whole, merged into vector loads across its copies; item 8: the
+    /// control of a loop unrolled by 4, once the trip count is known) → the share of
     /// their executions that issue.
     pub issue_share: HashMap<InstrId, f64>,
+    /// The one-block loops with a run-time trip count that ptxas unrolls by 4 (item 8).
+    pub partial_unrolls: Vec<PartialUnroll>,
+    /// Instructions ptxas issues per execution of a PTX instruction beyond it and its
+    /// expansion, by class, in fractions (item 8: the dispatch between a loop's unrolled
+    /// copies, per entry, spread over the entry's iterations; set by
+    /// [`Folding::with_trip_counts`]).
+    pub extra_per_execution: HashMap<InstrId, Vec<(InstrClass, f64)>>,
+}
+
+/// A one-block loop with a run-time trip count that ptxas unrolls by 4 (item 8).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartialUnroll {
+    pub block: ptx_ir::ir::BlockId,
+    /// The branch back, which stands for the loop's entries in the dispatch count.
+    pub branch: InstrId,
+    /// What the unrolled loop issues once per group of copies: the counter step, the
+    /// comparison, the branch and the steps of address and index registers.
+    pub control: Vec<InstrId>,
 }
 
 /// The SASS sequence of a PTX instruction beyond the instruction itself, by class (item 6).
@@ -314,7 +345,16 @@ pub fn analyse(func: &Function) -> Folding {
     res.vectorised = vectorised_shared_loads(func);
     let unrolled = unrolled_loops(func, &readers);
     res.issue_share = merged_across_copies(func, &unrolled, &res.vectorised);
+    let whole: HashSet<ptx_ir::ir::BlockId> = unrolled.iter().map(|l| l.block).collect();
     res.unrolled_control = unrolled.into_iter().flat_map(|l| l.control).collect();
+    res.partial_unrolls = func
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(bid, _)| bid as ptx_ir::ir::BlockId)
+        .filter(|bid| !whole.contains(bid))
+        .filter_map(|bid| partial_unroll(func, bid, &readers, &res))
+        .collect();
     for (id, instr) in func.instrs.iter().enumerate() {
         let id = id as InstrId;
         if let Some(e) = expansion(func, instr).or_else(|| (!res.wide_multiply_adds.contains_key(&id)).then(|| wide_integer_halves(instr)).flatten()) {
@@ -477,9 +517,31 @@ fn imm(op: Option<&Operand>) -> Option<i64> {
     }
 }
 
-/// Block `bid`, a loop onto itself, when ptxas unrolls it whole.
-fn whole_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<UnrolledLoop> {
+/// A block that loops onto itself on a counter: the branch back, guarded by a comparison
+/// of the block's (made there, read by the branch alone) of a counter register with an
+/// immediate or a register, the counter stepped once in the block by an immediate and read
+/// there by nothing else.
+struct SelfLoop {
+    ids: Vec<InstrId>,
+    bra_id: InstrId,
+    negated: bool,
+    setp_id: InstrId,
+    step_id: InstrId,
+    step: i64,
+    /// The comparison's other operand: an immediate, or a register (`None`) the loop does
+    /// not define.
+    bound: Option<i64>,
+    counter_left: bool,
+    /// The counter's start, when its one definition outside the loop is a `mov` of an
+    /// immediate.
+    init: Option<i64>,
+}
+
+fn self_loop(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<SelfLoop> {
     let block = &func.blocks[bid as usize];
+    if !block.reachable || block.target != Some(bid) || block.instrs.is_empty() {
+        return None;
+    }
     let ids: Vec<InstrId> = block.instrs.clone().collect();
     let bra_id = *ids.last()?;
     let bra = func.instr(bra_id)?;
@@ -494,77 +556,49 @@ fn whole_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<Reg
         return None;
     }
     let ops = func.operands_of(setp);
+    let in_block = |r: &RegId| func.defs_of(*r).iter().any(|d| func.instr(*d).is_some_and(|i| i.block == bid));
     let (counter, bound, counter_left) = match (ops.get(1), ops.get(2)) {
-        (Some(Operand::Reg(c)), Some(Operand::Imm(b))) => (*c, *b, true),
-        (Some(Operand::Imm(b)), Some(Operand::Reg(c))) => (*c, *b, false),
+        (Some(Operand::Reg(c)), Some(Operand::Imm(b))) => (*c, Some(*b), true),
+        (Some(Operand::Imm(b)), Some(Operand::Reg(c))) => (*c, Some(*b), false),
+        (Some(Operand::Reg(c)), Some(Operand::Reg(b))) if in_block(c) && !in_block(b) => (*c, None, true),
+        (Some(Operand::Reg(b)), Some(Operand::Reg(c))) if in_block(c) && !in_block(b) => (*c, None, false),
         _ => return None,
     };
-    // The counter: one step in the block by an immediate, one immediate start outside it.
+    // The counter: one step in the block by an immediate.
     let defs = func.defs_of(counter);
-    if defs.len() != 2 {
-        return None;
-    }
     let (inside, outside): (Vec<InstrId>, Vec<InstrId>) = defs.iter().partition(|d| func.instr(**d).is_some_and(|i| i.block == bid));
-    let (&[step_id], &[init_id]) = (inside.as_slice(), outside.as_slice()) else { return None };
+    let (&[step_id], false) = (inside.as_slice(), outside.is_empty()) else { return None };
     let step_i = func.instr(step_id)?;
-    let init_i = func.instr(init_id)?;
     let step_ops = func.operands_of(step_i);
     if !matches!(step_i.base(), "add" | "sub") || step_i.guard.is_some() || !matches!(step_ops.get(1), Some(Operand::Reg(r)) if *r == counter) {
         return None;
     }
     let step = imm(step_ops.get(2))? * if step_i.base() == "sub" { -1 } else { 1 };
-    if init_i.base() != "mov" || init_i.guard.is_some() || step == 0 {
+    if step == 0 {
         return None;
     }
-    let init = imm(func.operands_of(init_i).get(1))?;
     // The counter's readers: its step, the comparison, and nothing else in the loop.
     let counter_readers = readers.get(&counter).map_or(&[][..], Vec::as_slice);
     if counter_readers.iter().any(|r| *r != step_id && *r != setp_id && func.instr(*r).is_some_and(|i| i.block == bid)) {
         return None;
     }
-    // Iterations: the branch is taken while the comparison holds (or fails, when negated).
-    let compared_after_step = step_id < setp_id;
-    let signed = setp.modifiers().any(|m| matches!(m, "s32" | "s64" | "s16"));
-    let wide = setp.modifiers().any(|m| matches!(m, "s64" | "u64" | "b64"));
-    let op = setp.modifiers().find(|m| matches!(*m, "lt" | "lo" | "le" | "ls" | "gt" | "hi" | "ge" | "hs" | "ne" | "eq"))?;
-    let holds = |v: i64| -> bool {
-        let (a, b) = if counter_left { (v, bound) } else { (bound, v) };
-        let (a, b) = match (signed, wide) {
-            (true, _) => (a as i128, b as i128),
-            (false, true) => (a as u64 as i128, b as u64 as i128),
-            (false, false) => (a as u32 as i128, b as u32 as i128),
-        };
-        match op {
-            "lt" | "lo" => a < b,
-            "le" | "ls" => a <= b,
-            "gt" | "hi" => a > b,
-            "ge" | "hs" => a >= b,
-            "ne" => a != b,
-            "eq" => a == b,
-            _ => false,
-        }
+    let init = match outside.as_slice() {
+        &[init_id] => func.instr(init_id).filter(|i| i.base() == "mov" && i.guard.is_none()).and_then(|i| imm(func.operands_of(i).get(1))),
+        _ => None,
     };
-    let mut v = init;
-    let mut trips: u64 = 0;
-    loop {
-        trips += 1;
-        if trips > MAX_TRIP_SEARCH {
-            return None;
-        }
-        let after = v.wrapping_add(step);
-        let compared = if compared_after_step { after } else { v };
-        if holds(compared) == guard.negated {
-            break;
-        }
-        v = after;
-    }
-    let mut control = vec![step_id, setp_id, bra_id];
+    Some(SelfLoop { ids, bra_id, negated: guard.negated, setp_id, step_id, step, bound, counter_left, init })
+}
+
+/// The loop control of a self loop: its counter step, comparison and branch, and the
+/// registers the block steps by an immediate that nothing in it reads but memory
+/// instructions as their address base (or nothing at all: an index the code after the
+/// loop reads); with the address registers' steps in bytes.
+fn loop_control(func: &Function, bid: ptx_ir::ir::BlockId, l: &SelfLoop, readers: &HashMap<RegId, Vec<InstrId>>) -> (Vec<InstrId>, Vec<(RegId, i64)>) {
+    let mut control = vec![l.step_id, l.setp_id, l.bra_id];
     let mut address_steps = Vec::new();
-    // Address registers stepped by an immediate in the block that only its memory
-    // instructions read as their base: the copies' immediate offsets.
-    for &id in &ids {
+    for &id in &l.ids {
         let Some(i) = func.instr(id) else { continue };
-        if id == step_id || !matches!(i.base(), "add" | "sub") || i.guard.is_some() {
+        if id == l.step_id || !matches!(i.base(), "add" | "sub") || i.guard.is_some() {
             continue;
         }
         let [dst] = func.dsts(i) else { continue };
@@ -587,9 +621,119 @@ fn whole_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<Reg
             address_steps.push((*dst, if i.base() == "sub" { -st } else { st }));
         }
     }
+    (control, address_steps)
+}
+
+/// Block `bid`, a loop onto itself, when ptxas unrolls it whole.
+fn whole_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<UnrolledLoop> {
+    let l = self_loop(func, bid, readers)?;
+    let (bound, init) = (l.bound?, l.init?);
+    let setp = func.instr(l.setp_id)?;
+    // Iterations: the branch is taken while the comparison holds (or fails, when negated).
+    let compared_after_step = l.step_id < l.setp_id;
+    let signed = setp.modifiers().any(|m| matches!(m, "s32" | "s64" | "s16"));
+    let wide = setp.modifiers().any(|m| matches!(m, "s64" | "u64" | "b64"));
+    let op = setp.modifiers().find(|m| matches!(*m, "lt" | "lo" | "le" | "ls" | "gt" | "hi" | "ge" | "hs" | "ne" | "eq"))?;
+    let holds = |v: i64| -> bool {
+        let (a, b) = if l.counter_left { (v, bound) } else { (bound, v) };
+        let (a, b) = match (signed, wide) {
+            (true, _) => (a as i128, b as i128),
+            (false, true) => (a as u64 as i128, b as u64 as i128),
+            (false, false) => (a as u32 as i128, b as u32 as i128),
+        };
+        match op {
+            "lt" | "lo" => a < b,
+            "le" | "ls" => a <= b,
+            "gt" | "hi" => a > b,
+            "ge" | "hs" => a >= b,
+            "ne" => a != b,
+            "eq" => a == b,
+            _ => false,
+        }
+    };
+    let mut v = init;
+    let mut trips: u64 = 0;
+    loop {
+        trips += 1;
+        if trips > MAX_TRIP_SEARCH {
+            return None;
+        }
+        let after = v.wrapping_add(l.step);
+        let compared = if compared_after_step { after } else { v };
+        if holds(compared) == l.negated {
+            break;
+        }
+        v = after;
+    }
+    let (control, address_steps) = loop_control(func, bid, &l, readers);
     // What the copies keep: the body less its control.
-    let body = (ids.len() - control.len()) as u64;
+    let body = (l.ids.len() - control.len()) as u64;
     (trips.saturating_mul(body) <= FULL_UNROLL_INSTRUCTIONS).then_some(UnrolledLoop { block: bid, trips, control, address_steps })
+}
+
+/// The most instructions four copies of a loop body (less its control) may have for ptxas
+/// to unroll a loop with a run-time trip count by 4 (item 8). An estimate between what
+/// nvdisasm showed unrolled (nvcc's 4-way unrolled body of eight shared loads and six FMAs
+/// per source iteration: 61 SASS instructions, 229 in the 16-way loop) and what it left as
+/// it was (ten loads and eight FMAs: 77; eight global loads and six FMAs: 65).
+pub const PARTIAL_UNROLL_INSTRUCTIONS: u64 = 240;
+
+/// Item 8: block `bid`, a loop onto itself with a run-time trip count, when ptxas unrolls
+/// it by 4. Loops with a constant trip count are item 7's (or unrolled by other factors,
+/// not modelled); a loop behind `.pragma "nounroll"` stays as it is.
+fn partial_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>, folding: &Folding) -> Option<PartialUnroll> {
+    if func.blocks.get(bid as usize)?.no_unroll {
+        return None;
+    }
+    let l = self_loop(func, bid, readers)?;
+    // A trip count known before run time, from immediates or from what the analysis of the
+    // loop resolves (a counter started from a register that holds a constant).
+    let constant = func.loops.iter().any(|lp| lp.header == bid && matches!(lp.trip_count, ptx_ir::TripCount::Constant(_)));
+    if (l.bound.is_some() && l.init.is_some()) || constant {
+        return None;
+    }
+    let (control, _) = loop_control(func, bid, &l, readers);
+    let removed = folding.removed();
+    let issued = l.ids.iter().filter(|id| !removed.contains(id)).count() as u64;
+    let body = issued.saturating_sub(control.len() as u64);
+    (4 * body <= PARTIAL_UNROLL_INSTRUCTIONS).then_some(PartialUnroll { block: bid, branch: l.bra_id, control })
+}
+
+/// Item 8: per entry into a loop ptxas unrolled by 4 that runs `trips` iterations (of the
+/// PTX loop, rounded), how many times its control issues, and the instructions of the
+/// dispatch between the unrolled copies. nvdisasm (ptxas 13.5, sm_86) of nvcc's loops
+/// unrolled by 4 (`for (j = 0; j < n; ++j) acc += s[t + j] * a[j]`, a 2-D convolution's taps
+/// from shared memory): a loop of 16 copies while more than 12 remain (`ISETP.GT ... 0xc`),
+/// then 8 copies when more than 4 remain, then the loop of 4 (the PTX's) for the rest;
+/// the control (counter, index and address steps, comparison, branch) once per group of
+/// copies; around them `ISETP.GT` ×3, `ISETP.NE.OR`, `PLOP3` ×1-3 and four branches per
+/// entry.
+pub fn partial_unroll_issues(trips: f64) -> (f64, [(InstrClass, f64); 2]) {
+    let t = trips.round().max(1.0) as u64;
+    let rest = t % 4;
+    let groups = t / 4 + u64::from(rest >= 2) + rest % 2;
+    let int = 5 + u64::from(t >= 4) + u64::from(rest >= 2);
+    (groups as f64, [(InstrClass::IntAlu, int as f64), (InstrClass::Branch, 4.0)])
+}
+
+impl Folding {
+    /// This folding with item 8 applied at the loops' trip counts (`trips_of` a block:
+    /// the iterations per entry of the loop it forms): each loop's control issued
+    /// [`partial_unroll_issues`]'s groups over its iterations, its dispatch spread over
+    /// them as extra instructions of its branch.
+    pub fn with_trip_counts(&self, trips_of: impl Fn(ptx_ir::ir::BlockId) -> Option<f64>) -> Folding {
+        let mut res = self.clone();
+        for l in &self.partial_unrolls {
+            let Some(t) = trips_of(l.block).filter(|t| t.is_finite() && *t > 0.0) else { continue };
+            let (groups, dispatch) = partial_unroll_issues(t);
+            let share = (groups / t.round().max(1.0)).min(1.0);
+            for id in &l.control {
+                *res.issue_share.entry(*id).or_insert(1.0) *= share;
+            }
+            res.extra_per_execution.insert(l.branch, dispatch.iter().map(|(c, n)| (*c, n / t.max(1.0))).collect());
+        }
+        res
+    }
 }
 
 /// Item 4: the scalar shared loads that ptxas merges into a vector load of an earlier one.
@@ -1189,5 +1333,99 @@ mod tests {
         let m = counted_loop("4", true);
         assert!(m.functions[0].blocks.iter().any(|b| b.no_unroll));
         assert!(analyse(&m.functions[0]).unrolled_control.is_empty());
+    }
+
+    /// nvcc's loop unrolled by 4 (`for (j = 0; j < n; ++j) acc += s[t + j] * a[j]`, as
+    /// nvcc 13.5 writes it for sm_86): four copies, a counter counting down by 4 from a
+    /// run-time start to 0, an index and two addresses stepped by immediates.
+    fn four_copies(copies_of_fma: usize) -> ptx_ir::Module {
+        let body: String = (0..4)
+            .map(|k| {
+                let mut b = format!("ld.global.nc.f32 %f{}, [%rd4+{}];\n", 10 + k, 4 * k);
+                b += &format!("ld.shared.f32 %f{}, [%r9+{}];\n", 20 + k, 4 * k);
+                for _ in 0..copies_of_fma {
+                    b += &format!("fma.rn.f32 %f1, %f{}, %f{}, %f1;\n", 10 + k, 20 + k);
+                }
+                b
+            })
+            .collect();
+        func(&format!(
+            "mov.u32 %r1, %tid.x;
+             ld.param.u32 %r6, [p0];
+             ld.param.u64 %rd1, [p0];
+             cvta.to.global.u64 %rd4, %rd1;
+             mov.u32 %r3, sh;
+             shl.b32 %r2, %r1, 2;
+             add.s32 %r9, %r3, %r2;
+             and.b32 %r7, %r6, 3;
+             sub.s32 %r8, %r7, %r6;
+             mov.f32 %f1, 0f00000000;
+             mov.u32 %r5, 0;
+             $L_loop:
+             {body}
+             add.s32 %r5, %r5, 4;
+             add.s64 %rd4, %rd4, 16;
+             add.s32 %r9, %r9, 16;
+             add.s32 %r8, %r8, 4;
+             setp.ne.s32 %p1, %r8, 0;
+             @%p1 bra $L_loop;
+             st.global.f32 [%rd1], %f1;
+             st.global.u32 [%rd1+4], %r5;"
+        ))
+    }
+
+    #[test]
+    fn ptxas_unrolls_run_time_loops_by_four_and_issues_their_control_once_per_group() {
+        // nvdisasm (ptxas 13.5, sm_86): nvcc's four copies become sixteen (then eight, then
+        // the four), the counter, index and address steps, comparison and branch once per
+        // group (tests/sass_counts.rs checks the counts against ptxas).
+        let m = four_copies(1);
+        let f = &m.functions[0];
+        let folding = analyse(f);
+        assert_eq!(folding.partial_unrolls.len(), 1, "{:?}", folding.partial_unrolls);
+        let l = &folding.partial_unrolls[0];
+        assert_eq!(lines_of(&m, l.control.iter().copied()), vec!["add.s32", "add.s32", "add.s32", "add.s64", "bra", "setp.ne.s32"]);
+        // A plain loop to a parameter: ptxas unrolls it by 4 as well.
+        assert_eq!(analyse(&counted_loop("%r6", false).functions[0]).partial_unrolls.len(), 1);
+        // Not: a constant trip count (item 7's), `#pragma unroll 1`, or a body four copies of
+        // which pass PARTIAL_UNROLL_INSTRUCTIONS (16 FMAs a copy: 4 × (8 + 64) > 240).
+        assert!(analyse(&counted_loop("4", false).functions[0]).partial_unrolls.is_empty());
+        assert!(analyse(&counted_loop("1024", false).functions[0]).partial_unrolls.is_empty());
+        assert!(analyse(&counted_loop("%r6", true).functions[0]).partial_unrolls.is_empty());
+        assert!(analyse(&four_copies(16).functions[0]).partial_unrolls.is_empty());
+        // Nor a counter started from a register that holds a constant, to an immediate (the
+        // gpu-roofline sweep's inner loop, nvcc's unroll by 16 of N = 400: 25 iterations,
+        // which ptxas unrolls by 5, a factor this rule does not model).
+        let m = func(
+            "mov.u32 %r6, 0;
+             mov.f32 %f1, 0f3F800000;
+             mov.u32 %r13, %r6;
+             $L_loop:
+             fma.rn.f32 %f1, %f1, %f1, %f1;
+             add.s32 %r13, %r13, 16;
+             setp.ne.s32 %p1, %r13, 400;
+             @%p1 bra $L_loop;
+             ld.param.u64 %rd1, [p0];
+             st.global.f32 [%rd1], %f1;",
+        );
+        assert!(matches!(m.functions[0].loops[0].trip_count, ptx_ir::TripCount::Constant(25)), "{:?}", m.functions[0].loops[0].trip_count);
+        assert!(analyse(&m.functions[0]).partial_unrolls.is_empty());
+        // Per entry: the groups of copies that run, and the dispatch between them.
+        let groups = |t: f64| partial_unroll_issues(t).0;
+        assert_eq!([groups(1.0), groups(2.0), groups(3.0), groups(4.0), groups(6.0), groups(7.0), groups(256.0)], [1.0, 1.0, 2.0, 1.0, 2.0, 3.0, 64.0]);
+        assert_eq!(partial_unroll_issues(1.0).1, [(InstrClass::IntAlu, 5.0), (InstrClass::Branch, 4.0)]);
+        assert_eq!(partial_unroll_issues(6.0).1, [(InstrClass::IntAlu, 7.0), (InstrClass::Branch, 4.0)]);
+        // At 256 iterations an entry issues its control 64 times, and 10 dispatch
+        // instructions spread over the 256 executions of the branch.
+        let counted = folding.with_trip_counts(|b| (b == l.block).then_some(256.0));
+        for id in &l.control {
+            assert_eq!(counted.issue_share.get(id), Some(&0.25));
+        }
+        let extra: f64 = counted.extra_per_execution[&l.branch].iter().map(|(_, n)| n).sum();
+        assert!((extra * 256.0 - 10.0).abs() < 1e-9, "{extra}");
+        // One iteration per entry: the control issues as often as the PTX's, plus nine.
+        let once = folding.with_trip_counts(|_| Some(1.0));
+        assert_eq!(once.issue_share.get(&l.branch), Some(&1.0));
+        assert_eq!(once.extra_per_execution[&l.branch].iter().map(|(_, n)| n).sum::<f64>(), 9.0);
     }
 }

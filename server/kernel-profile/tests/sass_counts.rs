@@ -240,3 +240,79 @@ fn ptxas_predicates_consecutive_guarded_loads_of_up_to_20_instructions() {
     assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(21, 2), "guarded-21"), (0, 2));
     assert_eq!(predicated_loads(&ptxas, &nvdisasm, &guarded_loads_ptx(4, 1), "guarded-one"), (0, 1));
 }
+
+/// The self loops of the SASS of `ptx` (sm_86) by kernel: for each kernel, (instructions,
+/// loads) of the block between a label and a conditional branch back to it with the most
+/// loads.
+fn sass_loops(ptxas: &Path, nvdisasm: &Path, ptx: &Path) -> Vec<(String, usize, usize)> {
+    let cubin = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sass-loops.cubin");
+    let st = Command::new(ptxas).arg("-arch=sm_86").arg(ptx).arg("-o").arg(&cubin).status().expect("ptxas runs");
+    assert!(st.success(), "ptxas failed on {}", ptx.display());
+    let out = Command::new(nvdisasm).arg(&cubin).output().expect("nvdisasm runs");
+    assert!(out.status.success(), "nvdisasm failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut res: Vec<(String, usize, usize)> = Vec::new();
+    let (mut label, mut n, mut loads) = (String::new(), 0, 0);
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(name) = l.strip_prefix(".text.").and_then(|r| r.strip_suffix(':')) {
+            res.push((name.to_string(), 0, 0));
+            (label, n, loads) = (String::new(), 0, 0);
+            continue;
+        }
+        if let Some(lab) = l.strip_suffix(':').filter(|x| x.starts_with(".L_")) {
+            (label, n, loads) = (lab.to_string(), 0, 0);
+            continue;
+        }
+        let Some(rest) = l.strip_prefix("/*").and_then(|r| r.split_once("*/")).map(|(_, r)| r.trim()) else { continue };
+        n += 1;
+        if rest.contains("LDS") || rest.contains("LDG") {
+            loads += 1;
+        }
+        if rest.starts_with('@')
+            && rest.contains("BRA")
+            && !label.is_empty()
+            && rest.contains(&format!("`({label})"))
+            && let Some(last) = res.last_mut().filter(|r| loads > r.2)
+        {
+            (last.1, last.2) = (n, loads);
+        }
+    }
+    res
+}
+
+/// `sass.rs` item 8 against ptxas: nvcc's loops unrolled by 4 with a run-time trip count
+/// (tests/ptx/partial_unroll.cu) are unrolled by 4 more unless four copies of their body
+/// pass `PARTIAL_UNROLL_INSTRUCTIONS`, their exit tests a sum rather than their counter, or
+/// the source said `#pragma unroll 1`. The profile's instructions per thread for 1024 more
+/// iterations are what the SASS loop issues for them (its instructions once per group of
+/// copies), within 3 %; `dot_unsigned`, whose PTX spends a `mul.wide` and an `add` per
+/// load where the SASS spends an `IMAD.WIDE.U32` and moves, within 12 %; `taps_rolled`,
+/// whose one copy keeps `b + j` in uniform registers and moves it into a register pair
+/// for each load (`IMAD.U32`, `MOV`: 11 instructions where the profile counts 9), within
+/// 20 %.
+#[test]
+fn loops_unrolled_in_part_issue_what_ptxas_issues() {
+    let Some((ptxas, nvdisasm)) = tools_or_skip() else { return };
+    let path = root().join("server/kernel-profile/tests/ptx/partial_unroll.ptx");
+    let text = std::fs::read_to_string(&path).expect("the fixture PTX");
+    let loops = sass_loops(&ptxas, &nvdisasm, &path);
+    // (kernel, its bound parameter, loads per source iteration, copies ptxas issues per
+    // loop iteration, tolerance).
+    let cases = [
+        ("taps_shared", "taps_shared_param_3", 2, 16, 0.03),
+        ("taps_eight", "taps_eight_param_2", 8, 16, 0.03),
+        ("taps_ten", "taps_ten_param_2", 10, 4, 0.03),
+        ("dot_signed", "dot_signed_param_3", 2, 16, 0.03),
+        ("dot_unsigned", "dot_unsigned_param_3", 2, 4, 0.12),
+        ("taps_rolled", "taps_rolled_param_3", 2, 1, 0.20),
+    ];
+    for (kernel, bound, per_iteration, copies, tolerance) in cases {
+        let &(_, instrs, loads) = loops.iter().find(|l| l.0 == kernel).unwrap_or_else(|| panic!("{kernel} not in the SASS: {loops:?}"));
+        assert_eq!(loads, per_iteration * copies, "{kernel}: ptxas's loop holds {loads} loads ({instrs} instructions)");
+        let total = |n: i64| common::profile_text(&text, "partial_unroll", kernel, [1, 1, 1], [64, 1, 1], &[(bound, n)]).counts.total_dynamic();
+        let ours = total(2048) - total(1024);
+        let sass = (1024 / copies * instrs) as f64;
+        assert!((ours / sass - 1.0).abs() <= tolerance, "{kernel}: the profile issues {ours} instructions for 1024 iterations, the SASS {sass} ({instrs} per {copies})");
+    }
+}

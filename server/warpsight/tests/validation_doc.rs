@@ -1391,4 +1391,19 @@ const HELDOUT_NOTES: &str = "## Notes
   from 1.29 (LSU-bound) to 0.88 of its measured time (sgemm-worklog MAPE 9.2 → 5.7 %, its
   Spearman unchanged at 1.00). No other row here or in the fitted corpus moved by 1 % or
   more (all sets 89.1 % within 1.5× before and after, MAPE 16.2 %).
+- A thirtieth, from nvdisasm: ptxas unrolls nvcc's loops unrolled by 4 with a run-time trip
+  count by 4 more, with a dispatch of about nine instructions per entry among 16, 8 and 4
+  copies and the loop control once per group of copies (docs/profile.md, \"Loops ptxas
+  unrolls by 4\"). The PMPP 2-D tiled convolution's tap loop runs one iteration per mask
+  row at a 5 × 5 mask (and 7 × 7), so each row costs nine instructions more than its PTX:
+  its 5 × 5 rows on the RTX 3060, 3070 Ti and 3080 went from 0.77-0.83 to 0.87-0.94 of
+  their measured times, the 7 × 7 rows from 0.80-0.83 to 0.89-0.94, the RTX 2060's
+  (latency- and LSU-bound) by at most 3 %; the 11 × 11 rows (two iterations: one group of 8
+  copies) and the 3 × 3 rows (no entry) stayed; one row-per-thread matrix-vector product on
+  the RTX 2060 (8192 columns in blocks of 4 threads: control a quarter as often) from 0.78
+  to 0.76.
+  Loops with a trip count known at compile time are left out (ptxas picks other factors:
+  the gpu-roofline sweep's 25 iterations of 16 copies are unrolled by 5). No other row here
+  or in the fitted corpus moved by 1 % or more (all sets 89.1 % within 1.5× before and
+  after, MAPE 16.2 → 16.1 %).
 ";
