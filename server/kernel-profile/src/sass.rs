@@ -67,7 +67,10 @@
 //!    `IADD3` and `IADD3.X`, a `shl.b64` `IMAD.SHL.U32` and `SHF.L.U64.HI`, a 64-bit
 //!    comparison `ISETP` and `ISETP.EX`, an `and`/`or`/`xor.b64` two `LOP3.LUT`, a
 //!    `mul.lo.s64` three `IMAD`s; a 64-bit add that absorbed a `mul.wide` (item 5) is one
-//!    `IMAD.WIDE`.
+//!    `IMAD.WIDE`. FP64 `min`/`max` are `DSETP.MIN`/`DSETP.MAX` with two selects and three
+//!    moves around them (the NaN and signed-zero cases), `cvt.sat.f64.f64` two of those
+//!    compares with four selects and six moves (nvdisasm of `fmax(a, b)` and
+//!    `fmin(fmax(x, 0.0), 1.0)` on doubles).
 //! 7. **Loops ptxas unrolls whole.** A loop that is one basic block, ends in a branch back
 //!    to itself on a comparison of a counter with an immediate, and whose counter starts at
 //!    an immediate and steps by an immediate, has a trip count ptxas knows. Seen with ptxas
@@ -165,6 +168,13 @@ pub fn expansion(func: &Function, instr: &ptx_ir::Instr) -> Option<&'static [(In
     const SQRT_F32: &[(InstrClass, u32)] = &[(InstrClass::Sfu, 1), (InstrClass::Fp32, 3), (InstrClass::IntAlu, 2), FRAME[0], FRAME[1]];
     const RCP_F32: &[(InstrClass, u32)] = &[(InstrClass::Sfu, 1), (InstrClass::Fp32, 2), (InstrClass::IntAlu, 3), FRAME[0], FRAME[1]];
     const DIV_F64: &[(InstrClass, u32)] = &[(InstrClass::Sfu, 1), (InstrClass::Fp64, 7), (InstrClass::Fp32, 3), FRAME[0], FRAME[1]];
+    // FP64 minimum and maximum (nvdisasm, sm_86, of `fmax(a, b)` and
+    // `fmin(fmax(x, 0.0), 1.0)` on doubles): `DSETP.MAX` (the PTX instruction) then `FSEL`
+    // and `SEL` for the two halves and three moves, one guarded on the NaN predicate; the
+    // saturating `cvt.sat.f64.f64` is two such (`DSETP.MAX`, `DSETP.MIN`): the second
+    // compare, four selects and six moves beyond the PTX instruction.
+    const MINMAX_F64: &[(InstrClass, u32)] = &[(InstrClass::IntAlu, 2), (InstrClass::Move, 3)];
+    const CLAMP_F64: &[(InstrClass, u32)] = &[(InstrClass::Fp64, 1), (InstrClass::IntAlu, 4), (InstrClass::Move, 6)];
     let register_divisor = || matches!(func.operands_of(instr).last(), Some(Operand::Reg(_)));
     let ieee = !instr.modifiers().any(|m| matches!(m, "approx" | "full"));
     match (instr.base(), instr.ty()) {
@@ -176,6 +186,8 @@ pub fn expansion(func: &Function, instr: &ptx_ir::Instr) -> Option<&'static [(In
         ("sqrt", Some("f32")) if ieee => Some(SQRT_F32),
         ("rcp", Some("f32")) if ieee => Some(RCP_F32),
         ("div", Some("f64")) if ieee => Some(DIV_F64),
+        ("max" | "min", Some("f64")) => Some(MINMAX_F64),
+        ("cvt", Some("f64")) if instr.has_modifier("sat") && instr.modifiers().filter(|m| *m == "f64").count() == 2 => Some(CLAMP_F64),
         _ => None,
     }
 }
@@ -1017,15 +1029,32 @@ mod tests {
              sqrt.approx.f32 %f6, %f5;
              ld.global.f64 %fd1, [%rd1+16];
              div.rn.f64 %fd2, %fd1, %fd1;
-             st.global.f64 [%rd1], %fd2;",
+             max.f64 %fd3, %fd2, %fd1;
+             cvt.sat.f64.f64 %fd4, %fd3;
+             cvt.rn.f64.f32 %fd5, %f6;
+             max.f32 %f7, %f6, %f5;
+             add.f64 %fd6, %fd4, %fd5;
+             st.global.f64 [%rd1], %fd6;
+             st.global.f32 [%rd1+8], %f7;",
         );
         let f = &m.functions[0];
         let fold = analyse(f);
         let mut expanded: Vec<(String, u32)> = fold.expansions.iter().map(|(id, e)| (f.instrs[*id as usize].opcode.to_string(), e.iter().map(|(_, k)| k).sum())).collect();
         expanded.sort();
+        // FP64 minimum/maximum and the [0, 1] clamp: `DSETP` with selects and moves (one
+        // `FMNMX` for f32, and a conversion stays one instruction).
         assert_eq!(
             expanded,
-            vec![("div.rn.f32".to_string(), 9), ("div.rn.f64".to_string(), 14), ("div.s32".to_string(), 22), ("rcp.rn.f32".to_string(), 9), ("rem.u32".to_string(), 15), ("sqrt.rn.f32".to_string(), 9)]
+            vec![
+                ("cvt.sat.f64.f64".to_string(), 11),
+                ("div.rn.f32".to_string(), 9),
+                ("div.rn.f64".to_string(), 14),
+                ("div.s32".to_string(), 22),
+                ("max.f64".to_string(), 5),
+                ("rcp.rn.f32".to_string(), 9),
+                ("rem.u32".to_string(), 15),
+                ("sqrt.rn.f32".to_string(), 9)
+            ]
         );
         // The integer division's sequence: two conversions and a reciprocal besides integer work.
         let div = fold.expansions.iter().find(|(id, _)| f.instrs[**id as usize].opcode.as_ref() == "div.s32").map(|(_, e)| *e).expect("div.s32");

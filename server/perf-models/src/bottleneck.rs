@@ -139,6 +139,13 @@ pub struct Params {
     /// simultaneously, the Volta GV100 SM includes separate FP32 and INT32 cores" (NVIDIA
     /// Tesla V100 GPU Architecture whitepaper, 2017, "Volta SM Architecture").
     pub fp32_int_shared: bool,
+    /// Widening a half to a float is not a conversion-unit instruction (compute capability
+    /// 7.5 and later): nvdisasm (ptxas 13.5, sm_75, sm_80, sm_86, sm_89, sm_90) shows
+    /// `cvt.f32.f16` as `HADD2.F32` (the FMA pipe's half-precision add, writing a float) and
+    /// `cvt.f32.bf16` as a `PRMT` or `SHF` (the bits moved into the upper half), where the
+    /// narrowing `cvt.rn.f16.f32` (`F2F.F16.F32` on sm_75, `F2FP.PACK_AB` from sm_80) and
+    /// `F2I` stay conversions. Not checked on Volta (nvcc 13.5 has no sm_70).
+    pub widening_off_conversion_unit: bool,
     /// Dense FP16-input tensor-core multiply-adds per clock per SM (gpu-data, per
     /// architecture, from the whitepapers); `None` where the database has no value.
     pub tensor_fma_per_clk: Option<f64>,
@@ -401,6 +408,7 @@ impl Params {
             conversion_64_rate: table("conversion_64", table("fp64", lanes(u.fp64_per_sm))),
             int_mul_rate: gpu.results_per_clk_per_sm("int_mul").filter(|v| *v > 0.0 && gpu.cc.major >= 7),
             fp32_int_shared: gpu.cc.major < 7,
+            widening_off_conversion_unit: (gpu.cc.major, gpu.cc.minor) >= (7, 5),
             tensor_fma_per_clk: tensor_fma_per_clk(gpu),
             tensor_fp32_acc_half_rate: tensor_fp32_acc_half_rate(gpu),
             sync_mma_fraction: mp(keys::SYNC_MMA_FRACTION).filter(|v| *v > 0.0 && *v <= 1.0).unwrap_or(1.0),
@@ -1089,7 +1097,8 @@ enum Conv64 {
     /// One instruction at the table's 64-bit conversion rate (`F2F.F64.F32`, `I2F.F64`, ...).
     Convert,
     /// `cvt.sat.f64.f64`, a clamp to [0, 1]: two FP64 compares (`DSETP.MAX`, `DSETP.MIN`)
-    /// at the FP64 rate.
+    /// at the FP64 rate, the second counted as the FP64 instruction of its expansion
+    /// (`kernel_profile::sass::expansion`, with the selects and moves around them).
     Clamp,
 }
 
@@ -1127,6 +1136,26 @@ fn conv64_shares(profile: &KernelProfile) -> (f64, f64) {
         }
     }
     if all > 0.0 { ((convert / all).clamp(0.0, 1.0), (clamp / all).clamp(0.0, 1.0)) } else { (0.0, 0.0) }
+}
+
+/// The shares of the kernel's executed conversions that widen a half to a float:
+/// (`cvt.f32.f16`, `cvt.f32.bf16`), which ptxas issues off the conversion unit
+/// (`Params::widening_off_conversion_unit`).
+fn widening_shares(profile: &KernelProfile) -> (f64, f64) {
+    let (mut f16, mut bf16, mut all) = (0.0, 0.0, 0.0);
+    for b in &profile.blocks {
+        for i in b.instructions.iter().filter(|i| i.class == InstrClass::Conversion) {
+            let e = b.executions.max(0.0);
+            all += e;
+            let types: Vec<&str> = i.opcode.split('.').skip(1).filter(|t| matches!(*t, "f32" | "f16" | "bf16" | "f64" | "s32" | "u32" | "s16" | "u16" | "s8" | "u8" | "s64" | "u64")).collect();
+            match types[..] {
+                ["f32", "f16"] => f16 += e,
+                ["f32", "bf16"] => bf16 += e,
+                _ => {}
+            }
+        }
+    }
+    if all > 0.0 { ((f16 / all).clamp(0.0, 1.0), (bf16 / all).clamp(0.0, 1.0)) } else { (0.0, 0.0) }
 }
 
 /// Microseconds the L2 takes for `lanes` serialised atomic operations, those on integer
@@ -1338,6 +1367,17 @@ fn estimate_at_clock(
         per_pipe.insert(Pipe::Int, int_total - int_on_fma);
         per_pipe.entry(Pipe::Fp32).or_insert(0.0);
     }
+    // Widening halves to floats: the FMA pipe's `HADD2.F32` (from FP16) and an integer
+    // `PRMT`/`SHF` (from BF16), not the conversion unit (`Params::widening_off_conversion_unit`).
+    if p.widening_off_conversion_unit {
+        let (from_f16, from_bf16) = widening_shares(profile);
+        let conversions = per_pipe.get(&Pipe::Conversion).copied().unwrap_or(0.0);
+        if from_f16 + from_bf16 > 0.0 {
+            per_pipe.insert(Pipe::Conversion, conversions * (1.0 - from_f16 - from_bf16).max(0.0));
+            *per_pipe.entry(Pipe::Fp32).or_default() += conversions * from_f16;
+            *per_pipe.entry(Pipe::Int).or_default() += conversions * from_bf16;
+        }
+    }
     // Conversions from and to 64-bit types run on the FP64 pipe at their own rate (`conv64`):
     // counted there as the FP64 instructions whose time they take.
     let (convert64_share, clamp64_share) = conv64_shares(profile);
@@ -1346,7 +1386,7 @@ fn estimate_at_clock(
     if convert64 + clamp64 > 0.0 {
         per_pipe.insert(Pipe::Conversion, (conversions - convert64 - clamp64).max(0.0));
         let fp64_rate = p.results_per_clk(Pipe::Fp64);
-        *per_pipe.entry(Pipe::Fp64).or_default() += convert64 * fp64_rate / p.conversion_64_rate.max(1e-9) + 2.0 * clamp64;
+        *per_pipe.entry(Pipe::Fp64).or_default() += convert64 * fp64_rate / p.conversion_64_rate.max(1e-9) + clamp64;
     }
     for (pipe, n) in &per_pipe {
         let rate = p.results_per_clk(*pipe);

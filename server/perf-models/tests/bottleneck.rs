@@ -353,8 +353,11 @@ fn fp64_work_on_a_geforce_card_binds_on_the_fp64_pipe() {
 }
 
 /// Conversions from and to 64-bit types run on the FP64 pipe at the CUDA guide's rate for
-/// them (2 per clock per SM on CC 8.6, 16 on 8.0), a double clamp (`cvt.sat.f64.f64`) as two
-/// FP64 compares; conversions between 32-bit types stay on the conversion pipe (16 per clock).
+/// them (2 per clock per SM on CC 8.6, 16 on 8.0), a double clamp (`cvt.sat.f64.f64`) as an
+/// FP64 compare (its second compare, selects and moves are the expansion that
+/// `kernel_profile::sass` adds to a profile built from PTX, not to this hand-made one);
+/// conversions between 32-bit types stay on the conversion pipe (16 per clock), except a
+/// half or bfloat16 widened to a float (`HADD2.F32`, `PRMT`: the FMA and integer pipes).
 #[test]
 fn conversions_from_and_to_64_bit_types_run_on_the_fp64_pipe() {
     let k = 256;
@@ -373,11 +376,18 @@ fn conversions_from_and_to_64_bit_types_run_on_the_fp64_pipe() {
         assert!((fp64 / us_at(2.0) - 1.0).abs() < 1e-9 && conv == 0.0, "{opcode}: fp64 {fp64} µs, conversion {conv} µs");
     }
     let (pred, fp64, _) = fp64_us("rtx-3090", "cvt.sat.f64.f64");
-    assert!((fp64 / (2.0 * us_at(2.0)) - 1.0).abs() < 1e-9, "a clamp is two FP64 compares: {}", pred.explanation);
-    for opcode in ["cvt.rn.f32.s32", "cvt.f32.f16", "cvt.s64.s32", "cvt.u32.u64"] {
+    assert!((fp64 / us_at(2.0) - 1.0).abs() < 1e-9, "a clamp is an FP64 compare and its expansion: {}", pred.explanation);
+    for opcode in ["cvt.rn.f32.s32", "cvt.rn.f16.f32", "cvt.s64.s32", "cvt.u32.u64"] {
         let (pred, fp64, conv) = fp64_us("rtx-3090", opcode);
         assert!(fp64 == 0.0 && (conv / us_at(16.0) - 1.0).abs() < 1e-9, "{opcode} stays a conversion: {}", pred.explanation);
     }
+    for opcode in ["cvt.f32.f16", "cvt.f32.bf16"] {
+        let (pred, _, conv) = fp64_us("rtx-3090", opcode);
+        assert!(conv == 0.0 && pred.bound != Bound::Pipe(Pipe::Conversion), "{opcode} widens off the conversion unit: {}", pred.explanation);
+    }
+    // Before Turing (a Pascal card), widening a half is a conversion still.
+    let (pred, _, conv) = fp64_us("tesla-p100-pcie-16gb", "cvt.f32.f16");
+    assert!(conv > 0.0, "{}", pred.explanation);
     // On the A100 the table gives 16 per clock for 64-bit conversions against 32 FP64
     // results: each takes two FP64 results' time.
     let a100 = gpu("a100-sxm4-80gb");

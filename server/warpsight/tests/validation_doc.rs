@@ -1406,4 +1406,16 @@ const HELDOUT_NOTES: &str = "## Notes
   the gpu-roofline sweep's 25 iterations of 16 copies are unrolled by 5). No other row here
   or in the fitted corpus moved by 1 % or more (all sets 89.1 % within 1.5× before and
   after, MAPE 16.2 → 16.1 %).
+- A thirty-first, from nvdisasm: an FP64 `min`/`max` is its compare with two selects and
+  three moves, and `cvt.sat.f64.f64` (the PMPP convolutions' `fmin(fmax(x, 0.0), 1.0)` on a
+  double) two compares with four selects and six moves, 12 instructions where 1 was
+  counted (docs/profile.md, \"Expansions\"). Every PMPP convolution clamps each output:
+  their rows moved up by 1-3 % (the 2-D tiled ones on the RTX 3060, 3070 Ti and 3080 to
+  0.89-0.96, the RTX 2060's to 0.80), the RTX 2060's set from 96.7 to 100 % within 1.5×;
+  no other row here or in the fitted corpus moved by 1 % (all sets 89.1 → 89.2 % within
+  1.5×, MAPE 16.1 → 16.0 %). In the same commit a half or bfloat16 widened to a float
+  (`cvt.f32.f16`: `HADD2.F32`; `cvt.f32.bf16`: `PRMT`) leaves the conversion pipe for the FMA
+  and integer pipes from CC 7.5 (docs/models/bottleneck.md): no row here converts enough for
+  it to matter (none moved); a naive GEMM on half inputs with a float accumulator, which it
+  called conversion-bound, is now L1-bound on an A100.
 ";
