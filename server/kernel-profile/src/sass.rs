@@ -102,6 +102,15 @@
 //!    instructions for nvcc's 4 copies), an exit on a sum of the counter and the bound
 //!    (nvcc's loop over an unsigned index), `#pragma unroll 1`. tests/sass_counts.rs checks
 //!    the instructions per iteration against ptxas.
+//! 9. **Three-input adds.** A 32-bit integer `add`/`sub` whose result only a later
+//!    `add`/`sub` of its block reads is folded into it: one `IADD3` of three inputs
+//!    (nvdisasm, sm_86, of nvcc's unrolled grid-stride sum: its four `add.s32` of the sum
+//!    are two `IADD3`, its index steps `i + step + step` one).
+//! 10. **Wide products added.** A 64-bit `add` of a `mul.wide` product is one `IMAD.WIDE`
+//!     even where the product is computed once for several adds (the grid-stride loop's
+//!     `in + i` in each copy: `IMAD.WIDE R6, R25, 0x4, R2`), so it has no second half (item
+//!     6). The grid-stride sum's 5 counted instructions per element are 3.2, against 3.25
+//!     in its SASS loop (tests/sass_counts.rs).
 
 use std::collections::{HashMap, HashSet};
 
@@ -125,6 +134,9 @@ pub struct Folding {
     /// `and`/`or`/`xor` of predicates folded into the comparison that makes one of their
     /// inputs (item 5: `ISETP` with a combining predicate).
     pub predicate_combines: HashSet<InstrId>,
+    /// 32-bit integer `add`/`sub` whose result only the next `add`/`sub` reads → that
+    /// reader: the pair is one three-input `IADD3` (item 9).
+    pub three_input_adds: HashMap<InstrId, InstrId>,
     /// PTX instructions that are SASS sequences (item 6) → the instructions issued beyond
     /// the PTX instruction's own, by class.
     pub expansions: HashMap<InstrId, &'static [(InstrClass, u32)]>,
@@ -203,6 +215,7 @@ impl Folding {
             .chain(self.vectorised.keys().copied())
             .chain(self.wide_multiply_adds.values().copied())
             .chain(self.predicate_combines.iter().copied())
+            .chain(self.three_input_adds.keys().copied())
             .chain(self.unrolled_control.iter().copied())
             .collect()
     }
@@ -354,6 +367,7 @@ pub fn analyse(func: &Function) -> Folding {
             }
         }
     }
+    res.three_input_adds = three_input_adds(func, &readers, &res);
     res.vectorised = vectorised_shared_loads(func);
     let unrolled = unrolled_loops(func, &readers);
     res.issue_share = merged_across_copies(func, &unrolled, &res.vectorised);
@@ -369,11 +383,64 @@ pub fn analyse(func: &Function) -> Folding {
         .collect();
     for (id, instr) in func.instrs.iter().enumerate() {
         let id = id as InstrId;
-        if let Some(e) = expansion(func, instr).or_else(|| (!res.wide_multiply_adds.contains_key(&id)).then(|| wide_integer_halves(instr)).flatten()) {
+        let one_imad_wide = res.wide_multiply_adds.contains_key(&id) || adds_a_wide_product(func, instr);
+        if let Some(e) = expansion(func, instr).or_else(|| (!one_imad_wide).then(|| wide_integer_halves(instr)).flatten()) {
             res.expansions.insert(id, e);
         }
     }
     res
+}
+
+/// A plain 32-bit integer `add` or `sub` (item 9's operands of an `IADD3`).
+fn plain_add32(instr: &ptx_ir::Instr) -> bool {
+    matches!(instr.base(), "add" | "sub")
+        && instr.guard.is_none()
+        && matches!(instr.ty(), Some("s32" | "u32" | "b32"))
+        && instr.modifiers().all(|m| matches!(m, "s32" | "u32" | "b32"))
+}
+
+/// Item 9: pairs of 32-bit integer adds that ptxas issues as one three-input `IADD3`. Seen
+/// with ptxas 13.5 for sm_86 (nvdisasm) on nvcc's unrolled grid-stride reduction
+/// (`s += in[i]` four times): the four PTX `add.s32` of the sums are two
+/// `IADD3 R29, R30, R29, R28`, and the index steps `i + step + step` one
+/// `IADD3 R4, R25, R2, R25`. An `add`/`sub` whose result has one definition and is read
+/// by nothing but a later `add`/`sub` of the same block is folded into it, each `IADD3`
+/// taking at most one such (three inputs); greedy in program order.
+fn three_input_adds(func: &Function, readers: &HashMap<RegId, Vec<InstrId>>, res: &Folding) -> HashMap<InstrId, InstrId> {
+    let taken = res.removed();
+    let mut pairs: HashMap<InstrId, InstrId> = HashMap::new();
+    let mut used: HashSet<InstrId> = HashSet::new();
+    for (id, instr) in func.instrs.iter().enumerate() {
+        let id = id as InstrId;
+        if !plain_add32(instr) || used.contains(&id) || taken.contains(&id) {
+            continue;
+        }
+        let [dst] = func.dsts(instr) else { continue };
+        if func.defs_of(*dst).len() != 1 {
+            continue;
+        }
+        let Some(user) = single_reader(*dst, readers) else { continue };
+        let Some(u) = func.instr(user) else { continue };
+        if user > id && u.block == instr.block && plain_add32(u) && !used.contains(&user) && !taken.contains(&user) && func.dsts(u).first() != Some(dst) {
+            pairs.insert(id, user);
+            used.insert(id);
+            used.insert(user);
+        }
+    }
+    pairs
+}
+
+/// Item 10: a 64-bit `add` of a `mul.wide` product is one `IMAD.WIDE` even where the
+/// product is computed once for many adds (nvdisasm, sm_86: a grid-stride loop's
+/// `p += step` as `IMAD.WIDE R6, R25, 0x4, R2`, the multiply redone in each), so it has no
+/// second half.
+fn adds_a_wide_product(func: &Function, instr: &ptx_ir::Instr) -> bool {
+    instr.base() == "add"
+        && instr.guard.is_none()
+        && matches!(instr.ty(), Some("s64" | "u64" | "b64"))
+        && func.srcs(instr).iter().any(|r| {
+            func.unique_def(*r).and_then(|d| func.instr(d)).is_some_and(|d| d.base() == "mul" && d.has_modifier("wide") && matches!(d.ty(), Some("s32" | "u32")))
+        })
 }
 
 /// The second half of a 64-bit integer instruction (item 6): one more integer instruction
@@ -1456,5 +1523,45 @@ mod tests {
         let once = folding.with_trip_counts(|_| Some(1.0));
         assert_eq!(once.issue_share.get(&l.branch), Some(&1.0));
         assert_eq!(once.extra_per_execution[&l.branch].iter().map(|(_, n)| n).sum::<f64>(), 9.0);
+    }
+
+    #[test]
+    fn chained_adds_are_one_iadd3_and_adds_of_a_wide_product_one_imad_wide() {
+        // nvdisasm (ptxas 13.5, sm_86) of a grid-stride sum unrolled by nvcc: two dependent
+        // adds are one `IADD3`; `p + i·4` with the product used twice, one `IMAD.WIDE` each.
+        let m = func(
+            "ld.param.u64 %rd1, [p0];
+             ld.param.u32 %r1, [p0];
+             ld.global.u32 %r2, [%rd1];
+             ld.global.u32 %r3, [%rd1+4];
+             ld.global.u32 %r4, [%rd1+8];
+             add.s32 %r5, %r2, %r3;
+             add.s32 %r6, %r5, %r4;
+             add.s32 %r7, %r6, %r1;
+             sub.s32 %r8, %r6, 1;
+             add.s32 %r9, %r8, %r7;
+             mul.wide.s32 %rd2, %r1, 4;
+             add.s64 %rd3, %rd1, %rd2;
+             add.s64 %rd4, %rd3, %rd2;
+             st.global.u32 [%rd3], %r9;
+             st.global.u32 [%rd4], %r8;",
+        );
+        let f = &m.functions[0];
+        let folding = analyse(f);
+        let pairs: Vec<(String, String)> = folding
+            .three_input_adds
+            .iter()
+            .map(|(a, b)| (f.instrs[*a as usize].opcode.to_string(), f.instrs[*b as usize].opcode.to_string()))
+            .collect();
+        // %r5 into %r6's add; %r6 is read twice and %r8 twice: no more pairs but %r7 into
+        // %r9's add.
+        assert_eq!(folding.three_input_adds.len(), 2, "{pairs:?}");
+        let line = |id: InstrId| f.instrs[id as usize].opcode.to_string();
+        let mut firsts: Vec<String> = folding.three_input_adds.keys().map(|id| line(*id)).collect();
+        firsts.sort();
+        assert_eq!(firsts, vec!["add.s32", "add.s32"]);
+        // The 64-bit adds of the product have no second half; the product is computed once.
+        let halves: Vec<String> = folding.expansions.keys().map(|id| line(*id)).collect();
+        assert!(!halves.iter().any(|o| o == "add.s64"), "{halves:?}");
     }
 }

@@ -286,7 +286,8 @@ fn sass_loops(ptxas: &Path, nvdisasm: &Path, ptx: &Path) -> Vec<(String, usize, 
 /// pass `PARTIAL_UNROLL_INSTRUCTIONS`, their exit tests a sum rather than their counter, or
 /// the source said `#pragma unroll 1`. The profile's instructions per thread for 1024 more
 /// iterations are what the SASS loop issues for them (its instructions once per group of
-/// copies), within 3 %; `dot_unsigned`, whose PTX spends a `mul.wide` and an `add` per
+/// copies), within 3 % (`grid_sum`, a grid-stride sum, with items 9 and 10 as well: its
+/// adds as three-input `IADD3`s, `in + i` as `IMAD.WIDE`); `dot_unsigned`, whose PTX spends a `mul.wide` and an `add` per
 /// load where the SASS spends an `IMAD.WIDE.U32` and moves, within 12 %; `taps_rolled`,
 /// whose one copy keeps `b + j` in uniform registers and moves it into a register pair
 /// for each load (`IMAD.U32`, `MOV`: 11 instructions where the profile counts 9), within
@@ -298,19 +299,21 @@ fn loops_unrolled_in_part_issue_what_ptxas_issues() {
     let text = std::fs::read_to_string(&path).expect("the fixture PTX");
     let loops = sass_loops(&ptxas, &nvdisasm, &path);
     // (kernel, its bound parameter, loads per source iteration, copies ptxas issues per
-    // loop iteration, tolerance).
+    // loop iteration, tolerance, the bound per iteration of a thread: 64 for the grid-stride
+    // loop over 64 threads).
     let cases = [
-        ("taps_shared", "taps_shared_param_3", 2, 16, 0.03),
-        ("taps_eight", "taps_eight_param_2", 8, 16, 0.03),
-        ("taps_ten", "taps_ten_param_2", 10, 4, 0.03),
-        ("dot_signed", "dot_signed_param_3", 2, 16, 0.03),
-        ("dot_unsigned", "dot_unsigned_param_3", 2, 4, 0.12),
-        ("taps_rolled", "taps_rolled_param_3", 2, 1, 0.20),
+        ("taps_shared", "taps_shared_param_3", 2, 16, 0.03, 1),
+        ("taps_eight", "taps_eight_param_2", 8, 16, 0.03, 1),
+        ("taps_ten", "taps_ten_param_2", 10, 4, 0.03, 1),
+        ("dot_signed", "dot_signed_param_3", 2, 16, 0.03, 1),
+        ("dot_unsigned", "dot_unsigned_param_3", 2, 4, 0.12, 1),
+        ("taps_rolled", "taps_rolled_param_3", 2, 1, 0.20, 1),
+        ("grid_sum", "grid_sum_param_2", 1, 16, 0.03, 64),
     ];
-    for (kernel, bound, per_iteration, copies, tolerance) in cases {
+    for (kernel, bound, per_iteration, copies, tolerance, scale) in cases {
         let &(_, instrs, loads) = loops.iter().find(|l| l.0 == kernel).unwrap_or_else(|| panic!("{kernel} not in the SASS: {loops:?}"));
         assert_eq!(loads, per_iteration * copies, "{kernel}: ptxas's loop holds {loads} loads ({instrs} instructions)");
-        let total = |n: i64| common::profile_text(&text, "partial_unroll", kernel, [1, 1, 1], [64, 1, 1], &[(bound, n)]).counts.total_dynamic();
+        let total = |n: i64| common::profile_text(&text, "partial_unroll", kernel, [1, 1, 1], [64, 1, 1], &[(bound, n * scale)]).counts.total_dynamic();
         let ours = total(2048) - total(1024);
         let sass = (1024 / copies * instrs) as f64;
         assert!((ours / sass - 1.0).abs() <= tolerance, "{kernel}: the profile issues {ours} instructions for 1024 iterations, the SASS {sass} ({instrs} per {copies})");

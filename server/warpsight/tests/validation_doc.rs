@@ -1418,4 +1418,14 @@ const HELDOUT_NOTES: &str = "## Notes
   and integer pipes from CC 7.5 (docs/models/bottleneck.md): no row here converts enough for
   it to matter (none moved); a naive GEMM on half inputs with a float accumulator, which it
   called conversion-bound, is now L1-bound on an A100.
+- A thirty-second, from nvdisasm: two dependent 32-bit integer adds are one three-input
+  `IADD3`, and a 64-bit add of a `mul.wide` product one `IMAD.WIDE` even where the product
+  serves several adds (docs/profile.md, \"Three-input adds and wide products\"). Counts come
+  closer to the SASS (a grid-stride sum: 5.1 → 3.2 instructions per element, 3.25 in SASS)
+  and predictions move down where integer work binds: the PMPP convolutions by 1-2 % (the
+  2-D tiled ones on the RTX 3060, 3070 Ti and 3080 to 0.87-0.95, further from their
+  measured times: what they lack is not instructions), the RTX 2060's naive matrix
+  products by 1-2 % (to 1.10-1.24), the L40's 4 kB gpu-cache row in the fitted corpus from
+  1.09 to 1.04. All sets: 89.2 % within 1.5× before and after, MAPE 16.0 → 16.1 %; the
+  fitted corpus unchanged (96.2 %, 9.4 → 9.5 %).
 ";

@@ -86,3 +86,18 @@ extern "C" __global__ void taps_rolled(const float *__restrict__ a, const float 
         acc += s[t + j] * b[j];
     o[t] = acc;
 }
+
+// A grid-stride sum with a signed step: nvcc computes the trip count and unrolls by 4,
+// ptxas by 16 more; the sums and the index steps are three-input IADD3s, `in + i` after
+// the first a 64-bit add of a wide product (IMAD.WIDE). (With the unsigned
+// `i += blockDim.x * gridDim.x` nvcc keeps one copy, and so does ptxas: its step is a
+// register.)
+extern "C" __global__ void grid_sum(const int *__restrict__ in, int *o, int n)
+{
+    int first = blockIdx.x * blockDim.x + threadIdx.x;
+    int step = blockDim.x * gridDim.x;
+    int s = 0;
+    for (int i = first; i < n; i += step)
+        s += in[i];
+    o[first] = s;
+}
