@@ -134,8 +134,8 @@ pub struct Folding {
     /// `and`/`or`/`xor` of predicates folded into the comparison that makes one of their
     /// inputs (item 5: `ISETP` with a combining predicate).
     pub predicate_combines: HashSet<InstrId>,
-    /// 32-bit integer `add`/`sub` whose result only the next `add`/`sub` reads → that
-    /// reader: the pair is one three-input `IADD3` (item 9).
+    /// 32-bit integer `add`/`sub` whose result only a later `add`/`sub` of its block reads
+    /// → that reader: the pair is one three-input `IADD3` (item 9).
     pub three_input_adds: HashMap<InstrId, InstrId>,
     /// PTX instructions that are SASS sequences (item 6) → the instructions issued beyond
     /// the PTX instruction's own, by class.
@@ -373,11 +373,7 @@ pub fn analyse(func: &Function) -> Folding {
     res.issue_share = merged_across_copies(func, &unrolled, &res.vectorised);
     let whole: HashSet<ptx_ir::ir::BlockId> = unrolled.iter().map(|l| l.block).collect();
     res.unrolled_control = unrolled.into_iter().flat_map(|l| l.control).collect();
-    res.partial_unrolls = func
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(bid, _)| bid as ptx_ir::ir::BlockId)
+    res.partial_unrolls = (0..func.blocks.len() as ptx_ir::ir::BlockId)
         .filter(|bid| !whole.contains(bid))
         .filter_map(|bid| partial_unroll(func, bid, &readers, &res))
         .collect();

@@ -1102,60 +1102,62 @@ enum Conv64 {
     Clamp,
 }
 
-fn conv64(opcode: &str) -> Option<Conv64> {
+/// A `cvt`'s destination and source types, `None` for anything else.
+fn cvt_types(opcode: &str) -> Option<(&str, &str)> {
     const TYPES: [&str; 15] = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b16", "b32", "b64", "f16", "bf16", "f32", "f64"];
-    if !opcode.starts_with("cvt.") {
-        return None;
+    let rest = opcode.strip_prefix("cvt.")?;
+    let types: Vec<&str> = rest.split('.').filter(|t| TYPES.contains(t)).collect();
+    match types[..] {
+        [d, a] => Some((d, a)),
+        _ => None,
     }
-    let parts: Vec<&str> = opcode.split('.').collect();
-    let types: Vec<&str> = parts.iter().copied().filter(|t| TYPES.contains(t)).collect();
-    let [d, a] = types[..] else { return None };
+}
+
+fn conv64(opcode: &str) -> Option<Conv64> {
+    let (d, a) = cvt_types(opcode)?;
     let float = |t: &str| t.starts_with('f') || t == "bf16";
     let int64 = |t: &str| t == "s64" || t == "u64";
     match (d, a) {
-        ("f64", "f64") if parts.contains(&"sat") => Some(Conv64::Clamp),
+        ("f64", "f64") if opcode.split('.').any(|m| m == "sat") => Some(Conv64::Clamp),
         _ if d == "f64" || a == "f64" => Some(Conv64::Convert),
         _ if (float(d) && int64(a)) || (int64(d) && float(a)) => Some(Conv64::Convert),
         _ => None,
     }
 }
 
-/// The shares of the kernel's executed conversions that [`conv64`] puts on the FP64 pipe:
-/// (64-bit conversions, f64 clamps).
-fn conv64_shares(profile: &KernelProfile) -> (f64, f64) {
-    let (mut convert, mut clamp, mut all) = (0.0, 0.0, 0.0);
+/// The shares of the kernel's executed conversions of each kind `kind_of` tells apart
+/// (its index in the result, `None` for the others).
+fn conversion_shares<const N: usize>(profile: &KernelProfile, kind_of: impl Fn(&str) -> Option<usize>) -> [f64; N] {
+    let (mut by_kind, mut all) = ([0.0; N], 0.0);
     for b in &profile.blocks {
         for i in b.instructions.iter().filter(|i| i.class == InstrClass::Conversion) {
             let e = b.executions.max(0.0);
             all += e;
-            match conv64(&i.opcode) {
-                Some(Conv64::Convert) => convert += e,
-                Some(Conv64::Clamp) => clamp += e,
-                None => {}
+            if let Some(n) = kind_of(&i.opcode).and_then(|k| by_kind.get_mut(k)) {
+                *n += e;
             }
         }
     }
-    if all > 0.0 { ((convert / all).clamp(0.0, 1.0), (clamp / all).clamp(0.0, 1.0)) } else { (0.0, 0.0) }
+    by_kind.map(|n| if all > 0.0 { (n / all).clamp(0.0, 1.0) } else { 0.0 })
+}
+
+/// The shares of the kernel's executed conversions that [`conv64`] puts on the FP64 pipe:
+/// (64-bit conversions, f64 clamps).
+fn conv64_shares(profile: &KernelProfile) -> (f64, f64) {
+    let [convert, clamp] = conversion_shares(profile, |op| conv64(op).map(|c| c as usize));
+    (convert, clamp)
 }
 
 /// The shares of the kernel's executed conversions that widen a half to a float:
 /// (`cvt.f32.f16`, `cvt.f32.bf16`), which ptxas issues off the conversion unit
 /// (`Params::widening_off_conversion_unit`).
 fn widening_shares(profile: &KernelProfile) -> (f64, f64) {
-    let (mut f16, mut bf16, mut all) = (0.0, 0.0, 0.0);
-    for b in &profile.blocks {
-        for i in b.instructions.iter().filter(|i| i.class == InstrClass::Conversion) {
-            let e = b.executions.max(0.0);
-            all += e;
-            let types: Vec<&str> = i.opcode.split('.').skip(1).filter(|t| matches!(*t, "f32" | "f16" | "bf16" | "f64" | "s32" | "u32" | "s16" | "u16" | "s8" | "u8" | "s64" | "u64")).collect();
-            match types[..] {
-                ["f32", "f16"] => f16 += e,
-                ["f32", "bf16"] => bf16 += e,
-                _ => {}
-            }
-        }
-    }
-    if all > 0.0 { ((f16 / all).clamp(0.0, 1.0), (bf16 / all).clamp(0.0, 1.0)) } else { (0.0, 0.0) }
+    let [f16, bf16] = conversion_shares(profile, |op| match cvt_types(op) {
+        Some(("f32", "f16")) => Some(0),
+        Some(("f32", "bf16")) => Some(1),
+        _ => None,
+    });
+    (f16, bf16)
 }
 
 /// Microseconds the L2 takes for `lanes` serialised atomic operations, those on integer
@@ -1369,22 +1371,21 @@ fn estimate_at_clock(
     }
     // Widening halves to floats: the FMA pipe's `HADD2.F32` (from FP16) and an integer
     // `PRMT`/`SHF` (from BF16), not the conversion unit (`Params::widening_off_conversion_unit`).
-    if p.widening_off_conversion_unit {
-        let (from_f16, from_bf16) = widening_shares(profile);
-        let conversions = per_pipe.get(&Pipe::Conversion).copied().unwrap_or(0.0);
-        if from_f16 + from_bf16 > 0.0 {
-            per_pipe.insert(Pipe::Conversion, conversions * (1.0 - from_f16 - from_bf16).max(0.0));
-            *per_pipe.entry(Pipe::Fp32).or_default() += conversions * from_f16;
-            *per_pipe.entry(Pipe::Int).or_default() += conversions * from_bf16;
-        }
-    }
     // Conversions from and to 64-bit types run on the FP64 pipe at their own rate (`conv64`):
-    // counted there as the FP64 instructions whose time they take.
-    let (convert64_share, clamp64_share) = conv64_shares(profile);
+    // counted there as the FP64 instructions whose time they take. Both shares are of all
+    // the kernel's conversions.
     let conversions = per_pipe.get(&Pipe::Conversion).copied().unwrap_or(0.0);
+    let (from_f16, from_bf16) = if p.widening_off_conversion_unit { widening_shares(profile) } else { (0.0, 0.0) };
+    let (convert64_share, clamp64_share) = conv64_shares(profile);
     let (convert64, clamp64) = (conversions * convert64_share, conversions * clamp64_share);
+    if from_f16 + from_bf16 + convert64_share + clamp64_share > 0.0 {
+        per_pipe.insert(Pipe::Conversion, (conversions * (1.0 - from_f16 - from_bf16 - convert64_share - clamp64_share)).max(0.0));
+    }
+    if from_f16 + from_bf16 > 0.0 {
+        *per_pipe.entry(Pipe::Fp32).or_default() += conversions * from_f16;
+        *per_pipe.entry(Pipe::Int).or_default() += conversions * from_bf16;
+    }
     if convert64 + clamp64 > 0.0 {
-        per_pipe.insert(Pipe::Conversion, (conversions - convert64 - clamp64).max(0.0));
         let fp64_rate = p.results_per_clk(Pipe::Fp64);
         *per_pipe.entry(Pipe::Fp64).or_default() += convert64 * fp64_rate / p.conversion_64_rate.max(1e-9) + clamp64;
     }

@@ -388,6 +388,18 @@ fn conversions_from_and_to_64_bit_types_run_on_the_fp64_pipe() {
     // Before Turing (a Pascal card), widening a half is a conversion still.
     let (pred, _, conv) = fp64_us("tesla-p100-pcie-16gb", "cvt.f32.f16");
     assert!(conv > 0.0, "{}", pred.explanation);
+    // Half the conversions widening halves, half to 64 bits: the FP64 pipe takes the half
+    // that is 64-bit whole, the conversion unit none.
+    let mut mixed = full_sm_profile(&g, k, InstrClass::Conversion, "cvt.f64.f32");
+    for (n, i) in mixed.blocks[0].instructions.iter_mut().enumerate() {
+        if n % 2 == 1 && i.class == InstrClass::Conversion {
+            i.opcode = "cvt.f32.f16".into();
+        }
+    }
+    let params = Params { power_budget: None, ..Params::from_gpu(&g) };
+    let pred = predict_with(&mixed, &g, &params);
+    let fp64 = pred.breakdown.get("fp64_us").copied().unwrap_or(0.0);
+    assert!((fp64 / (us_at(2.0) / 2.0) - 1.0).abs() < 0.02 && pred.breakdown.get("conversion_us").copied().unwrap_or(0.0) < 1e-9, "{}", pred.explanation);
     // On the A100 the table gives 16 per clock for 64-bit conversions against 32 FP64
     // results: each takes two FP64 results' time.
     let a100 = gpu("a100-sxm4-80gb");
