@@ -168,13 +168,18 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     let removed = folding.removed();
     if !removed.is_empty() {
         assumptions.push(format!(
-            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands, {} move(s), address conversion(s) and parameter load(s) that become operands, {} shared load(s) merged into vector loads, {} mul.wide + 64-bit add pair(s) issued as one IMAD.WIDE, {} predicate and/or folded into the comparison that makes its input",
+            "counted as ptxas issues them: {} mul + add/sub pair(s) contracted into one FMA each (nvcc's default -fmad=true), {} constant load(s) from fixed addresses folded into their users' operands, {} move(s), address conversion(s) and parameter load(s) that become operands, {} shared load(s) merged into vector loads, {} mul.wide + 64-bit add pair(s) issued as one IMAD.WIDE, {} predicate and/or folded into the comparison that makes its input, {} pair(s) of integer adds issued as one three-input IADD3{}",
             folding.contracted.len(),
             folding.const_operands.len(),
             folding.operands.len(),
             folding.vectorised.len(),
             folding.wide_multiply_adds.len(),
-            folding.predicate_combines.len()
+            folding.predicate_combines.len(),
+            folding.three_input_adds.len(),
+            match folding.partial_unrolls.len() {
+                0 => String::new(),
+                n => format!(", {n} loop(s) with a run-time trip count unrolled by ptxas 4 more times (their control once per group of copies)"),
+            }
         ));
     }
     let mut counts = InstructionCounts::default();
