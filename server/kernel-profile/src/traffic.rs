@@ -82,8 +82,10 @@
 //! it by [`l2_kept_share`] of the footprint against its size (none past 1.5 ×), not by the
 //! share random draws find (the gpu-latency rows of docs/validation.md: within 1.5× on
 //! 93-100 % of each GPU's rows; 80-93 % with the random rule, in the docs/validation.md of
-//! commit 6cf0a9b). Not
-//! modelled: the A100's L2 is two partitions, the far one seen at a higher latency. Uniform accesses
+//! commit 6cf0a9b). On an L2 split in two partitions (GA100, GH100) the chase's hits past
+//! what the near partition keeps ([`L2_NEAR_PARTITION_SHARE`]) are the far one's
+//! (`Traffic::l2_far_share`), which the bottleneck model waits for at its higher latency.
+//! Uniform accesses
 //! cost one sector per request and their distinct footprint from DRAM. Local memory the PTX names (stack arrays) is counted in L1 and assumed to
 //! stay there.
 //!
@@ -207,6 +209,13 @@ pub struct Traffic {
     /// [`Traffic::steady_dram_bytes`] leaves them out.
     #[serde(default)]
     pub l2_kept_bytes: f64,
+    /// On an L2 split into partitions ([`CacheConfig::l2_partitioned`]), the share of the
+    /// L2's hits for a pointer chase that the far partition serves: past what the near one
+    /// keeps of the cycle ([`l2_kept_share`] of the footprint against
+    /// [`L2_NEAR_PARTITION_SHARE`] of the L2), the line comes from the other partition,
+    /// at its higher latency. 0 elsewhere.
+    #[serde(default)]
+    pub l2_far_share: f64,
     /// Warp-level shared-memory instructions, and the wavefronts they need (a 64-bit
     /// access needs two, a 128-bit one four; an n-way bank conflict n times as many).
     pub shared_requests: f64,
@@ -702,6 +711,17 @@ fn near_reread_share(step: u64, m: usize, per_request: f64, warps_per_sm: f64, l
     share * kept
 }
 
+/// The share of a partitioned L2 (GA100, GH100) that keeps what one SM's pointer chase
+/// reads near it: the chase's lines come from the far partition, at its higher latency,
+/// past [`l2_kept_share`] of its footprint against this share of the L2. Read off the
+/// gpu-benches gpu-latency tables (a chase of 64-byte slots by one block): the latency
+/// leaves the L2's at 18 MB and reaches twice it at 32 MB on the A100 40 GB (0.45 and
+/// 0.80 of its 40 MB; the A100 80 GB alike), at 22 and 32 MB on the H100 PCIe (0.44 and
+/// 0.64 of 50 MB), half way near 0.57 of the L2 on both; 0.6 puts the curve's half point
+/// at 0.95 × 0.6 = 0.57. An estimate from those three tables (the fitted corpus), which
+/// have nothing else to test it.
+pub const L2_NEAR_PARTITION_SHARE: f64 = 0.6;
+
 /// Half-capacity point of [`l2_kept_share`], as a fraction of the nominal L2 size: a
 /// cyclic sweep over 0.95 × L2 still finds half its re-reads there. Read off the
 /// gpu-benches gpu-l2-cache tables of the H200 and H100 PCIe (reads hit at 0.48 and 0.42
@@ -792,6 +812,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         dram_write_bytes: 0.0,
         l2_resident: false,
         l2_kept_bytes: 0.0,
+        l2_far_share: 0.0,
         shared_requests: 0.0,
         shared_wavefronts: 0.0,
         atomic_requests: 0.0,
@@ -1053,6 +1074,12 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let chase_hits = |f: f64| (l2_kept_share(f, l1_left), l2_kept_share(f, caches.l2_bytes as f64));
     let (gather_l1_hit, gather_l2_hit) = footprint.map_or((0.0, 0.0), |f| if unpatterned_chase && unpatterned_loads > 0 { chase_hits(f) } else { hits(f) });
     let gather_l1_hit = if unpatterned_kept { gather_l1_hit } else { 0.0 };
+    // A chase on a partitioned L2: the hits past what the near partition keeps are the far
+    // partition's (`Traffic::l2_far_share`).
+    if let (Some(f), true) = (footprint, caches.l2_partitioned && unpatterned_chase && unpatterned_loads > 0 && gather_l2_hit > 0.0) {
+        let near = l2_kept_share(f, L2_NEAR_PARTITION_SHARE * caches.l2_bytes as f64);
+        t.l2_far_share = ((gather_l2_hit - near) / gather_l2_hit).clamp(0.0, 1.0);
+    }
     // A walk (each lane's own run of memory, as a row per thread) re-reads the previous
     // iteration's sectors: of the requested ones, `1 − step / (32·m)` for `m` loads through
     // the pointer, kept by L1 when one iteration's lines of the SM's warps fit there, else
@@ -1259,10 +1286,11 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     }
     if let (Some(f), true) = (footprint, unpatterned_loads > 0) {
         t.notes.push(format!(
-            "{unpatterned_loads} data-dependent load(s) over the stated footprint of {:.1} KiB: {:.0} % of them hit L1, {:.0} % of the rest L2",
+            "{unpatterned_loads} data-dependent load(s) over the stated footprint of {:.1} KiB: {:.0} % of them hit L1, {:.0} % of the rest L2{}",
             f / 1024.0,
             gather_l1_hit * 100.0,
-            gather_l2_hit * 100.0
+            gather_l2_hit * 100.0,
+            if t.l2_far_share > 0.005 { format!(" ({:.0} % of those hits in the far partition of the split L2)", t.l2_far_share * 100.0) } else { String::new() }
         ));
         if unpatterned_stores > 0 {
             t.notes.push(format!("{unpatterned_stores} store(s) without an affine address: their requested sectors are counted in L2 and DRAM"));

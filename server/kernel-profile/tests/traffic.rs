@@ -371,6 +371,25 @@ fn a_pointer_chase_past_the_l2_misses_every_time() {
     assert!(g.dram_read_bytes < 0.5 * g.l2_load_sectors * SECTOR_BYTES, "{g:#?}");
 }
 
+/// The same chase on the A100's split L2: below about half the L2 the near partition keeps
+/// the cycle, at 35 MiB (the gpu-latency row whose latency is twice the L2's) nearly every
+/// hit is the far partition's; on an L2 of one piece, none.
+#[test]
+fn a_pointer_chase_past_half_a_split_l2_waits_for_the_far_partition() {
+    let path = format!("{}/../../tests/fixtures/measured/ptx/sm_80/gpu_latency.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut p = common::profile_text(&text, "gpu_latency", "latency_chase", [1, 1, 1], [64, 1, 1], &[("param_1", 1 << 20), ("param_3", 0)]);
+    let far = |p: &mut KernelProfile, mib: f64, partitioned: bool| {
+        p.launch.footprint_bytes = Some((mib * MIB) as u64);
+        estimate(p, &CacheConfig { l2_partitioned: partitioned, ..a100(1, 0) }).l2_far_share
+    };
+    assert_eq!(far(&mut p, 8.0, true), 0.0);
+    assert!(far(&mut p, 35.0, true) > 0.9, "{}", far(&mut p, 35.0, true));
+    let mid = far(&mut p, 23.0, true);
+    assert!(mid > 0.3 && mid < 0.7, "{mid}");
+    assert_eq!(far(&mut p, 35.0, false), 0.0);
+}
+
 #[test]
 fn a_gather_through_a_loaded_index_is_not_a_pointer_chase() {
     let p = common::profile_text(LUT_MAP, "lut_map.ptx", "lut_map", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);

@@ -241,6 +241,11 @@ pub struct Params {
     /// where it takes one per two (GV100, TU10x, GA100: 16). Derived, not fitted: see
     /// gpu-data/architectures.toml and docs/models/bottleneck.md.
     pub register_reads_per_clk: Option<f64>,
+    /// The latency of a load the far partition of a split L2 serves, over the L2 latency
+    /// (`bottleneck.l2_far_latency_factor` in gpu-data: GA100 and GH100, read off
+    /// gpu-benches' gpu-latency tables; 1 elsewhere). Weighs the L2 latency by
+    /// `Traffic::l2_far_share`.
+    pub l2_far_latency_factor: f64,
     /// The board's power limit and fixed draw, where gpu-data has them: a kernel whose
     /// demand at the boost clock exceeds the limit runs at the clock that meets it
     /// ([`crate::power_limit`]; [`estimate`]).
@@ -278,6 +283,8 @@ pub mod keys {
     pub const STORE_REQUEST_CYCLES: &str = "bottleneck.store_request_cycles";
     /// [`super::Params::register_reads_per_clk`].
     pub const REGISTER_READS_PER_CLK: &str = "bottleneck.register_reads_per_clk";
+    /// [`super::Params::l2_far_latency_factor`].
+    pub const L2_FAR_LATENCY_FACTOR: &str = "bottleneck.l2_far_latency_factor";
 }
 
 /// Defaults fitted on the gpu-benches `gpu-stream` tables of the V100 and the A100 80 GB
@@ -449,6 +456,7 @@ impl Params {
             fp32_lsu_serial_share: mp(keys::FP32_LSU_SERIAL_SHARE).map_or(0.0, |v| v.min(1.0)),
             in_order_exposure: mp(keys::IN_ORDER_EXPOSURE).map_or(0.0, |v| v.min(1.0)),
             register_reads_per_clk: mp(keys::REGISTER_READS_PER_CLK),
+            l2_far_latency_factor: mp(keys::L2_FAR_LATENCY_FACTOR).filter(|v| *v >= 1.0).unwrap_or(1.0),
             power_budget: crate::power_limit::Budget::of(gpu),
             calibrated_on,
             sources,
@@ -594,7 +602,7 @@ impl LoadLatency {
         let arrays = t.load_shares.iter().map(|(base, s)| (base.clone(), (s.to_l2, s.to_dram * steady))).collect();
         LoadLatency {
             l1_cycles: p.l1_latency_cycles,
-            l2_cycles: p.l2_latency_cycles.max(p.l1_latency_cycles),
+            l2_cycles: p.l2_latency_cycles.max(p.l1_latency_cycles) * (1.0 + t.l2_far_share.clamp(0.0, 1.0) * (p.l2_far_latency_factor - 1.0).max(0.0)),
             dram_cycles: p.dram_latency_cycles.max(p.l2_latency_cycles).max(p.l1_latency_cycles),
             average: (to_l2, to_l2 * miss),
             arrays,
