@@ -375,9 +375,10 @@ pub fn analyse(func: &Function) -> Folding {
     res.issue_share = merged_across_copies(func, &unrolled, &res.vectorised);
     let whole: HashSet<ptx_ir::ir::BlockId> = unrolled.iter().map(|l| l.block).collect();
     res.unrolled_control = unrolled.into_iter().flat_map(|l| l.control).collect();
+    let removed = res.removed();
     res.partial_unrolls = (0..func.blocks.len() as ptx_ir::ir::BlockId)
         .filter(|bid| !whole.contains(bid))
-        .filter_map(|bid| partial_unroll(func, bid, &readers, &res))
+        .filter_map(|bid| partial_unroll(func, bid, &readers, &removed))
         .collect();
     for (id, instr) in func.instrs.iter().enumerate() {
         let id = id as InstrId;
@@ -481,17 +482,7 @@ struct UnrolledLoop {
 
 /// Item 7: the one-block loops ptxas unrolls whole.
 fn unrolled_loops(func: &Function, readers: &HashMap<RegId, Vec<InstrId>>) -> Vec<UnrolledLoop> {
-    let mut out = Vec::new();
-    for (bid, block) in func.blocks.iter().enumerate() {
-        let bid = bid as ptx_ir::ir::BlockId;
-        if !block.reachable || block.no_unroll || block.target != Some(bid) || block.instrs.is_empty() {
-            continue;
-        }
-        if let Some(l) = whole_unroll(func, bid, readers) {
-            out.push(l);
-        }
-    }
-    out
+    (0..func.blocks.len() as ptx_ir::ir::BlockId).filter_map(|bid| whole_unroll(func, bid, readers)).collect()
 }
 
 /// The scalar 32-bit shared loads item 4 may merge: unguarded, not volatile, one word.
@@ -594,10 +585,11 @@ fn imm(op: Option<&Operand>) -> Option<i64> {
     }
 }
 
-/// A block that loops onto itself on a counter: the branch back, guarded by a comparison
-/// of the block's (made there, read by the branch alone) of a counter register with an
-/// immediate or a register, the counter stepped once in the block by an immediate and read
-/// there by nothing else.
+/// A block that loops onto itself on a counter, with no `.pragma "nounroll"` (nvcc's
+/// `#pragma unroll 1`, which keeps ptxas from unrolling it at all): the branch back, guarded
+/// by a comparison of the block's (made there, read by the branch alone) of a counter
+/// register with an immediate or a register, the counter stepped once in the block by an
+/// immediate and read there by nothing else.
 struct SelfLoop {
     ids: Vec<InstrId>,
     bra_id: InstrId,
@@ -615,8 +607,8 @@ struct SelfLoop {
 }
 
 fn self_loop(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>) -> Option<SelfLoop> {
-    let block = &func.blocks[bid as usize];
-    if !block.reachable || block.target != Some(bid) || block.instrs.is_empty() {
+    let block = func.blocks.get(bid as usize)?;
+    if !block.reachable || block.no_unroll || block.target != Some(bid) || block.instrs.is_empty() {
         return None;
     }
     let ids: Vec<InstrId> = block.instrs.clone().collect();
@@ -758,10 +750,7 @@ pub const PARTIAL_UNROLL_INSTRUCTIONS: u64 = 240;
 /// Item 8: block `bid`, a loop onto itself with a run-time trip count, when ptxas unrolls
 /// it by 4. Loops with a constant trip count are item 7's (or unrolled by other factors,
 /// not modelled); a loop behind `.pragma "nounroll"` stays as it is.
-fn partial_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>, folding: &Folding) -> Option<PartialUnroll> {
-    if func.blocks.get(bid as usize)?.no_unroll {
-        return None;
-    }
+fn partial_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<RegId, Vec<InstrId>>, removed: &HashSet<InstrId>) -> Option<PartialUnroll> {
     let l = self_loop(func, bid, readers)?;
     // A trip count known before run time, from immediates or from what the analysis of the
     // loop resolves (a counter started from a register that holds a constant).
@@ -770,7 +759,6 @@ fn partial_unroll(func: &Function, bid: ptx_ir::ir::BlockId, readers: &HashMap<R
         return None;
     }
     let (control, _) = loop_control(func, bid, &l, readers);
-    let removed = folding.removed();
     let issued = l.ids.iter().filter(|id| !removed.contains(id)).count() as u64;
     let body = issued.saturating_sub(control.len() as u64);
     (4 * body <= PARTIAL_UNROLL_INSTRUCTIONS).then_some(PartialUnroll { block: bid, branch: l.bra_id, control })

@@ -1133,39 +1133,29 @@ fn conv64(opcode: &str) -> Option<Conv64> {
     }
 }
 
-/// The shares of the kernel's executed conversions of each kind `kind_of` tells apart
-/// (its index in the result, `None` for the others).
-fn conversion_shares<const N: usize>(profile: &KernelProfile, kind_of: impl Fn(&str) -> Option<usize>) -> [f64; N] {
-    let (mut by_kind, mut all) = ([0.0; N], 0.0);
+/// The shares of the kernel's executed conversions that run off the conversion unit, in
+/// one pass: [64-bit conversions and f64 clamps, which [`conv64`] puts on the FP64 pipe;
+/// `cvt.f32.f16` and `cvt.f32.bf16`, which widen a half to a float
+/// (`Params::widening_off_conversion_unit`)].
+fn conversion_shares(profile: &KernelProfile) -> [f64; 4] {
+    let kind = |op: &str| match (conv64(op), cvt_types(op)) {
+        (Some(Conv64::Convert), _) => Some(0),
+        (Some(Conv64::Clamp), _) => Some(1),
+        (None, Some(("f32", "f16"))) => Some(2),
+        (None, Some(("f32", "bf16"))) => Some(3),
+        _ => None,
+    };
+    let (mut by_kind, mut all) = ([0.0; 4], 0.0);
     for b in &profile.blocks {
         for i in b.instructions.iter().filter(|i| i.class == InstrClass::Conversion) {
             let e = b.executions.max(0.0);
             all += e;
-            if let Some(n) = kind_of(&i.opcode).and_then(|k| by_kind.get_mut(k)) {
-                *n += e;
+            if let Some(k) = kind(&i.opcode) {
+                by_kind[k] += e;
             }
         }
     }
     by_kind.map(|n| if all > 0.0 { (n / all).clamp(0.0, 1.0) } else { 0.0 })
-}
-
-/// The shares of the kernel's executed conversions that [`conv64`] puts on the FP64 pipe:
-/// (64-bit conversions, f64 clamps).
-fn conv64_shares(profile: &KernelProfile) -> (f64, f64) {
-    let [convert, clamp] = conversion_shares(profile, |op| conv64(op).map(|c| c as usize));
-    (convert, clamp)
-}
-
-/// The shares of the kernel's executed conversions that widen a half to a float:
-/// (`cvt.f32.f16`, `cvt.f32.bf16`), which ptxas issues off the conversion unit
-/// (`Params::widening_off_conversion_unit`).
-fn widening_shares(profile: &KernelProfile) -> (f64, f64) {
-    let [f16, bf16] = conversion_shares(profile, |op| match cvt_types(op) {
-        Some(("f32", "f16")) => Some(0),
-        Some(("f32", "bf16")) => Some(1),
-        _ => None,
-    });
-    (f16, bf16)
 }
 
 /// Microseconds the L2 takes for `lanes` serialised atomic operations, those on integer
@@ -1383,8 +1373,8 @@ fn estimate_at_clock(
     // counted there as the FP64 instructions whose time they take. Both shares are of all
     // the kernel's conversions.
     let conversions = per_pipe.get(&Pipe::Conversion).copied().unwrap_or(0.0);
-    let (from_f16, from_bf16) = if p.widening_off_conversion_unit { widening_shares(profile) } else { (0.0, 0.0) };
-    let (convert64_share, clamp64_share) = conv64_shares(profile);
+    let [convert64_share, clamp64_share, from_f16, from_bf16] = conversion_shares(profile);
+    let (from_f16, from_bf16) = if p.widening_off_conversion_unit { (from_f16, from_bf16) } else { (0.0, 0.0) };
     let (convert64, clamp64) = (conversions * convert64_share, conversions * clamp64_share);
     if from_f16 + from_bf16 + convert64_share + clamp64_share > 0.0 {
         per_pipe.insert(Pipe::Conversion, (conversions * (1.0 - from_f16 - from_bf16 - convert64_share - clamp64_share)).max(0.0));

@@ -1416,8 +1416,7 @@ const HELDOUT_NOTES: &str = "## Notes
   1.5×, MAPE 16.1 → 16.0 %). In the same commit a half or bfloat16 widened to a float
   (`cvt.f32.f16`: `HADD2.F32`; `cvt.f32.bf16`: `PRMT`) leaves the conversion pipe for the FMA
   and integer pipes from CC 7.5 (docs/models/bottleneck.md): no row here converts enough for
-  it to matter (none moved); a naive GEMM on half inputs with a float accumulator, which it
-  called conversion-bound, is now L1-bound on an A100.
+  it to matter (none moved).
 - A thirty-second, from nvdisasm: two dependent 32-bit integer adds are one three-input
   `IADD3`, and a 64-bit add of a `mul.wide` product one `IMAD.WIDE` even where the product
   serves several adds (docs/profile.md, \"Three-input adds and wide products\"). Counts come
