@@ -73,8 +73,16 @@
 //! `T = ((T_thr + T_lat) + √((T_thr − T_lat)² + 4κ·T_thr·T_mem)) / 2`:
 //! `κ = 0` is perfect overlap (the larger term); with `T_mem = T_lat`, `κ = 1` is none (the
 //! sum); a kernel that waits on no load (stores only) meets its ceiling at a corner, as
-//! gpu-benches' `init` does. One κ ([`Params::latency_exposure`]) is fitted on
-//! measurements. The launch overhead is added once.
+//! gpu-benches' `init` does. The rest of the chain, `T_lat − T_mem` (its dependent
+//! instructions' latencies, barrier waits, block dispatch and retirement), queues the same
+//! way for the SM's issue slots and pipes as they fill: a second term
+//! `κ·(T_lat − T_mem)·v/(1−v)` with `v = T_sm/T`, `T_sm` the largest SM-side throughput term
+//! (issue, a pipe, shared memory), and the time is the root of the sum ([`combine`]). It
+//! matters where an SM-side term and the memory terms are both close to the latency term:
+//! a dot product's blocks that load, then reduce in shared memory, on Maxwell (0.52-0.71 of
+//! the measured times without it, docs/heldout.md), whose SMs wait for DRAM and then for
+//! their own reduction. One κ ([`Params::latency_exposure`]) is fitted on measurements and
+//! serves both queues. The launch overhead is added once.
 //!
 //! **Barrier phases.** The chain is one warp's, and the overlap above assumes the warps of
 //! an SM drift apart, so that some compute while others wait. A barrier (`bar.sync`,
@@ -209,7 +217,8 @@ pub struct Params {
     /// gpu-data: Turing and GA10x), else [`Params::atomic_serial_ns`].
     pub integer_atomic_serial_ns: f64,
     /// κ: how much of the latency spent waiting on off-chip loads stays exposed as the
-    /// binding resource saturates (0: perfect overlap, 1: none). Calibratable.
+    /// binding resource saturates, and of the rest of the chain as the SM-side units do
+    /// (0: perfect overlap, 1: none; module documentation, "Combination"). Calibratable.
     pub latency_exposure: f64,
     /// Achievable fraction of the SM's load/store-unit and shared-memory throughput (the
     /// `lsu` and `shared` terms), 1 unless calibrated: what a kernel's mix of memory and
@@ -1179,6 +1188,42 @@ fn offchip(s: Space) -> bool {
     matches!(s, Space::Global | Space::Local | Space::Generic | Space::Texture)
 }
 
+/// The time of the latency and throughput terms together (module documentation,
+/// "Combination"): the root `T` of `T = t_lat + κ·t_mem·u/(1 − u) + κ·(t_lat − t_mem)·v/(1 − v)`
+/// with `u = t_thr / T` (the busiest unit of all) and `v = t_sm / T` (the busiest SM-side
+/// unit: issue, a pipe, shared memory). Without the second queue it is the closed form
+/// `((t_thr + t_lat) + √((t_thr − t_lat)² + 4κ·t_thr·t_mem)) / 2`; with it, the right side
+/// falls from +∞ just above `max(t_thr, t_sm)` to `t_lat` as `T` grows, so one root lies
+/// above `max(t_thr, t_sm, t_lat)`, found by bisection.
+fn combine(t_lat: f64, t_mem: f64, t_thr: f64, t_sm: f64, kappa: f64) -> f64 {
+    let closed = ((t_thr + t_lat) + ((t_thr - t_lat).powi(2) + 4.0 * kappa * t_thr * t_mem).sqrt()) / 2.0;
+    let t_comp = (t_lat - t_mem).max(0.0);
+    if kappa <= 0.0 || t_sm <= 0.0 || t_comp <= 0.0 {
+        return closed;
+    }
+    let queue = |work: f64, busy: f64, t: f64| if work > 0.0 { work * (busy / t) / (1.0 - busy / t) } else { 0.0 };
+    let excess = |t: f64| t_lat + kappa * (queue(t_mem, t_thr, t) + queue(t_comp, t_sm, t)) - t;
+    // `closed` solves the equation without the second (positive) queue, so the root lies
+    // above it; doubling the gap from `closed` brackets it.
+    let mut lo = closed.max(t_sm * (1.0 + 1e-12)).max(t_thr * (1.0 + 1e-12));
+    let mut hi = lo + t_lat + t_sm;
+    while excess(hi) > 0.0 {
+        hi += hi - lo;
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if excess(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-12 * hi {
+            break;
+        }
+    }
+    hi
+}
+
 /// Barrier phases of a kernel whose blocks synchronise (`bar.sync`, `__syncthreads()`):
 /// the off-chip part of one warp's chain and the block's own work on its busiest SM unit
 /// (`demand_cycles`, the SM-local throughput terms over the blocks an SM runs), and their
@@ -1651,7 +1696,15 @@ fn estimate_at_clock(
     // T = T_lat + κ·T_mem·u/(1 − u) with u = T_thr/T (module documentation).
     let kappa = p.latency_exposure.clamp(0.0, 1.0);
     let t_mem = us(waves * chain_offchip).clamp(0.0, t_lat);
-    let smooth = ((t_thr + t_lat) + ((t_thr - t_lat).powi(2) + 4.0 * kappa * t_thr * t_mem).sqrt()) / 2.0;
+    // The on-SM part of the chain (its dependent instructions' latencies, barrier waits and
+    // per-block overheads: `t_lat − t_mem`) queues the same way for the SM's issue slots and
+    // pipes as they fill (`t_sm`, the largest SM-side throughput term), with the same κ.
+    let t_sm = throughput
+        .iter()
+        .filter(|t| matches!(t.bound, Bound::Issue | Bound::Pipe(_) | Bound::Shared))
+        .map(|t| t.us)
+        .fold(0.0_f64, f64::max);
+    let smooth = combine(t_lat, t_mem, t_thr, t_sm, kappa);
     let phase_us = phases.map_or(0.0, |ph| ph.us);
     let phases_bind = phase_us > smooth;
     let combined = smooth.max(phase_us);
@@ -1815,6 +1868,24 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sm_side_queue_adds_to_the_closed_form_and_solves_its_equation() {
+        // No SM-side work: the closed form of the memory queue alone.
+        let closed = combine(100.0, 60.0, 90.0, 0.0, 0.25);
+        let expected = ((90.0 + 100.0) + ((90.0_f64 - 100.0).powi(2) + 4.0 * 0.25 * 90.0 * 60.0).sqrt()) / 2.0;
+        assert!((closed - expected).abs() < 1e-9, "{closed} against {expected}");
+        // An SM-side term as large: the chain's other 40 µs queue for it too.
+        let t = combine(100.0, 60.0, 90.0, 80.0, 0.25);
+        assert!(t > closed, "{t} not above {closed}");
+        let queue = |work: f64, busy: f64| work * (busy / t) / (1.0 - busy / t);
+        let rhs = 100.0 + 0.25 * (queue(60.0, 90.0) + queue(40.0, 80.0));
+        assert!((rhs - t).abs() < 1e-6 * t, "{t} does not solve the equation ({rhs})");
+        // κ = 0 is perfect overlap: the larger term.
+        assert_eq!(combine(100.0, 60.0, 90.0, 80.0, 0.0), 100.0);
+        // A latency term all on loads leaves the SM-side queue nothing to stretch.
+        assert_eq!(combine(100.0, 100.0, 90.0, 80.0, 0.25), combine(100.0, 100.0, 90.0, 0.0, 0.25));
+    }
     use kernel_profile::model::{BlockProfile, InstrNode};
 
     /// A profile whose only basic block is `instrs` (class, deps), run `executions` times.

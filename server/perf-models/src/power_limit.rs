@@ -33,16 +33,16 @@ pub mod fitted {
     pub const HBM_BYTE_PJ: f64 = 117.0;
     /// Energy per DRAM byte on a GDDR board, in pJ (A40 fit, with the rows the model runs
     /// below the boost clock at their lowered energy per instruction; the L40 held out).
-    pub const GDDR_BYTE_PJ: f64 = 44.0;
+    pub const GDDR_BYTE_PJ: f64 = 53.7;
     /// A GDDR interface's draw while a kernel runs, per bit of memory bus, in W: the A40's
-    /// fitted 132.2 W over its 384-bit bus (the L40 held out, with the same bus).
-    pub const GDDR_INTERFACE_W_PER_BUS_BIT: f64 = 132.2 / 384.0;
+    /// fitted 125.2 W over its 384-bit bus (the L40 held out, with the same bus).
+    pub const GDDR_INTERFACE_W_PER_BUS_BIT: f64 = 125.2 / 384.0;
     /// The most of a board's range above its idle draw that the GDDR interface takes: the
-    /// A40's 132.2 W of its 300 − 45 W (gpu-data's limit and idle draw of the A40). Per bus
+    /// A40's 125.2 W of its 300 − 45 W (gpu-data's limit and idle draw of the A40). Per bus
     /// bit alone, a low-power board with a wide bus would draw more than its limit for the
-    /// interface (a Tesla T4: 88 W of a 70 W limit); no board's interface can take more of
+    /// interface (a Tesla T4: 83 W of a 70 W limit); no board's interface can take more of
     /// its range than the board the figure was measured on.
-    pub const GDDR_INTERFACE_MAX_RANGE_SHARE: f64 = 132.2 / (300.0 - 45.0);
+    pub const GDDR_INTERFACE_MAX_RANGE_SHARE: f64 = 125.2 / (300.0 - 45.0);
 }
 
 /// α: a clock-bound kernel's dynamic power goes as the clock to this power (module
@@ -194,13 +194,13 @@ mod tests {
 
     #[test]
     fn the_interface_takes_at_most_the_a40s_share_of_a_boards_range() {
-        // The A40 itself: 384 bits, 300 W, 45 W idle: both rules give its fitted 132.2 W.
-        assert!((Memory::Gddr.interface_w(384.0, 300.0, 45.0) - 132.2).abs() < 1e-9);
+        // The A40 itself: 384 bits, 300 W, 45 W idle: both rules give its fitted 125.2 W.
+        assert!((Memory::Gddr.interface_w(384.0, 300.0, 45.0) - 125.2).abs() < 1e-9);
         // A 70 W board with a 256-bit bus: the share of its 60 W range, not 75 W.
         let t4 = Memory::Gddr.interface_w(256.0, 70.0, 10.0);
-        assert!((t4 - 60.0 * 132.2 / 255.0).abs() < 1e-9, "{t4}");
+        assert!((t4 - 60.0 * 125.2 / 255.0).abs() < 1e-9, "{t4}");
         // A 450 W board with a 384-bit bus: the per-bit figure, below its share.
-        assert!((Memory::Gddr.interface_w(384.0, 450.0, 20.0) - 132.2).abs() < 1e-9);
+        assert!((Memory::Gddr.interface_w(384.0, 450.0, 20.0) - 125.2).abs() < 1e-9);
         assert_eq!(Memory::Hbm.interface_w(5120.0, 400.0, 50.0), 0.0);
     }
 
@@ -241,7 +241,7 @@ mod tests {
     fn a_board_whose_fixed_draw_fills_its_limit_has_no_budget() {
         let mut gpu = gpu_spec::Database::builtin().gpu("a40").expect("a40").clone();
         let b = Budget::of(&gpu).expect("a40 budget");
-        assert!((b.fixed_w - (gpu.idle_power_w + 132.2)).abs() < 1e-9, "{b:?}");
+        assert!((b.fixed_w - (gpu.idle_power_w + 125.2)).abs() < 1e-9, "{b:?}");
         assert!((b.min_clock_ratio - gpu.base_clock_mhz / gpu.boost_clock_mhz).abs() < 1e-12);
         gpu.tdp_w = gpu.idle_power_w;
         assert_eq!(Budget::of(&gpu), None);
