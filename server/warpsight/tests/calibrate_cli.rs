@@ -68,7 +68,7 @@ fn calibrating_on_half_the_rows_improves_the_other_half() {
 fn a_shared_memory_bound_convolution_calibrates_the_load_store_efficiency() {
     // Kernel Tuner's convolution on the RTX 3060 Laptop: its configurations are bound by the
     // SM's load/store units and shared memory, which it runs below their nominal rates
-    // (uncalibrated, the model predicts a median 0.72 of its measured times); the fit lowers
+    // (uncalibrated, the model predicts a median 0.87 of its measured times); the fit lowers
     // `lsu_efficiency` from 1 and the held-out half improves. Until 2026-11-29 this was the
     // TITAN RTX, whose uncalibrated median is now near 1, so its fit moves `lsu_efficiency`
     // little (docs/validation.md, "Calibration on held-out halves", shows every card, and
