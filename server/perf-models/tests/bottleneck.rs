@@ -758,10 +758,11 @@ fn shared_and_global_wavefronts_take_turns_in_the_one_data_stage_since_volta() {
     }
 }
 
-/// On Turing the load/store path does not overlap the FP32 pipe's time
-/// (`fp32_lsu_serial_share` = 1 in gpu-data for `tu10x`, fitted on the RTX 2080 Ti's
-/// convolution): a kernel of as many shared loads as FMAs is charged the `lsu` term plus the
-/// `fp32` term on an RTX 2080 Ti, and the larger of the two on an RTX 3090 (share 0).
+/// On Turing the load/store path does not overlap part of the FP32 pipe's time
+/// (`fp32_lsu_serial_share` in gpu-data for `tu10x`, fitted on the RTX 2080 Ti's
+/// convolution): a kernel of as many shared loads as FMAs is charged the `lsu` term plus that
+/// share of the `fp32` term on an RTX 2080 Ti, and the larger of the two on an RTX 3090
+/// (share 0).
 #[test]
 fn on_turing_the_load_store_path_takes_the_fp32_time_on_top() {
     let k = 1024;
@@ -769,7 +770,7 @@ fn on_turing_the_load_store_path_takes_the_fp32_time_on_top() {
     assert_eq!(Params::from_gpu(&gpu("rtx-2080-ti")).fp32_lsu_serial_share, bottleneck::fitted::FP32_LSU_SERIAL_SHARE_TURING);
     assert_eq!(Params::from_gpu(&gpu("titan-rtx")).fp32_lsu_serial_share, bottleneck::fitted::FP32_LSU_SERIAL_SHARE_TURING);
     assert_eq!(Params::from_gpu(&gpu("rtx-3090")).fp32_lsu_serial_share, 0.0);
-    for (id, share) in [("rtx-2080-ti", 1.0), ("rtx-3090", 0.0)] {
+    for (id, share) in [("rtx-2080-ti", bottleneck::fitted::FP32_LSU_SERIAL_SHARE_TURING), ("rtx-3090", 0.0)] {
         let g = gpu(id);
         let params = Params::from_gpu(&g);
         launch(&mut p, g.sm_count * 64, 256, 0);

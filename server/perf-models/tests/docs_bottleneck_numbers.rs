@@ -170,7 +170,7 @@ fn the_reduction_numbers_of_the_page_are_the_models() {
 
 /// Figures of the page that are measurements or datasheet values, not computed here:
 /// number as written, source.
-const MEASURED: [(&str, &str); 46] = [
+const MEASURED: [(&str, &str); 47] = [
     ("35.6", "NVIDIA GA102 whitepaper: RTX 3090 peak FP16 and FP32 non-tensor TFLOPS"),
     ("13.56", "MasterSkepticista 2025, RTX 3090: 2^23 same-address float atomicAdds (9.9 GB/s over 2^25 floats)"),
     ("1.1", "NVIDIA Kepler GK110 whitepaper: one same-address atomic per clock, 1.1 ns at 875 MHz"),
@@ -215,6 +215,7 @@ const MEASURED: [(&str, &str); 46] = [
     ("4.1", "derived: one 128-byte store request per 4.73 SM cycles on each of the A100's 108 SMs at 1410 MHz, 4.1 TB/s"),
     ("2.0", "gpu-benches gpu-latency, a100_40 and a100_80: 426 and 423 cycles per load at 32-39 MB against 213 and 211 below 18 MB (gpu-data ga100 bottleneck.l2_far_latency_factor)"),
     ("1.8", "gpu-benches gpu-latency, h100_pcie: 462-478 cycles per load at 32-39 MB against 266 below 18 MB (gpu-data gh100 bottleneck.l2_far_latency_factor)"),
+    ("0.3", "gpu-data tu10x bottleneck.fp32_lsu_serial_share (bottleneck::fitted::FP32_LSU_SERIAL_SHARE_TURING), the least mean |ln(predicted/measured)| of the RTX 2080 Ti's convolution in the scan its source gives"),
     ("9.7", "perf_models::power_limit::LANE_INSTRUCTION_PJ, the activity power model's energy per lane instruction, fitted on the gpu-roofline power rows of the A100 and A40 (docs/power.md, checked by warpsight's activity_power_fit)"),
     ("2.5", "gpu-benches gpu-small-kernels, H200 (held out, docs/heldout.md thirteenth note): 2.52 µs between back-to-back launches of the smallest kernels; the L40's 1.63"),
 ];
