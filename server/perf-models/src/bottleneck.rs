@@ -344,9 +344,10 @@ pub mod fitted {
     /// with the other parameters fixed, not in the repository); on the held-out TITAN RTX the
     /// median ratio is 0.90. The first fit, before the combination's SM-side queue (module
     /// documentation, "Combination"), took the end of the range, 1 (0.51 at 0, 0.31 at 1):
-    /// that queue now charges part of what the share carried. On Turing the convolution's measured times are close to the `lsu` or
-    /// `shared` term plus the `fp32` term over configurations whose two terms differ
-    /// fourfold, which a clock lower than the rated boost (a common factor) would not give.
+    /// that queue now charges part of what the share carried. On Turing the convolution's
+    /// measured times are close to the `lsu` or `shared` term plus the `fp32` term over
+    /// configurations whose two terms differ fourfold, which a clock lower than the rated
+    /// boost (a common factor) would not give.
     /// Not identified: a simulation of one partition issuing nvcc's SASS in order, with the
     /// pipes' occupancies, overlapped the two (docs/models/bottleneck.md). The GA10x cards of
     /// the same corpus would take about 0.3 by the same scan (0 by `calibrate`) and the RTX
@@ -1204,7 +1205,8 @@ fn combine(t_lat: f64, t_mem: f64, t_thr: f64, t_sm: f64, kappa: f64) -> f64 {
     let queue = |work: f64, busy: f64, t: f64| if work > 0.0 { work * (busy / t) / (1.0 - busy / t) } else { 0.0 };
     let excess = |t: f64| t_lat + kappa * (queue(t_mem, t_thr, t) + queue(t_comp, t_sm, t)) - t;
     // `closed` solves the equation without the second (positive) queue, so the root lies
-    // above it; doubling the gap from `closed` brackets it.
+    // above it (and above both busy terms, where the queues are finite); widening the
+    // bracket by doubling finds a point past the root.
     let mut lo = closed.max(t_sm * (1.0 + 1e-12)).max(t_thr * (1.0 + 1e-12));
     let mut hi = lo + t_lat + t_sm;
     while excess(hi) > 0.0 {
@@ -1868,6 +1870,7 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernel_profile::model::{BlockProfile, InstrNode};
 
     #[test]
     fn the_sm_side_queue_adds_to_the_closed_form_and_solves_its_equation() {
@@ -1886,7 +1889,6 @@ mod tests {
         // A latency term all on loads leaves the SM-side queue nothing to stretch.
         assert_eq!(combine(100.0, 100.0, 90.0, 80.0, 0.25), combine(100.0, 100.0, 90.0, 0.0, 0.25));
     }
-    use kernel_profile::model::{BlockProfile, InstrNode};
 
     /// A profile whose only basic block is `instrs` (class, deps), run `executions` times.
     fn one_block(instrs: &[(InstrClass, &[u32])], executions: f64) -> KernelProfile {
