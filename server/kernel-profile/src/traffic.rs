@@ -186,6 +186,12 @@ pub struct Traffic {
     /// for a data-dependent store and four sectors a line otherwise).
     #[serde(default)]
     pub store_line_requests: f64,
+    /// The requests plain global loads send on to L2 where L1 does not keep them
+    /// ([`CacheConfig::l1_caches_global_loads`] false and not the read-only path): one per
+    /// 128-byte line a warp's load touches, counted as for stores. 0 where L1 keeps them
+    /// (their misses reach L2 as sectors, which the L2 term counts).
+    #[serde(default)]
+    pub l2_load_line_requests: f64,
     /// 32-B sectors requested by global, local, generic and texture loads.
     pub l1_load_sectors: f64,
     /// Load sectors that miss L1 (a block's re-reads of its own data removed).
@@ -805,6 +811,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         global_load_requests: 0.0,
         global_store_requests: 0.0,
         store_line_requests: 0.0,
+        l2_load_line_requests: 0.0,
         l1_load_sectors: 0.0,
         l2_load_sectors: 0.0,
         l2_store_sectors: 0.0,
@@ -873,6 +880,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 t.global_load_requests += requests;
                 t.l1_load_sectors += requests * sectors;
                 t.l1_wavefronts += requests * l1_wavefronts.unwrap_or(1.0);
+                if !l1_keeps(a, caches) {
+                    let lines = a.lines_per_request.map_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / 4.0).ceil() }, |l| l * active);
+                    t.l2_load_line_requests += requests * lines.max(1.0);
+                }
                 // The bytes the data path returns: every active lane's, except where all lanes
                 // read one address, which the L1 broadcasts as one copy (as a shared-memory
                 // wavefront does, CUDA C++ Programming Guide, "Shared Memory": a broadcast

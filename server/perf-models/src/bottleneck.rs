@@ -208,6 +208,13 @@ pub struct Params {
     /// SM cycles between two store requests an SM sends to L2 (one per 128-byte line a
     /// warp's store touches). See [`fitted::STORE_REQUEST_CYCLES`].
     pub store_request_cycles: f64,
+    /// SM cycles per request that a global load L1 does not keep sends to L2 (one per
+    /// 128-byte line the warp's load touches, `Traffic::l2_load_line_requests`), on the
+    /// architectures where such requests take their turn with the stores'
+    /// (`bottleneck.load_request_cycles` in gpu-data: Kepler); 0, not counted, elsewhere
+    /// (Maxwell's and Pascal's unified L1/texture unit takes them a line per cycle, the L1
+    /// term, and the L2 term counts their sectors).
+    pub load_request_cycles: f64,
     /// Time the L2 takes per atomic operation on one cache line, in ns: atomics to one
     /// address (or to the lines of a small table such as a histogram's bins) are performed
     /// one after another by the slice that holds the line. See [`fitted::ATOMIC_SERIAL_NS`].
@@ -290,6 +297,8 @@ pub mod keys {
     pub const INTEGER_ATOMIC_SERIAL_NS: &str = "bottleneck.integer_atomic_serial_ns";
     /// [`super::Params::store_request_cycles`] where an architecture has its own value.
     pub const STORE_REQUEST_CYCLES: &str = "bottleneck.store_request_cycles";
+    /// [`super::Params::load_request_cycles`] of an architecture that has it.
+    pub const LOAD_REQUEST_CYCLES: &str = "bottleneck.load_request_cycles";
     /// [`super::Params::register_reads_per_clk`].
     pub const REGISTER_READS_PER_CLK: &str = "bottleneck.register_reads_per_clk";
     /// [`super::Params::l2_far_latency_factor`].
@@ -451,6 +460,7 @@ impl Params {
             launch_overhead_us: gpu.launch_overhead_us,
             block_launch_cycles: fitted::BLOCK_LAUNCH_CYCLES,
             store_request_cycles: mp(keys::STORE_REQUEST_CYCLES).unwrap_or(fitted::STORE_REQUEST_CYCLES),
+            load_request_cycles: mp(keys::LOAD_REQUEST_CYCLES).unwrap_or(0.0),
             atomic_serial_ns: mp(keys::ATOMIC_SERIAL_NS).unwrap_or(fitted::ATOMIC_SERIAL_NS),
             integer_atomic_serial_ns: mp(keys::INTEGER_ATOMIC_SERIAL_NS)
                 .or(mp(keys::ATOMIC_SERIAL_NS))
@@ -1509,7 +1519,10 @@ fn estimate_at_clock(
     // most one every `store_request_cycles` (`fitted::STORE_REQUEST_CYCLES`): a column walk's
     // store is 32 requests, a coalesced one 1. That path is not the data stage that L1
     // shares with shared memory (below), so it takes no turns with it.
-    let store_request_cycles = t.store_line_requests / active_sms * p.store_request_cycles;
+    // On Kepler the loads L1 does not keep send their lines to L2 the same way, in turn
+    // with the stores (`load_request_cycles`).
+    let load_request_cycles = t.l2_load_line_requests / active_sms * p.load_request_cycles;
+    let store_request_cycles = t.store_line_requests / active_sms * p.store_request_cycles + load_request_cycles;
     let l1_cycles = wavefronts_per_sm.max(l1_byte_cycles);
     // Shared memory: one 128-byte wavefront per cycle at 128 B/clk (times the calibrated
     // achievable fraction).
@@ -1535,9 +1548,18 @@ fn estimate_at_clock(
                 p.l1_bytes_per_clk_per_sm,
                 if store_request_cycles > l1_cycles + l1_extra {
                     format!(
-                        ", and {:.0} store requests to L2 per SM (one per 128-byte line of a warp's store) at {} cycles each",
+                        ", and {:.0} store requests to L2 per SM (one per 128-byte line of a warp's store) at {} cycles each{}",
                         t.store_line_requests / active_sms,
-                        p.store_request_cycles
+                        p.store_request_cycles,
+                        if load_request_cycles > 0.0 {
+                            format!(
+                                ", in turn with {:.0} load requests L1 does not keep (one per line) at {} cycles each",
+                                t.l2_load_line_requests / active_sms,
+                                p.load_request_cycles
+                            )
+                        } else {
+                            String::new()
+                        }
                     )
                 } else {
                     String::new()

@@ -1009,3 +1009,31 @@ fn fmas_reading_three_registers_run_at_two_thirds_of_a_128_lane_peak() {
         }
     }
 }
+
+/// On Kepler a global load that L1 does not keep sends one request per 128-byte line to L2,
+/// in turn with the stores' (`load_request_cycles` = `store_request_cycles` = 1.85 for the
+/// Kepler architectures in gpu-data, fitted on a column-major matrix sum on the K20): a
+/// vector add whose two loads walk down columns (32 lines a request) is charged
+/// (2 × 32 + 1) × 1.85 cycles per warp on a K20's SMs; on Maxwell (a GTX 980) the loads'
+/// lines are not counted as requests, only the store's.
+#[test]
+fn on_kepler_loads_that_l1_does_not_keep_take_turns_with_the_stores_for_l2() {
+    let mut p = vector_add();
+    for a in p.memory_accesses.iter_mut().filter(|a| a.kind == kernel_profile::AccessKind::Load) {
+        a.class = kernel_profile::AccessClass::Strided;
+        a.transactions_per_request = 32.0;
+        a.lines_per_request = Some(32.0);
+    }
+    let k20 = gpu("tesla-k20");
+    let params = Params::from_gpu(&k20);
+    assert_eq!((params.load_request_cycles, params.store_request_cycles), (1.85, 1.85));
+    let (grid, block) = (k20.sm_count * 1024, 256);
+    launch(&mut p, grid, block, 0);
+    let pred = bottleneck::predict(&p, &k20).expect("applies");
+    let warps_per_sm = f64::from(grid) * f64::from(block) / 32.0 / f64::from(k20.sm_count);
+    let want = warps_per_sm * (2.0 * 32.0 + 1.0) * 1.85 / params.clock_hz * 1e6;
+    let got = pred.breakdown["l1_us"];
+    assert!((got - want).abs() < 1e-6 * want, "{got} against {want}: {}", pred.explanation);
+    let maxwell = Params::from_gpu(&gpu("gtx-980"));
+    assert_eq!(maxwell.load_request_cycles, 0.0);
+}

@@ -1483,4 +1483,22 @@ const HELDOUT_NOTES: &str = "## Notes
   fitted corpus: 96.8 → 97.0 % within 1.5×, MAPE 9.3 → 9.0 %; the Turing rows here (RTX
   2060, GTX 1650, T4): 85.5 → 86.1 %, MAPE 21.7 → 20.7 %, most in the naive and tiled integer
   matrix products (the GTX 1650's from 77.8 to 88.9 % within 1.5×).
+- A thirty-sixth, from the Kepler rows of the thirty-third note's set: on Kepler a global
+  load that L1 does not keep (every load here: none takes the read-only path) sends one
+  request per 128-byte line to L2, in turn with the stores, where the model had counted
+  the stores alone (at the 4.73 cycles fitted on GA10x) and the loads' sectors. The
+  column-major matrix sum at 32 × 32 threads (each warp's two loads and its store touch 32
+  lines each) takes 177.7-177.9 SM cycles per warp on the Tesla K20 at n = 2048 and 8192:
+  1.85 cycles per request, fitted there for loads and stores alike (gpu-data's Kepler
+  `bottleneck.load_request_cycles` and `bottleneck.store_request_cycles`; those two rows are
+  therefore fitted). Measured the same way, the other Kepler boards take 1.87 (K40), 1.94
+  (GTX Titan), 2.08 (Titan Black), and 2.6 and 3.1 on the 256-bit GTX 680 and Quadro
+  K5200. Not fitted and moved by it: the naive products, median 0.72 → 0.88 of their
+  measured times (coalesced mapping) and 0.66 → 0.89 (transposed), both now all within
+  1.5× on Kepler; the column-major sums 0.78 → 0.90. The Kepler rows: 72.4 → 83.9 % within
+  1.5×, MAPE 24.7 → 19.6 % (the five boards besides the K20: 71.4 → 83.6 %); the set: 77.0 →
+  83.9 %, 23.4 → 20.3 %. Counting Maxwell's loads the same way, at the 3.1 cycles its
+  column-major sums would give, put its naive products at 1.7-2.4 × their measured times:
+  Maxwell's unified L1/texture unit takes such loads at a line per cycle, and its rows are
+  left as they were. No other row here or in the fitted corpus has a Kepler GPU.
 ";
