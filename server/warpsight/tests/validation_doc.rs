@@ -1450,8 +1450,9 @@ const HELDOUT_NOTES: &str = "## Notes
   below the K20's by that ratio): 72.8 %, 24.5 %. (3) The chain's on-SM part queues for the
   SM's issue slots and pipes as the memory part does for the memory system (a second
   queueing term with the same κ, docs/models/bottleneck.md, \"Combining the terms\"): the dot
-  products, whose DRAM, issue and latency terms were of one size on the Maxwell cards, from 0.52-0.71 to 0.65-0.89 there; 77.0 %, MAPE 23.4 %, median 0.87
-  (Kepler 72.4 %, Maxwell 84.0 %). The third moved the other sets here from 89.2 to 90.2 %
+  products, whose DRAM, issue and latency terms were of one size on the Maxwell cards,
+  from 0.52-0.71 to 0.65-0.89 there; 77.0 %, MAPE 23.4 %, median 0.87 (Kepler 72.4 %,
+  Maxwell 84.0 %). The third moved the other sets here from 89.2 to 90.2 %
   within 1.5× (MAPE 16.1 % before and after) and the fitted corpus from 96.5 to 96.7 % (MAPE
   9.4 → 9.5 %). Not reached: the column-major matrix sums (median 0.76; 0.40 on the GTX 680
   and the Quadro K5200, which move 8192² in 8 × 8 blocks at 14-17 GB/s, the other Kepler
@@ -1467,7 +1468,7 @@ const HELDOUT_NOTES: &str = "## Notes
   added after the thirty-third note's changes and shown as first run: the GTX 1650 at
   82.8 % within 1.5×, MAPE 23.6 %, median ratio 1.07; the Laptop GPU at 94.7 %, 14.1 %,
   0.92. Their worst groups are those of the RTX 2060 (the same Turing generation): the
-  three-phase scans at 1.82 (the 2060's at 1.6: the Turing shared-memory data path), the
+  three-phase scans at 1.82 (the 2060's at 1.6; not explained), the
   naive matrix products at 1.66, and the column-walking array sums at 0.86. The Laptop GPU's
   results give its device as 30 SMs at 1282 MHz with 288 GB/s, a low-power design, where
   gpu-data's `rtx-3060-laptop` had the top of NVIDIA's 1283-1703 MHz range (115 W designs);
