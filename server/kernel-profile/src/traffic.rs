@@ -775,6 +775,15 @@ impl ArrayTraffic {
     }
 }
 
+/// The 128-byte lines one request of `a` sends to L2 (at least one): its active lanes' lines
+/// where the lanes are known, else a sector each for a data-dependent access and four
+/// sectors a line otherwise (`sectors`: the request's sectors, the active lanes' only).
+fn request_lines(a: &MemoryAccess, sectors: f64, active: f64) -> f64 {
+    a.lines_per_request
+        .map_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / 4.0).ceil() }, |l| l * active)
+        .max(1.0)
+}
+
 /// Whether L1 keeps what this load reads: always where the GPU caches global loads in L1,
 /// else only through the read-only path (and texture fetches).
 fn l1_keeps(a: &MemoryAccess, caches: &CacheConfig) -> bool {
@@ -881,8 +890,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 t.l1_load_sectors += requests * sectors;
                 t.l1_wavefronts += requests * l1_wavefronts.unwrap_or(1.0);
                 if !l1_keeps(a, caches) {
-                    let lines = a.lines_per_request.map_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / 4.0).ceil() }, |l| l * active);
-                    t.l2_load_line_requests += requests * lines.max(1.0);
+                    t.l2_load_line_requests += requests * request_lines(a, sectors, active);
                 }
                 // The bytes the data path returns: every active lane's, except where all lanes
                 // read one address, which the L1 broadcasts as one copy (as a shared-memory
@@ -903,8 +911,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 t.l2_store_sectors += requests * sectors;
                 // The active lanes' lines (a store under `if (threadIdx.x == 0)` is one
                 // request); `sectors` already counts only theirs.
-                let lines = a.lines_per_request.map_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / 4.0).ceil() }, |l| l * active);
-                t.store_line_requests += requests * lines.max(1.0);
+                t.store_line_requests += requests * request_lines(a, sectors, active);
                 t.l1_wavefronts += requests * l1_wavefronts.unwrap_or(1.0);
             }
             (_, AccessKind::Atomic) => {

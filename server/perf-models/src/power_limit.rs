@@ -34,15 +34,18 @@ pub mod fitted {
     /// Energy per DRAM byte on a GDDR board, in pJ (A40 fit, with the rows the model runs
     /// below the boost clock at their lowered energy per instruction; the L40 held out).
     pub const GDDR_BYTE_PJ: f64 = 53.7;
+    /// The A40's GDDR interface draw while a kernel runs, in W (the fit of its rows, with
+    /// [`GDDR_BYTE_PJ`]), from which the two constants below follow.
+    pub const A40_GDDR_INTERFACE_W: f64 = 125.2;
     /// A GDDR interface's draw while a kernel runs, per bit of memory bus, in W: the A40's
     /// fitted 125.2 W over its 384-bit bus (the L40 held out, with the same bus).
-    pub const GDDR_INTERFACE_W_PER_BUS_BIT: f64 = 125.2 / 384.0;
+    pub const GDDR_INTERFACE_W_PER_BUS_BIT: f64 = A40_GDDR_INTERFACE_W / 384.0;
     /// The most of a board's range above its idle draw that the GDDR interface takes: the
     /// A40's 125.2 W of its 300 − 45 W (gpu-data's limit and idle draw of the A40). Per bus
     /// bit alone, a low-power board with a wide bus would draw more than its limit for the
     /// interface (a Tesla T4: 83 W of a 70 W limit); no board's interface can take more of
     /// its range than the board the figure was measured on.
-    pub const GDDR_INTERFACE_MAX_RANGE_SHARE: f64 = 125.2 / (300.0 - 45.0);
+    pub const GDDR_INTERFACE_MAX_RANGE_SHARE: f64 = A40_GDDR_INTERFACE_W / (300.0 - 45.0);
 }
 
 /// α: a clock-bound kernel's dynamic power goes as the clock to this power (module
