@@ -54,6 +54,13 @@
 //!   read) and the L2 load sectors (what reaches L2 at all).
 //! - **Stores** write through to L2 (every requested sector is an L2 store sector); DRAM
 //!   receives the distinct footprint of the stores (L2 is write-back).
+//! - **DRAM row activations** (`Traffic::dram_activations`): each array's DRAM sectors
+//!   over the sectors one visit to a DRAM page gives its streams ([`page_visit_sectors`]
+//!   of the resident blocks at one step of their loops: a column walk whose blocks hold
+//!   eight floats of each row gets one sector per 2 KB page). Patterns a loop moves and
+//!   data-dependent ones count a page's worth per visit (not modelled); the model that
+//!   charges activations (the bottleneck model's `dram_activation_bytes`) decides what
+//!   one costs.
 //! - **Warm L2.** When every array has a known footprint and all fit in the L2 together,
 //!   repeated launches find them there (`l2_resident`): the steady-state DRAM traffic
 //!   ([`Traffic::steady_dram_bytes`]) is 0, while `dram_read_bytes`/`dram_write_bytes`
@@ -136,6 +143,12 @@ pub const SECTOR_BYTES: f64 = 32.0;
 /// Bytes a shared-memory wavefront serves: 32 banks of 4 bytes (Programming Guide,
 /// "Shared Memory" for compute capability 5.x and later).
 pub const SHARED_WAVEFRONT_BYTES: f64 = 128.0;
+/// Bytes of one DRAM page (row) per channel: GDDR5 and GDDR6 devices open 2 KB per channel
+/// (Micron, "8Gb: 2 Channels x16/x8 GDDR6 SGRAM" brief, Table 3 "Addressing": page size
+/// per channel 2KB). The sectors one visit of the resident blocks gives a page are those
+/// within this span ([`page_visit_sectors`]).
+pub const DRAM_PAGE_BYTES: f64 = 2048.0;
+
 /// The L2 line whose slice performs an atomic (128 bytes, four 32-byte sectors: CUDA C++
 /// Best Practices Guide, "Coalesced Access to Global Memory").
 pub const ATOMIC_LINE_BYTES: f64 = 128.0;
@@ -263,6 +276,14 @@ pub struct Traffic {
     /// bytes where the lanes are known, whole sectors where they are not.
     #[serde(default)]
     pub l1_data_bytes: f64,
+    /// DRAM row activations of a cold launch: the DRAM sectors of each patterned array,
+    /// each stream's over the sectors one DRAM page ([`DRAM_PAGE_BYTES`]) gives it per
+    /// visit ([`page_visit_sectors`]: the resident blocks' data at one step of their loops;
+    /// a column walk of 8 × 8 blocks, one sector per row of the matrix: one activation per
+    /// sector), and the data-dependent and unpatterned sectors one each. Scaled as
+    /// [`Traffic::steady_dram_bytes`] scales the bytes by [`Traffic::steady_dram_activations`].
+    #[serde(default)]
+    pub dram_activations: f64,
     /// How each estimate was made, in words a user reads.
     pub notes: Vec<String>,
 }
@@ -318,6 +339,20 @@ pub fn footprint(dims: &[(i64, u64)], elem: u32) -> (f64, f64) {
     ((runs * per_run).min(hull), extent)
 }
 
+/// The sectors one visit to a DRAM page delivers to the lattice `dims` of elements `elem`
+/// bytes wide: the dimensions whose stride is under a page ([`DRAM_PAGE_BYTES`]) can
+/// share one, those a page or more apart land on pages of their own. The inner lattice's
+/// distinct sectors over the pages its extent spans, between one and a page's worth (64).
+/// A coalesced row of a wave's blocks fills its pages; a column walk of a matrix whose
+/// rows are a page or longer, the resident 8 × 8 blocks holding eight columns of it, gets
+/// one sector per page.
+pub fn page_visit_sectors(dims: &[(i64, u64)], elem: u32) -> f64 {
+    let inner: Vec<(i64, u64)> = dims.iter().copied().filter(|(c, n)| *c != 0 && *n > 1 && (c.unsigned_abs() as f64) < DRAM_PAGE_BYTES).collect();
+    let (sectors, extent) = footprint(&inner, elem);
+    let pages = (extent / DRAM_PAGE_BYTES).ceil().max(1.0);
+    (sectors / pages).clamp(1.0, DRAM_PAGE_BYTES / SECTOR_BYTES)
+}
+
 /// The dimensions of a pattern over `ext`.
 fn dims_of(p: &AddressPattern, ext: &Extents<'_>) -> Vec<(i64, u64)> {
     let mut d = Vec::with_capacity(8);
@@ -368,6 +403,31 @@ struct Stream<'a> {
 }
 
 impl Stream<'_> {
+    /// [`page_visit_sectors`] of the stream over `ext` (the resident blocks at one step of
+    /// their loops: `ext` without trip counts), its members' offsets within a page (an
+    /// unrolled body's copies) as more dimensions; the members that run most, as in
+    /// [`Stream::sectors`], the sparsest of their shapes.
+    fn page_visit_sectors(&self, ext: &Extents<'_>) -> f64 {
+        let mut offsets: Vec<i64> = self.members.iter().filter_map(|a| a.address.as_ref().map(|p| p.offset)).collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let extra = match (offsets.first(), offsets.last()) {
+            (Some(first), Some(last)) if ((last - first) as f64) < DRAM_PAGE_BYTES => offset_dimensions(&offsets),
+            _ => Vec::new(),
+        };
+        let most = self.members.iter().map(|a| a.executions).fold(0.0_f64, f64::max);
+        self.members
+            .iter()
+            .filter(|a| a.executions >= 0.5 * most)
+            .filter_map(|a| {
+                let mut dims = dims_of(a.address.as_ref()?, ext);
+                dims.extend(extra.iter().copied());
+                Some(page_visit_sectors(&dims, a.bytes_per_thread))
+            })
+            .fold(f64::INFINITY, f64::min)
+            .clamp(1.0, DRAM_PAGE_BYTES / SECTOR_BYTES)
+    }
+
     fn sectors(&self, ext: &Extents<'_>) -> f64 {
         let mut offsets: Vec<i64> = self.members.iter().filter_map(|a| a.address.as_ref().map(|p| p.offset)).collect();
         offsets.sort_unstable();
@@ -511,7 +571,15 @@ struct ArrayTraffic {
     /// data ([`reuse_gap`]); the largest over the array's load streams, 0 where none is
     /// known (the data blocks share is then a halo, read again by the next wave).
     reuse_gap_blocks: f64,
+    /// DRAM page visits per distinct sector of its loads and of its stores: the grid
+    /// sectors of each stream over its [`page_visit_sectors`], summed (divided by the
+    /// array's distinct sectors where used).
+    load_visits: f64,
+    load_visit_sectors: f64,
+    store_visits: f64,
+    store_visit_sectors: f64,
 }
+
 
 /// Launch-order distance from a block to the next block whose loads of this stream read
 /// the same addresses: the period K of a block index taken modulo K; else the stride of
@@ -761,6 +829,12 @@ pub fn l2_kept_share(footprint_bytes: f64, l2_bytes: f64) -> f64 {
 }
 
 impl ArrayTraffic {
+    /// DRAM page visits per DRAM sector of its loads and of its stores (1 where unknown).
+    fn visits_per_sector(&self) -> (f64, f64) {
+        let per = |v: f64, n: f64| if n > 0.0 { (v / n).clamp(0.0, 1.0) } else { 1.0 };
+        (per(self.load_visits, self.load_visit_sectors), per(self.store_visits, self.store_visit_sectors))
+    }
+
     /// Load sectors that reach L2: the distinct ones once, and the re-reads that L1 does
     /// not keep (all of those of uncached loads; of the others, the near re-reads none and
     /// the rest at the capacity rule's miss rate `1 − hit`).
@@ -807,6 +881,13 @@ impl Traffic {
     pub fn steady_dram_bytes(&self) -> f64 {
         if self.l2_resident { 0.0 } else { (self.dram_read_bytes + self.dram_write_bytes - self.l2_kept_bytes.max(0.0)).max(0.0) }
     }
+
+    /// The DRAM row activations of the steady state: [`Traffic::dram_activations`] in the
+    /// proportion [`Traffic::steady_dram_bytes`] keeps of the cold launch's bytes.
+    pub fn steady_dram_activations(&self) -> f64 {
+        let cold = self.dram_read_bytes + self.dram_write_bytes;
+        if cold > 0.0 { self.dram_activations.max(0.0) * self.steady_dram_bytes() / cold } else { 0.0 }
+    }
 }
 
 /// The traffic of the whole grid; see the module documentation for the rules.
@@ -839,6 +920,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         spill_requests: 0.0,
         l1_wavefronts: 0.0,
         l1_data_bytes: 0.0,
+        dram_activations: 0.0,
         load_shares: BTreeMap::new(),
         notes: Vec::new(),
     };
@@ -969,6 +1051,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let resident = (u64::from(caches.sm_count.max(1)) * u64::from(caches.resident_blocks_per_sm.max(1))).min(launch.blocks().max(1));
     let window_dims = window(launch.grid, resident);
     let window_ext = Extents { block: launch.block, blocks: window_dims, trips: &trips };
+    // The resident blocks at one step of their loops: what the DRAM sees at once.
+    let window_step_ext = Extents { block: launch.block, blocks: window_dims, trips: &[] };
     // The window is whole rows of the grid (a 2-D grid of 256 × 256 blocks with 408
     // resident: 512 blocks), so the grid holds `blocks / window_blocks` windows, not
     // `blocks / resident`: multiplying the window's data by the latter would count a row
@@ -1046,8 +1130,15 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 _ => 1.0,
             })
             .fold(0.0_f64, f64::max);
+        // Only patterns no loop moves: a loop's walk along a row finds its page open again
+        // at its next step where few enough rows are walked at once, which is not modelled.
+        let walks_a_loop = members.iter().any(|a| a.address.as_ref().is_some_and(|p| p.loops.iter().any(|l| l.bytes_per_iteration != 0)));
+        let per_visit = if walks_a_loop { DRAM_PAGE_BYTES / SECTOR_BYTES } else { s.page_visit_sectors(&window_step_ext) };
         if *store {
-            e.store_grid += reach * s.sectors(&grid_ext);
+            let grid = reach * s.sectors(&grid_ext);
+            e.store_grid += grid;
+            e.store_visits += grid / per_visit;
+            e.store_visit_sectors += grid;
             e.store_sectors += requested;
         } else {
             let block_sectors = s.sectors(&block_ext);
@@ -1056,7 +1147,10 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             step_data += lifetime * step_share(&s, &profile.loops, &trips, launch.block, block_sectors).unwrap_or(1.0);
             lifetime_data += lifetime;
             e.window += reach * s.sectors(&window_ext);
-            e.grid += reach * s.sectors(&grid_ext);
+            let grid = reach * s.sectors(&grid_ext);
+            e.grid += grid;
+            e.load_visits += grid / per_visit;
+            e.load_visit_sectors += grid;
             e.load_sectors += requested;
             e.load_sectors_per_block += requested / blocks.max(1.0);
             let (cached, uncached): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = members.iter().partition(|a| l1_keeps(a, caches));
@@ -1229,6 +1323,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             + (first_reads - per_wave) * (1.0 - kept_shared)
             + own_rereads * later_passes / readers * (1.0 - kept_within);
         reads += sectors * SECTOR_BYTES;
+        t.dram_activations += sectors * a.visits_per_sector().0;
         t.load_shares.insert(
             base.clone(),
             LoadShare { to_l2: (a.l2_sectors(blocks, hit) / a.load_sectors).clamp(0.0, 1.0), to_dram: (sectors / a.load_sectors).clamp(0.0, 1.0) },
@@ -1249,6 +1344,11 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     }
     t.dram_read_bytes = reads;
     t.dram_write_bytes = unpatterned_store_sectors * SECTOR_BYTES + arrays.values().map(|a| a.store_grid * SECTOR_BYTES).sum::<f64>();
+    // Where data-dependent sectors land is not known (a gather's may share pages, a walk's
+    // run along one): counted at a page's worth each visit, the least.
+    let full_page = DRAM_PAGE_BYTES / SECTOR_BYTES;
+    t.dram_activations += (gather_dram_sectors + table_dram_sectors + unpatterned_store_sectors) / full_page
+        + arrays.values().map(|a| a.store_grid * a.visits_per_sector().1).sum::<f64>();
     // Kept in L2 across launches: only when every access has a known footprint (an array
     // whose size is unknown may not fit) and there is something to keep. With a stated
     // footprint the data-dependent loads' range counts as one more array.
@@ -1419,6 +1519,19 @@ mod tests {
         assert_eq!(footprint(&[(4, 16), (4096, 16)], 4).0, 32.0);
         // x = i + j over 1024 threads and 7 taps: 1030 floats, not 7168.
         assert_eq!(footprint(&[(4, 7), (4, 1024)], 4).0, (1030.0f64 * 4.0 / 32.0).ceil());
+    }
+
+    #[test]
+    fn sectors_per_dram_page_visit() {
+        // A coalesced row of 448 blocks of 256 floats: whole pages (64 sectors).
+        assert_eq!(page_visit_sectors(&[(4, 256), (1024, 448)], 4), 64.0);
+        // A column walk of 8 × 8 blocks on rows of 32 KiB: x down the rows (a page or more
+        // apart), y along eight floats, 448 blocks down the rows: one sector per page.
+        assert_eq!(page_visit_sectors(&[(32768, 8), (4, 8), (262_144, 448)], 4), 1.0);
+        // 16 × 16 blocks: sixteen floats of each row, two sectors.
+        assert_eq!(page_visit_sectors(&[(32768, 16), (4, 16), (524_288, 128)], 4), 2.0);
+        // Rows of 1 KiB: two of them share a page, a float of each: two sectors per visit.
+        assert_eq!(page_visit_sectors(&[(1024, 32)], 4), 2.0);
     }
 
     #[test]

@@ -26,8 +26,9 @@
 //!   lanes read at the L1's bytes per clock, whichever is more; shared: one wavefront
 //!   (128 B) per cycle, bank conflicts as extra
 //!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks"); since
-//!   Volta L1 and shared memory are one memory with one data stage, so the larger of the
-//!   two terms also carries the other's cycles ([`Params::unified_l1_shared`]); a store
+//!   Volta, and before Maxwell, L1 and shared memory are one memory with one data stage, so
+//!   the larger of the two terms also carries the other's cycles
+//!   ([`Params::unified_l1_shared`]); a store
 //!   leaves for L2 as one request per 128-byte line its warp touches, at most one every
 //!   [`Params::store_request_cycles`] per SM, which the L1 term also takes;
 //! - lsu: every warp memory instruction (global, local, shared, generic, and ptxas's
@@ -173,8 +174,13 @@ pub struct Params {
     /// and later: "Volta ... combines L1 data cache and shared memory into a single
     /// memory block", Tesla V100 GPU Architecture whitepaper, "L1 Data Cache and Shared
     /// Memory"; Nsight Compute counts both kinds of wavefront in
-    /// `l1tex__data_pipe_lsu_wavefronts`): a global request's wavefronts and a shared
-    /// request's take turns there.
+    /// `l1tex__data_pipe_lsu_wavefronts`; and before Maxwell, where one 64 KB array per SM
+    /// is split between the two: Fermi whitepaper, "NVIDIA Parallel DataCache with
+    /// Configurable L1 and Unified L2 Cache"; Kepler GK110/210 whitepaper, "Shared Memory
+    /// and L1 Cache"): a global
+    /// request's wavefronts and a shared request's take turns there. Maxwell and Pascal
+    /// gave shared memory its own array, the L1 going with the texture cache (GTX 980 and
+    /// Tesla P100 whitepapers), so there the two terms run side by side.
     pub unified_l1_shared: bool,
     /// Whole-chip L2 bandwidth in bytes per SM clock.
     pub l2_bytes_per_clk: f64,
@@ -182,6 +188,14 @@ pub struct Params {
     pub dram_peak_bytes_per_s: f64,
     /// Achievable fraction of [`Params::dram_peak_bytes_per_s`]. Calibratable.
     pub dram_efficiency: f64,
+    /// Bytes of data-bus time one DRAM row activation costs (`Traffic::dram_activations`):
+    /// a channel opens a row no faster than one per this many bytes it could have moved,
+    /// so the DRAM term is the larger of the bytes and the activations × this, over the
+    /// achievable bandwidth. GDDR5, GDDR5X, GDDR6 and GDDR6X (`mem_type` in gpu-data):
+    /// [`fitted::GDDR_ACTIVATION_BYTES`], or `bottleneck.dram_activation_bytes` where a GPU
+    /// has its own; HBM's many more banks and channels per byte of bandwidth: 0, not
+    /// counted (its column walks are judged without it: docs/models/bottleneck.md).
+    pub dram_activation_bytes: f64,
     /// Unloaded latencies in SM cycles.
     pub dram_latency_cycles: f64,
     pub l2_latency_cycles: f64,
@@ -303,6 +317,8 @@ pub mod keys {
     pub const REGISTER_READS_PER_CLK: &str = "bottleneck.register_reads_per_clk";
     /// [`super::Params::l2_far_latency_factor`].
     pub const L2_FAR_LATENCY_FACTOR: &str = "bottleneck.l2_far_latency_factor";
+    /// [`super::Params::dram_activation_bytes`] of a GPU that has its own.
+    pub const DRAM_ACTIVATION_BYTES: &str = "bottleneck.dram_activation_bytes";
 }
 
 /// Defaults fitted on the gpu-benches `gpu-stream` tables of the V100 and the A100 80 GB
@@ -345,6 +361,18 @@ pub mod fitted {
     /// No documentation gives the rate; a coalesced store (one line per request) never meets
     /// it (an A100 at 4.73 cycles per 128-byte request sends 4.1 TB/s).
     pub const STORE_REQUEST_CYCLES: f64 = 4.73;
+    /// See [`super::Params::dram_activation_bytes`]. Fitted on one row: R100001's PMPP
+    /// array sum down the columns (`add_not_coalesced_u32`, 8192² four-byte elements in
+    /// 8 × 8 blocks, so that the 448 resident blocks of an RTX 3060 hold one 32-byte sector
+    /// of each of 3584 rows, 32 KiB apart, at a time: one activation per sector) runs in
+    /// 8.664 ms, 92.9 GB/s, against the 316.8 GB/s that the card's 360 GB/s × 0.88 (GA10x's
+    /// `dram_efficiency`) gives to whole pages: 32 × 316.8 / 92.9 = 109 bytes. Physically,
+    /// the activate-to-activate time of a channel (tRRD and the four-activation window,
+    /// which the GDDR6 standard leaves to the vendors' datasheets) in units of its data
+    /// bus: a 16-bit GDDR6 channel at 15 Gbit/s moves 30 bytes a ns, so 109 bytes is 3.6
+    /// ns. Judged on the other GDDR boards' column walks (docs/heldout.md, thirty-seventh
+    /// note), whose rates scatter about it.
+    pub const GDDR_ACTIVATION_BYTES: f64 = 109.0;
     /// See [`super::Params::fp32_lsu_serial_share`]; the Turing (`tu10x`) value in
     /// gpu-data/architectures.toml, repeated here for the tests that check it. Fitted on one
     /// card and judged on another: on the RTX 2080 Ti's 34 configurations of Kernel Tuner's
@@ -440,10 +468,12 @@ impl Params {
             sync_mma_fraction: mp(keys::SYNC_MMA_FRACTION).filter(|v| *v > 0.0 && *v <= 1.0).unwrap_or(1.0),
             l1_bytes_per_clk_per_sm: gpu.l1_bytes_per_clk_per_sm,
             shared_bytes_per_clk_per_sm: gpu.shared_bytes_per_clk_per_sm,
-            unified_l1_shared: gpu.cc.major >= 7,
+            unified_l1_shared: gpu.cc.major < 5 || gpu.cc.major >= 7,
             l2_bytes_per_clk: gpu.l2_bytes_per_clk_per_sm * f64::from(gpu.sm_count.max(1)),
             dram_peak_bytes_per_s: gpu.mem_bandwidth_gbs * 1e9,
             dram_efficiency,
+            dram_activation_bytes: mp(keys::DRAM_ACTIVATION_BYTES)
+                .unwrap_or(if gpu.mem_type.to_ascii_uppercase().starts_with("GDDR") { fitted::GDDR_ACTIVATION_BYTES } else { 0.0 }),
             dram_latency_cycles: mp(keys::DRAM_LATENCY_CYCLES).unwrap_or(gpu.dram_latency_cycles),
             l2_latency_cycles: gpu.l2_latency_cycles,
             l1_latency_cycles: gpu.l1_latency_cycles,
@@ -1618,18 +1648,32 @@ fn estimate_at_clock(
     // size (`Traffic::l2_kept_bytes`).
     let dram_bytes = t.steady_dram_bytes();
     let dram_bw = p.dram_peak_bytes_per_s * p.dram_efficiency;
+    // Row activations: a channel opens rows no faster than one per `dram_activation_bytes`
+    // of its bus time (GDDR), so sectors scattered one per page take that long each.
+    let activation_bytes = t.steady_dram_activations() * p.dram_activation_bytes.max(0.0);
     if dram_bytes > 0.0 && dram_bw > 0.0 {
         terms.push(Term {
             bound: Bound::Dram,
-            us: dram_bytes / dram_bw * 1e6,
+            us: dram_bytes.max(activation_bytes) / dram_bw * 1e6,
             detail: format!(
-                "{} read + {} written{} at {:.0} GB/s ({:.0} % of the {:.0} GB/s peak)",
+                "{} read + {} written{} at {:.0} GB/s ({:.0} % of the {:.0} GB/s peak){}",
                 bytes(t.dram_read_bytes),
                 bytes(t.dram_write_bytes),
                 if t.l2_kept_bytes > 0.0 { format!(", less the {} repeated launches find in L2", bytes(t.l2_kept_bytes)) } else { String::new() },
                 dram_bw / 1e9,
                 p.dram_efficiency * 100.0,
-                p.dram_peak_bytes_per_s / 1e9
+                p.dram_peak_bytes_per_s / 1e9,
+                if activation_bytes > dram_bytes {
+                    format!(
+                        "; but {:.0} DRAM row activations ({:.1} sectors per page visit), each {:.0} bytes of bus time, take longer than the bytes: {:.0} % of the achievable bandwidth",
+                        t.steady_dram_activations(),
+                        dram_bytes / SECTOR_BYTES / t.steady_dram_activations().max(1e-9),
+                        p.dram_activation_bytes,
+                        100.0 * dram_bytes / activation_bytes
+                    )
+                } else {
+                    String::new()
+                }
             ),
         });
     }

@@ -650,6 +650,46 @@ fn scattered_stores_take_a_request_to_l2_per_line() {
     assert_eq!(coalesced.bound, Bound::Dram, "{}", coalesced.explanation);
 }
 
+/// A matrix sum down the columns of 8192 × 8192 floats (rows of 32 KiB) in 8 × 8 blocks:
+/// the resident blocks hold one 32-byte sector of each of thousands of rows at a time, so
+/// on GDDR every sector costs a row activation, `dram_activation_bytes` of bus time (the
+/// DRAM term is the sectors × that, not the bytes); on HBM (`dram_activation_bytes` 0) the
+/// bytes. The same sum along the rows fills whole pages: the bytes on both.
+#[test]
+fn sectors_one_per_dram_page_take_a_row_activation_each_on_gddr() {
+    let n: i64 = 8192;
+    let row = 4 * n;
+    let sum = |down_columns: bool| {
+        let mut p = vector_add();
+        p.launch.grid = [1024, 1024, 1];
+        p.launch.block = [8, 8, 1];
+        p.launch.source = LaunchSource::Setting;
+        for (i, a) in p.memory_accesses.iter_mut().enumerate() {
+            let (tid, ctaid) = if down_columns { ([row, 4, 0], [8 * row, 32, 0]) } else { ([4, row, 0], [32, 8 * row, 0]) };
+            a.address = Some(
+                serde_json::from_value(serde_json::json!({ "base": format!("param_{i}"), "tid": tid, "ctaid": ctaid })).expect("pattern"),
+            );
+        }
+        p
+    };
+    let bytes = 3.0 * (n * n) as f64 * 4.0;
+    for (id, gddr) in [("rtx-3060", true), ("a100-sxm4-80gb", false)] {
+        let g = gpu(id);
+        let params = Params::from_gpu(&g);
+        assert_eq!(params.dram_activation_bytes > 0.0, gddr, "{id}");
+        let bw = params.dram_peak_bytes_per_s * params.dram_efficiency;
+        let column = bottleneck::predict(&sum(true), &g).expect("applies");
+        let want = if gddr { bytes / 32.0 * bottleneck::fitted::GDDR_ACTIVATION_BYTES } else { bytes } / bw * 1e6;
+        let got = column.breakdown["dram_us"];
+        assert!((got / want - 1.0).abs() < 0.01, "{id}: DRAM term {got} µs against {want} µs: {}", column.explanation);
+        assert_eq!(column.explanation.contains("row activations"), gddr, "{id}: {}", column.explanation);
+        let rows = bottleneck::predict(&sum(false), &g).expect("applies");
+        let got = rows.breakdown["dram_us"];
+        let want = bytes / bw * 1e6;
+        assert!((got / want - 1.0).abs() < 0.01, "{id}: DRAM term {got} µs against {want} µs along the rows: {}", rows.explanation);
+    }
+}
+
 /// The per-SM terms take the busiest SM's blocks: 32 blocks on the 28 SMs of an RTX 3060
 /// put two on four SMs, which the kernel waits for, so its `l1` term is twice that of 28
 /// blocks, as its `issue` term is.
@@ -706,12 +746,13 @@ fn shared_loads_bind_on_the_load_store_lanes_of_a_16_lane_sm() {
     }
 }
 
-/// Since Volta L1 and shared memory are one memory with one data stage: a kernel whose
-/// shared loads and uncoalesced global loads (8 wavefronts each) both use it pays the sum of
-/// their wavefronts in the larger term; on Pascal, where shared memory is its own unit,
-/// each term keeps its own.
+/// Since Volta, and on Fermi and Kepler (one 64 KB array split between the two), L1 and
+/// shared memory are one memory with one data stage: a kernel whose shared loads and
+/// uncoalesced global loads (8 wavefronts each) both use it pays the sum of their wavefronts
+/// in the larger term; on Maxwell and Pascal, where shared memory is its own unit, each term
+/// keeps its own.
 #[test]
-fn shared_and_global_wavefronts_take_turns_in_the_one_data_stage_since_volta() {
+fn shared_and_global_wavefronts_take_turns_in_the_one_data_stage_since_volta_and_before_maxwell() {
     let (k, m) = (1024usize, 64usize);
     let mut p = fma_chain(k + m, InstrClass::Load(kernel_profile::Space::Shared), "ld.shared.f32");
     for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
@@ -738,7 +779,7 @@ fn shared_and_global_wavefronts_take_turns_in_the_one_data_stage_since_volta() {
         }))
         .expect("access"),
     ];
-    for (id, unified) in [("a100-sxm4-80gb", true), ("tesla-p100-sxm2", false)] {
+    for (id, unified) in [("a100-sxm4-80gb", true), ("tesla-p100-sxm2", false), ("gtx-980", false), ("tesla-k20", true), ("tesla-c2050", true)] {
         let g = gpu(id);
         let params = Params::from_gpu(&g);
         assert_eq!(params.unified_l1_shared, unified, "{id}");

@@ -1502,4 +1502,24 @@ const HELDOUT_NOTES: &str = "## Notes
   column-major sums would give, put its naive products at 1.7-2.4 × their measured times:
   Maxwell's unified L1/texture unit takes such loads at a line per cycle, and its rows are
   left as they were. No other row here or in the fitted corpus has a Kepler GPU.
+- A thirty-seventh, two changes. (1) On Fermi and Kepler, as since Volta, L1 and shared
+  memory are one 64 KB array per SM, so a global request's L1 wavefronts and a shared
+  request's take turns in one data stage (Fermi and Kepler GK110/210 whitepapers; Maxwell
+  and Pascal gave shared memory its own array, and keep the two terms apart): the tiled
+  products in 8 × 8 blocks on the Kepler boards, whose L1 and shared-memory terms are of
+  one size, from 0.46-0.68 of their measured times to 0.66-0.99; the Kepler rows 83.9 →
+  91.9 % within 1.5×, the set 83.9 → 88.8 % (MAPE 20.3 → 18.9 %). (2) A GDDR channel opens
+  DRAM rows no faster than one per about 109 bytes of its bus time, so sectors the resident
+  blocks scatter one per 2 KB page cost an activation each (docs/models/bottleneck.md,
+  `dram`; fitted on one row: the PMPP sum down the columns of 8192² in 8 × 8 blocks on the
+  RTX 3060, 92.9 GB/s). Judged on the other column walks: the column-major sums above at
+  8192² in 8 × 8 blocks from 0.26-0.56 to 0.72-1.07 on eight of the ten boards (the GTX 680
+  and Quadro K5200 from 0.22 to 0.33-0.38), the PMPP sums on the other five GDDR6 boards
+  from 0.21-0.47 to 0.69-1.53 in 8 × 8 blocks and from 0.23-0.67 to 0.38-1.10 in 4 × 4 (a
+  sector half of whose floats a block uses is read twice, which the model does not count);
+  the set 88.8 → 90.0 %, the PMPP rows 87.2 → 88.0 %. Walks a loop moves are left out: the
+  naive products with a transposed mapping, whose lanes walk rows, would have gone to 2.3-9.6
+  × their measured times, their pages evidently found open again at the next step. All the
+  held-out rows: 88.0 → 90.5 % within 1.5×, MAPE 17.6 → 16.7 %; the fitted corpus has no
+  Kepler board and no column walk on GDDR, and did not move.
 ";
