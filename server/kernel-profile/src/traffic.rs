@@ -571,15 +571,14 @@ struct ArrayTraffic {
     /// data ([`reuse_gap`]); the largest over the array's load streams, 0 where none is
     /// known (the data blocks share is then a halo, read again by the next wave).
     reuse_gap_blocks: f64,
-    /// DRAM page visits per distinct sector of its loads and of its stores: the grid
-    /// sectors of each stream over its [`page_visit_sectors`], summed (divided by the
-    /// array's distinct sectors where used).
+    /// DRAM page visits of its loads' and its stores' distinct sectors over the grid (each
+    /// stream's sectors over its [`Stream::page_visit_sectors`]), and the sectors they
+    /// cover: their ratio is the visits per DRAM sector (`visits_per_sector`).
     load_visits: f64,
     load_visit_sectors: f64,
     store_visits: f64,
     store_visit_sectors: f64,
 }
-
 
 /// Launch-order distance from a block to the next block whose loads of this stream read
 /// the same addresses: the period K of a block index taken modulo K; else the stride of

@@ -177,10 +177,10 @@ pub struct Params {
     /// `l1tex__data_pipe_lsu_wavefronts`; and before Maxwell, where one 64 KB array per SM
     /// is split between the two: Fermi whitepaper, "NVIDIA Parallel DataCache with
     /// Configurable L1 and Unified L2 Cache"; Kepler GK110/210 whitepaper, "Shared Memory
-    /// and L1 Cache"): a global
-    /// request's wavefronts and a shared request's take turns there. Maxwell and Pascal
-    /// gave shared memory its own array, the L1 going with the texture cache (GTX 980 and
-    /// Tesla P100 whitepapers), so there the two terms run side by side.
+    /// and L1 Cache"): a global request's wavefronts and a shared request's take turns
+    /// there. Maxwell and Pascal gave shared memory its own array, the L1 going with the
+    /// texture cache (GTX 980 and Tesla P100 whitepapers), so there the two terms run side
+    /// by side.
     pub unified_l1_shared: bool,
     /// Whole-chip L2 bandwidth in bytes per SM clock.
     pub l2_bytes_per_clk: f64,
@@ -191,10 +191,11 @@ pub struct Params {
     /// Bytes of data-bus time one DRAM row activation costs (`Traffic::dram_activations`):
     /// a channel opens a row no faster than one per this many bytes it could have moved,
     /// so the DRAM term is the larger of the bytes and the activations × this, over the
-    /// achievable bandwidth. GDDR5, GDDR5X, GDDR6 and GDDR6X (`mem_type` in gpu-data):
-    /// [`fitted::GDDR_ACTIVATION_BYTES`], or `bottleneck.dram_activation_bytes` where a GPU
-    /// has its own; HBM's many more banks and channels per byte of bandwidth: 0, not
-    /// counted (its column walks are judged without it: docs/models/bottleneck.md).
+    /// achievable bandwidth. Every GDDR generation (`mem_type` in gpu-data; judged on GDDR5
+    /// and GDDR6 boards): [`fitted::GDDR_ACTIVATION_BYTES`], or
+    /// `bottleneck.dram_activation_bytes` where a GPU has its own; HBM, with many more banks
+    /// and channels per byte of bandwidth, and the DDR and LPDDR of small boards: 0, not
+    /// counted (docs/models/bottleneck.md, `dram`).
     pub dram_activation_bytes: f64,
     /// Unloaded latencies in SM cycles.
     pub dram_latency_cycles: f64,
