@@ -1534,15 +1534,11 @@ mod tests {
         );
         let f = &m.functions[0];
         let folding = analyse(f);
-        let pairs: Vec<(String, String)> = folding
-            .three_input_adds
-            .iter()
-            .map(|(a, b)| (f.instrs[*a as usize].opcode.to_string(), f.instrs[*b as usize].opcode.to_string()))
-            .collect();
+        let line = |id: InstrId| f.instrs[id as usize].opcode.to_string();
+        let pairs: Vec<(String, String)> = folding.three_input_adds.iter().map(|(a, b)| (line(*a), line(*b))).collect();
         // %r5 into %r6's add; %r6 is read twice and %r8 twice: no more pairs but %r7 into
         // %r9's add.
         assert_eq!(folding.three_input_adds.len(), 2, "{pairs:?}");
-        let line = |id: InstrId| f.instrs[id as usize].opcode.to_string();
         let mut firsts: Vec<String> = folding.three_input_adds.keys().map(|id| line(*id)).collect();
         firsts.sort();
         assert_eq!(firsts, vec!["add.s32", "add.s32"]);

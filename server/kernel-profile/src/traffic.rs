@@ -408,17 +408,12 @@ impl Stream<'_> {
     /// unrolled body's copies) as more dimensions; the members that run most, as in
     /// [`Stream::sectors`], the sparsest of their shapes.
     fn page_visit_sectors(&self, ext: &Extents<'_>) -> f64 {
-        let mut offsets: Vec<i64> = self.members.iter().filter_map(|a| a.address.as_ref().map(|p| p.offset)).collect();
-        offsets.sort_unstable();
-        offsets.dedup();
+        let offsets = self.offsets();
         let extra = match (offsets.first(), offsets.last()) {
             (Some(first), Some(last)) if ((last - first) as f64) < DRAM_PAGE_BYTES => offset_dimensions(&offsets),
             _ => Vec::new(),
         };
-        let most = self.members.iter().map(|a| a.executions).fold(0.0_f64, f64::max);
-        self.members
-            .iter()
-            .filter(|a| a.executions >= 0.5 * most)
+        self.main_members()
             .filter_map(|a| {
                 let mut dims = dims_of(a.address.as_ref()?, ext);
                 dims.extend(extra.iter().copied());
@@ -428,19 +423,29 @@ impl Stream<'_> {
             .clamp(1.0, DRAM_PAGE_BYTES / SECTOR_BYTES)
     }
 
-    fn sectors(&self, ext: &Extents<'_>) -> f64 {
+    /// The members' distinct constant offsets, in order.
+    fn offsets(&self) -> Vec<i64> {
         let mut offsets: Vec<i64> = self.members.iter().filter_map(|a| a.address.as_ref().map(|p| p.offset)).collect();
         offsets.sort_unstable();
         offsets.dedup();
-        let mut best = 0.0f64;
-        // The members that run most (a loop's body, not the remainder loop nvcc peels
-        // after it, whose address carries the main loop's counter as a range where it holds
-        // its final value): their footprint is the stream's.
+        offsets
+    }
+
+    /// The members that run most (a loop's body, not the remainder loop nvcc peels after
+    /// it, whose address carries the main loop's counter as a range where it holds its
+    /// final value): their footprint is the stream's.
+    fn main_members(&self) -> impl Iterator<Item = &&MemoryAccess> {
         let most = self.members.iter().map(|a| a.executions).fold(0.0_f64, f64::max);
+        self.members.iter().filter(move |a| a.executions >= 0.5 * most)
+    }
+
+    fn sectors(&self, ext: &Extents<'_>) -> f64 {
+        let offsets = self.offsets();
+        let mut best = 0.0f64;
         // Members with the same dimensions and width give the same footprint (the copies
         // of an unrolled body differ only in their offsets): each shape once.
         let mut shapes: Vec<(Vec<(i64, u64)>, u32)> = Vec::new();
-        for a in self.members.iter().filter(|a| a.executions >= 0.5 * most) {
+        for a in self.main_members() {
             let Some(p) = &a.address else { continue };
             let shape = (dims_of(p, ext), a.bytes_per_thread);
             if !shapes.contains(&shape) {

@@ -1651,7 +1651,8 @@ fn estimate_at_clock(
     let dram_bw = p.dram_peak_bytes_per_s * p.dram_efficiency;
     // Row activations: a channel opens rows no faster than one per `dram_activation_bytes`
     // of its bus time (GDDR), so sectors scattered one per page take that long each.
-    let activation_bytes = t.steady_dram_activations() * p.dram_activation_bytes.max(0.0);
+    let activations = t.steady_dram_activations();
+    let activation_bytes = activations * p.dram_activation_bytes.max(0.0);
     if dram_bytes > 0.0 && dram_bw > 0.0 {
         terms.push(Term {
             bound: Bound::Dram,
@@ -1667,8 +1668,8 @@ fn estimate_at_clock(
                 if activation_bytes > dram_bytes {
                     format!(
                         "; but {:.0} DRAM row activations ({:.1} sectors per page visit), each {:.0} bytes of bus time, take longer than the bytes: {:.0} % of the achievable bandwidth",
-                        t.steady_dram_activations(),
-                        dram_bytes / SECTOR_BYTES / t.steady_dram_activations().max(1e-9),
+                        activations,
+                        dram_bytes / SECTOR_BYTES / activations.max(1e-9),
                         p.dram_activation_bytes,
                         100.0 * dram_bytes / activation_bytes
                     )
