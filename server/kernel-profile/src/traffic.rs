@@ -57,8 +57,11 @@
 //! - **DRAM row activations** (`Traffic::dram_activations`): each array's DRAM sectors
 //!   over the sectors one visit to a DRAM page gives its streams ([`page_visit_sectors`]
 //!   of the resident blocks at one step of their loops: a column walk whose blocks hold
-//!   eight floats of each row gets one sector per 2 KB page). Patterns a loop moves and
-//!   data-dependent ones count a page's worth per visit (not modelled); the model that
+//!   eight floats of each row gets one sector per 2 KB page). A pattern a loop moves by
+//!   less than a page per step (a row per thread) takes the sectors of its steps within a
+//!   page from one visit while the L2 holds the lines the walks bring until their next
+//!   steps, and one step's sectors per visit past that ([`walk_reopen_share`]);
+//!   data-dependent patterns count a page's worth per visit (not modelled). The model that
 //!   charges activations (the bottleneck model's `dram_activation_bytes`) decides what
 //!   one costs.
 //! - **Warm L2.** When every array has a known footprint and all fit in the L2 together,
@@ -148,6 +151,25 @@ pub const SHARED_WAVEFRONT_BYTES: f64 = 128.0;
 /// per channel 2KB). The sectors one visit of the resident blocks gives a page are those
 /// within this span ([`page_visit_sectors`]).
 pub const DRAM_PAGE_BYTES: f64 = 2048.0;
+
+/// A cache line: 128 bytes, four 32-byte sectors (CUDA C++ Best Practices Guide,
+/// "Coalesced Access to Global Memory").
+pub const LINE_BYTES: f64 = 128.0;
+const SECTORS_PER_LINE: f64 = LINE_BYTES / SECTOR_BYTES;
+
+/// The share of a loop's walk along a DRAM page (`A[row * n + j]` over `j`, a row per
+/// thread) whose steps find their data gone and visit the page again: a walk gets a page's
+/// worth of sectors from one visit only while the L2 holds what that visit brought until
+/// the walk's next steps ask for it. The walks hold `line_bytes` at once (each walk's
+/// current 128-byte line, [`LINE_BYTES`]); past the L2's capacity they evict each other's
+/// lines before use, as a cyclic sweep does ([`l2_kept_share`]), and each step is a visit
+/// of its own. Judged on the PMPP matrix-vector products (docs/heldout.md): a row per
+/// thread over 8192 rows of 32 KB runs at the DRAM's rate on an RTX 3060 (1.47 ms for 256
+/// MB; 1 MB of lines against a 3 MB L2), over 131,072 rows of 2 KB at a third of it (4.30
+/// ms; 43,008 resident rows, 5.5 MB of lines).
+pub fn walk_reopen_share(line_bytes: f64, l2_bytes: f64) -> f64 {
+    1.0 - l2_kept_share(line_bytes, l2_bytes)
+}
 
 /// The L2 line whose slice performs an atomic (128 bytes, four 32-byte sectors: CUDA C++
 /// Best Practices Guide, "Coalesced Access to Global Memory").
@@ -572,6 +594,10 @@ struct ArrayTraffic {
     /// Requested load sectors of loads that L1 does not keep (plain global loads where
     /// [`CacheConfig::l1_caches_global_loads`] is false): all of them reach L2.
     uncached_load_sectors: f64,
+    /// Those of them that re-read what the same warp read an iteration earlier
+    /// ([`near_rereads`] against the L2 and the resident warps of every SM): L2 hits,
+    /// never DRAM re-reads.
+    uncached_near: f64,
     /// Launch-order distance, in blocks, from a block to the next that reads the same
     /// data ([`reuse_gap`]); the largest over the array's load streams, 0 where none is
     /// known (the data blocks share is then a halo, read again by the next wave).
@@ -583,6 +609,10 @@ struct ArrayTraffic {
     load_visit_sectors: f64,
     store_visits: f64,
     store_visit_sectors: f64,
+    /// The same visits where every page a loop walks stays open between its steps (equal
+    /// to the above for patterns no loop moves); [`walk_reopen_share`] weighs the two.
+    load_visits_open: f64,
+    store_visits_open: f64,
 }
 
 /// Launch-order distance from a block to the next block whose loads of this stream read
@@ -1119,6 +1149,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // Requested load sectors that re-read what earlier iterations read, from L1
     // ([`window_rereads`]).
     let mut window_served = 0.0;
+    // The lines the loops' walks hold in L2 at once (`walk_reopen_share`).
+    let mut walk_line_bytes = 0.0;
     for ((base, _, _, _, store), members) in &streams {
         let s = Stream { members: members.clone() };
         let e = arrays.entry(base.clone()).or_default();
@@ -1134,14 +1166,37 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 _ => 1.0,
             })
             .fold(0.0_f64, f64::max);
-        // Only patterns no loop moves: a loop's walk along a row finds its page open again
-        // at its next step where few enough rows are walked at once, which is not modelled.
-        let walks_a_loop = members.iter().any(|a| a.address.as_ref().is_some_and(|p| p.loops.iter().any(|l| l.bytes_per_iteration != 0)));
-        let per_visit = if walks_a_loop { DRAM_PAGE_BYTES / SECTOR_BYTES } else { s.page_visit_sectors(&window_step_ext) };
+        // A page visit gives the sectors the resident blocks take from it at one step of
+        // their loops. A loop's walk along a row takes more from the same page at its next
+        // steps if the page is still open (`open_visit`: the sectors of its steps within a
+        // page, a page's worth for a walk of a sector or less per step, one step's for a
+        // walk of a page or more); whether it is depends on whether the L2 holds the lines
+        // the walks bring until their next steps (`walk_reopen_share`, below).
+        let per_visit = s.page_visit_sectors(&window_step_ext);
+        // The loop that moves the pattern least per step walks along the page, at any
+        // depth (a tile's rows loaded by an inner loop a row apart, walked along by the
+        // outer loop over the tiles).
+        let step_bytes = members
+            .iter()
+            .filter_map(|a| a.address.as_ref())
+            .flat_map(|p| p.loops.iter())
+            .filter(|l| l.bytes_per_iteration != 0)
+            .map(|l| l.bytes_per_iteration.unsigned_abs() as f64)
+            .fold(f64::INFINITY, f64::min);
+        let open_visit = if step_bytes.is_finite() {
+            (per_visit * DRAM_PAGE_BYTES / step_bytes.max(SECTOR_BYTES)).clamp(per_visit, DRAM_PAGE_BYTES / SECTOR_BYTES)
+        } else {
+            per_visit
+        };
+        if open_visit > per_visit {
+            // The 128-byte lines the walk holds at one step (contiguous sectors share one).
+            walk_line_bytes += reach * s.sectors(&window_step_ext) / per_visit.min(SECTORS_PER_LINE) * LINE_BYTES;
+        }
         if *store {
             let grid = reach * s.sectors(&grid_ext);
             e.store_grid += grid;
             e.store_visits += grid / per_visit;
+            e.store_visits_open += grid / open_visit;
             e.store_visit_sectors += grid;
             e.store_sectors += requested;
         } else {
@@ -1154,11 +1209,13 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             let grid = reach * s.sectors(&grid_ext);
             e.grid += grid;
             e.load_visits += grid / per_visit;
+            e.load_visits_open += grid / open_visit;
             e.load_visit_sectors += grid;
             e.load_sectors += requested;
             e.load_sectors_per_block += requested / blocks.max(1.0);
             let (cached, uncached): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = members.iter().partition(|a| l1_keeps(a, caches));
             e.uncached_load_sectors += uncached.iter().map(|a| requested_sectors(a, warps)).sum::<f64>();
+            e.uncached_near += near_rereads(&uncached, &profile.loops, warps, sharing * warps_per_block * f64::from(caches.sm_count.max(1)), caches.l2_bytes as f64);
             e.near_rereads += near_rereads(&cached, &profile.loops, warps, sharing * warps_per_block, caches.l1_bytes_per_sm as f64);
             let window = window_rereads(&cached, &profile.loops, &trips, launch.block, warps, sharing, caches.l1_bytes_per_sm as f64);
             e.near_rereads += window;
@@ -1168,9 +1225,12 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             }
         }
     }
+    let reopen = walk_reopen_share(walk_line_bytes, caches.l2_bytes as f64);
     // Distinct sectors never exceed the requested ones (a stream's rule can overshoot on
     // sparse patterns).
     for a in arrays.values_mut() {
+        a.load_visits = reopen * a.load_visits + (1.0 - reopen) * a.load_visits_open;
+        a.store_visits = reopen * a.store_visits + (1.0 - reopen) * a.store_visits_open;
         a.block = a.block.min(a.load_sectors_per_block);
         a.grid = a.grid.min(a.load_sectors);
         a.window = a.window.clamp(a.block.min(a.grid), a.grid.max(a.block));
@@ -1303,7 +1363,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // at once (`readers` of them) fetch it once between them.
         let first_reads = (a.block * blocks).clamp(a.grid, l2_of_array);
         let per_wave = (a.window * waves).clamp(a.grid, first_reads);
-        let own_rereads = l2_of_array - first_reads;
+        // The uncached loads' re-reads of the previous iteration's sectors hit L2 (the same
+        // warp fetched them a step earlier): not passes over the block's data.
+        let own_rereads = (l2_of_array - first_reads - a.uncached_near).max(0.0);
         // Blocks of a wave that read each of its sectors, and the launch-order gap between
         // two of them: the data of that many blocks passes through L2 between their reads
         // (all blocks reading one table: the next block's; a data set shared by every K-th
@@ -1319,8 +1381,9 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // A block reads its own data again either in the same step from its other warps
         // (a row of B for every warp of a naive product's block: at once, from L2) or in a
         // later pass (a cache benchmark's sweep): the reads per distinct sector beyond one
-        // per warp are the passes.
-        let per_sector = if a.block > 0.0 { a.load_sectors_per_block / a.block } else { 1.0 };
+        // per warp are the passes; an uncached load's re-read of the previous iteration's
+        // sector (`uncached_near`) is neither.
+        let per_sector = if a.block > 0.0 { (a.load_sectors_per_block - a.uncached_near / blocks.max(1.0)).max(0.0) / a.block } else { 1.0 };
         let later_passes = if per_sector > warps_per_block { 1.0 - warps_per_block / per_sector } else { 0.0 };
         let sectors = a.grid
             + (per_wave - a.grid) * (1.0 - kept_across)

@@ -539,6 +539,32 @@ fn before_volta_plain_global_loads_reread_from_l2_and_read_only_ones_from_l1() {
     check(&t, "l2_load_sectors", t.l2_load_sectors, a_sectors, 0.05);
 }
 
+/// A row per thread walks its row 4 bytes per iteration: one visit to a DRAM page serves the
+/// walk's next steps only while the L2 holds what it brought (`walk_reopen_share`). On
+/// caches like an RTX 3060's (28 SMs, 6 blocks of 256 threads each, 3 MiB of L2), 8192
+/// rows at once hold 8192 lines of 128 B (1 MiB): A's sectors take a page visit per 64
+/// (2 KiB each). 43,008 rows at once (168 resident blocks of n = 49,152) hold 5.25 MiB:
+/// the walks evict each other's lines and every sector is a visit of its own (each lane's
+/// row is 192 KiB from its neighbour's, so one step gives a page one sector).
+#[test]
+fn a_row_walk_takes_a_page_per_visit_only_while_the_l2_holds_the_walks_lines() {
+    let rtx3060 = CacheConfig { sm_count: 28, l1_bytes_per_sm: 128 * 1024, l2_bytes: 3 * 1024 * 1024, resident_blocks_per_sm: 6, l1_caches_global_loads: true, l2_partitioned: false };
+    let walk = |n: i64| {
+        let p = common::profile_text(MATVEC_ROW_PER_THREAD, "matvec.ptx", "_Z6matvecPKfS0_Pfi", [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_3", n)]);
+        let t = estimate(&p, &rtx3060);
+        (t.dram_activations, (n * n * 4) as f64 / SECTOR_BYTES)
+    };
+    assert_eq!(kernel_profile::traffic::walk_reopen_share(1024.0 * 1024.0, 3.0 * 1024.0 * 1024.0), 0.0);
+    let (visits, a_sectors) = walk(8192);
+    check_ratio("8192 rows: visits per A sector", visits / a_sectors, 1.0 / 64.0, 0.05);
+    let (visits, a_sectors) = walk(49_152);
+    check_ratio("43,008 rows: visits per A sector", visits / a_sectors, 1.0, 0.05);
+}
+
+fn check_ratio(what: &str, got: f64, want: f64, rel: f64) {
+    assert!((got - want).abs() <= rel * want, "{what}: {got} against {want} (±{:.0} %)", rel * 100.0);
+}
+
 /// nvcc 13.5 `-arch=sm_80`: `if (i < n) atomicAdd(ctr, 1u);` (`count_int`) and `if (i < n)
 /// atomicAdd(sum, x[i]);` on a float (`add_float`), every thread on one address.
 const SAME_ADDRESS_ADDS: &str = ".version 9.5\n.target sm_80\n.address_size 64\n.visible .entry _Z9count_intPji(\n.param .u64 _Z9count_intPji_param_0,\n.param .u32 _Z9count_intPji_param_1\n)\n{\n.reg .pred 	%p<2>;\n.reg .b32 	%r<7>;\n.reg .b64 	%rd<3>;\nld.param.u64 	%rd1, [_Z9count_intPji_param_0];\nld.param.u32 	%r1, [_Z9count_intPji_param_1];\nmov.u32 	%r2, %ctaid.x;\nmov.u32 	%r3, %ntid.x;\nmov.u32 	%r4, %tid.x;\nmad.lo.s32 	%r5, %r2, %r3, %r4;\nsetp.ge.s32 	%p1, %r5, %r1;\n@%p1 bra 	$L__BB0_2;\ncvta.to.global.u64 	%rd2, %rd1;\natom.global.add.u32 	%r6, [%rd2], 1;\n$L__BB0_2:\nret;\n}\n.visible .entry _Z9add_floatPfPKfi(\n.param .u64 _Z9add_floatPfPKfi_param_0,\n.param .u64 _Z9add_floatPfPKfi_param_1,\n.param .u32 _Z9add_floatPfPKfi_param_2\n)\n{\n.reg .pred 	%p<2>;\n.reg .f32 	%f<3>;\n.reg .b32 	%r<6>;\n.reg .b64 	%rd<7>;\nld.param.u64 	%rd1, [_Z9add_floatPfPKfi_param_0];\nld.param.u64 	%rd2, [_Z9add_floatPfPKfi_param_1];\nld.param.u32 	%r2, [_Z9add_floatPfPKfi_param_2];\nmov.u32 	%r3, %ctaid.x;\nmov.u32 	%r4, %ntid.x;\nmov.u32 	%r5, %tid.x;\nmad.lo.s32 	%r1, %r3, %r4, %r5;\nsetp.ge.s32 	%p1, %r1, %r2;\n@%p1 bra 	$L__BB1_2;\ncvta.to.global.u64 	%rd3, %rd2;\nmul.wide.s32 	%rd4, %r1, 4;\nadd.s64 	%rd5, %rd3, %rd4;\nld.global.f32 	%f1, [%rd5];\ncvta.to.global.u64 	%rd6, %rd1;\natom.global.add.f32 	%f2, [%rd6], %f1;\n$L__BB1_2:\nret;\n}\n";
@@ -935,4 +961,23 @@ fn shared_atomic_increments_serialise_on_one_address_before_ampere_only() {
     check(&turing, "shared_wavefronts", turing.shared_wavefronts, ampere.shared_wavefronts + 31.0 * (n as f64) / 32.0, 0.01);
     let (_, spread) = estimate_on((7, 5), 4096);
     check(&spread, "shared_wavefronts", spread.shared_wavefronts, ampere.shared_wavefronts, 0.01);
+}
+
+/// Where L1 does not keep plain global loads (compute capability 3.x to 6.x), the naive
+/// product with x over rows (`Md[j * N + k]`, tests/fixtures/cu/matmul_naive.cu) sends
+/// every requested sector of Md to L2: each warp's re-reads of the sector it fetched an
+/// iteration earlier (7 in 8: 4 of 32 bytes per step) and the block's 8 warps reading the
+/// same 16 rows at the same step (per warp and step 16 sectors of Md, one of Nd, whose
+/// two columns share it). Both are L2 hits, not passes over the block's data: on
+/// caches like a GTX 980's (16 SMs, 8 blocks of 256 threads each, 2 MiB of L2), N = 2048
+/// in 16 × 16 blocks, each wave of 128 blocks (one row of the grid) reads Md's 16 MiB once
+/// from DRAM and Nd's 16 columns it shares; over 128 waves, 128 × 16 MiB of Md and Nd's
+/// 16 MiB once: 2.16 GB, where counting those hits as passes gave 15.3 GB.
+#[test]
+fn before_volta_a_warps_and_its_blocks_rereads_of_one_step_are_l2_hits() {
+    let maxwell = CacheConfig { sm_count: 16, l1_bytes_per_sm: 96 * 1024, l2_bytes: 2 * 1024 * 1024, resident_blocks_per_sm: 8, l1_caches_global_loads: false, l2_partitioned: false };
+    let p = profile("matmul_naive", "_Z12matmul_naivePfS_S_i", [128, 128, 1], [16, 16, 1], &[("param_3", 2048)]);
+    let t = estimate(&p, &maxwell);
+    check(&t, "l2_load_sectors", t.l2_load_sectors, 2048.0_f64.powi(3) / 32.0 * (16.0 + 1.0), 0.01);
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 129.0 * 16.0 * MIB, 0.01);
 }

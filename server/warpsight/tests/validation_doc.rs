@@ -1522,4 +1522,33 @@ const HELDOUT_NOTES: &str = "## Notes
   × their measured times, their pages evidently found open again at the next step. All the
   held-out rows: 88.0 → 90.5 % within 1.5×, MAPE 17.6 → 16.7 %; the fitted corpus has no
   Kepler board and no column walk on GDDR, and did not move.
+- A thirty-eighth, two changes to the traffic estimate. (1) Where L1 does not keep plain
+  global loads (compute capability 3.x to 6.x), a warp's re-read of the sector it fetched an
+  iteration earlier, and the reads of a block's other warps at the same step, are L2 hits;
+  they had been counted as passes over the block's data and, past the L2's size, as DRAM
+  re-reads (the naive product with x over rows on a GTX 980 at 2048² in 16 × 16 blocks: 15.3
+  GB from DRAM instead of 2.16; `kernel-profile/tests/traffic.rs`). Amarís et al.'s
+  transposed naive products on the Maxwell boards at 2048² (and the GTX 980's at 8192² in
+  16 × 16 blocks) went from 1.75-2.63 × their measured times to 1.02-1.23 × (eight rows into
+  the 1.5× band); seven at 8192² left it, from 0.70-1.14 to 0.37-0.65: they had been in the
+  band by way of those re-reads, and what makes them slower than their 2048² rows by more
+  than the arithmetic is not modelled (their 256 MB matrices outrun the TLB's reach is one
+  candidate, not checked). The Kepler boards' rows, bound by their L1 wavefronts, moved by
+  1-4 %. (2) A loop's walk along a row takes a page's worth of sectors from one visit only
+  while the L2 holds the 128-byte lines the walks bring until their next steps
+  (`traffic::walk_reopen_share`, no parameter): the PMPP matrix-vector products with a row
+  per thread over 131,072 rows of 2 KB, whose SMs hold 14,336 to 73,728 rows at once (1.8 to
+  9.4 MB of lines against 1 to 4 MB of L2), went from 0.30-0.61 to 0.60-1.10 of their
+  measured times, those staging x in shared memory from 0.22-0.55 to 0.39-1.11 (six rows into
+  the band); over 8192 rows of 32 KB (1 MB of lines) no row moved. The loop that moves a
+  pattern least per step is its walk, at any depth: SGEMM's A tile, loaded a row apart by
+  an inner loop and walked 32 bytes a tile by the outer one, keeps its pages. Those still under (0.39-0.68
+  on the GDDR6X RTX 3070 Ti and the 15 Gbit/s RTX 3060) suggest an activation costs more
+  bytes of bus time at a higher data rate than the one fitted value gives. Tried first and
+  dropped: the share of steps whose page another walk's visit to its bank closes, 1 − (1 −
+  1/banks)^(walks − 1) with the GDDR devices' banks, which puts the 8192-row products, which
+  run at the DRAM's rate, at 1.6-2.2 × (a one-off run). All the held-out rows: 90.5 → 90.8 %
+  within 1.5×, 95.7 → 96.0 % within 2×, MAPE 16.7 → 16.3 %; Spearman ≥ 0.7 in as many
+  groups as before. The fitted corpus has no pre-Volta board and no row walk on GDDR, and
+  did not move.
 ";
