@@ -153,9 +153,11 @@ pub const SHARED_WAVEFRONT_BYTES: f64 = 128.0;
 pub const DRAM_PAGE_BYTES: f64 = 2048.0;
 
 /// A cache line: 128 bytes, four 32-byte sectors (CUDA C++ Best Practices Guide,
-/// "Coalesced Access to Global Memory").
+/// "Coalesced Access to Global Memory"); also the unit whose L2 slice performs an atomic.
 pub const LINE_BYTES: f64 = 128.0;
 const SECTORS_PER_LINE: f64 = LINE_BYTES / SECTOR_BYTES;
+/// The sectors of a DRAM page: the most one visit can give.
+const SECTORS_PER_PAGE: f64 = DRAM_PAGE_BYTES / SECTOR_BYTES;
 
 /// The share of a loop's walk along a DRAM page (`A[row * n + j]` over `j`, a row per
 /// thread) whose steps find their data gone and visit the page again: a walk gets a page's
@@ -170,10 +172,6 @@ const SECTORS_PER_LINE: f64 = LINE_BYTES / SECTOR_BYTES;
 pub fn walk_reopen_share(line_bytes: f64, l2_bytes: f64) -> f64 {
     1.0 - l2_kept_share(line_bytes, l2_bytes)
 }
-
-/// The L2 line whose slice performs an atomic (128 bytes, four 32-byte sectors: CUDA C++
-/// Best Practices Guide, "Coalesced Access to Global Memory").
-pub const ATOMIC_LINE_BYTES: f64 = 128.0;
 
 /// The cache sizes and residency the estimate needs (from the GPU database and the
 /// occupancy calculator).
@@ -372,7 +370,7 @@ pub fn page_visit_sectors(dims: &[(i64, u64)], elem: u32) -> f64 {
     let inner: Vec<(i64, u64)> = dims.iter().copied().filter(|(c, n)| *c != 0 && *n > 1 && (c.unsigned_abs() as f64) < DRAM_PAGE_BYTES).collect();
     let (sectors, extent) = footprint(&inner, elem);
     let pages = (extent / DRAM_PAGE_BYTES).ceil().max(1.0);
-    (sectors / pages).clamp(1.0, DRAM_PAGE_BYTES / SECTOR_BYTES)
+    (sectors / pages).clamp(1.0, SECTORS_PER_PAGE)
 }
 
 /// The dimensions of a pattern over `ext`.
@@ -442,7 +440,7 @@ impl Stream<'_> {
                 Some(page_visit_sectors(&dims, a.bytes_per_thread))
             })
             .fold(f64::INFINITY, f64::min)
-            .clamp(1.0, DRAM_PAGE_BYTES / SECTOR_BYTES)
+            .clamp(1.0, SECTORS_PER_PAGE)
     }
 
     /// The members' distinct constant offsets, in order.
@@ -814,7 +812,7 @@ fn window_rereads(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], t
 /// data-dependent loads ([`MemoryAccess::walk`]).
 fn near_reread_share(step: u64, m: usize, per_request: f64, warps_per_sm: f64, l1_bytes: f64) -> f64 {
     let share = (1.0 - step as f64 / (SECTOR_BYTES * m.max(1) as f64)).max(0.0);
-    let working_set = per_request.max(1.0) * 128.0 * warps_per_sm;
+    let working_set = per_request.max(1.0) * LINE_BYTES * warps_per_sm;
     let kept = if working_set <= l1_bytes { 1.0 } else { l1_bytes / working_set };
     share * kept
 }
@@ -888,7 +886,7 @@ impl ArrayTraffic {
 /// sectors a line otherwise (`sectors`: the request's sectors, the active lanes' only).
 fn request_lines(a: &MemoryAccess, sectors: f64, active: f64) -> f64 {
     a.lines_per_request
-        .map_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / 4.0).ceil() }, |l| l * active)
+        .map_or(if a.class == AccessClass::Irregular { sectors } else { (sectors / SECTORS_PER_LINE).ceil() }, |l| l * active)
         .max(1.0)
 }
 
@@ -1040,7 +1038,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                     (None, Some(bytes)) => {
                         // Every active lane is an operation in the L2 slice that holds its
                         // line; the table's lines take them in parallel, each in turn.
-                        let lines = (bytes / ATOMIC_LINE_BYTES).ceil().max(1.0);
+                        let lines = (bytes / LINE_BYTES).ceil().max(1.0);
                         spanned_atomics.push((bytes, lines));
                         requests * (32.0 * active).max(1.0) / lines
                     }
@@ -1184,7 +1182,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             .map(|l| l.bytes_per_iteration.unsigned_abs() as f64)
             .fold(f64::INFINITY, f64::min);
         let open_visit = if step_bytes.is_finite() {
-            (per_visit * DRAM_PAGE_BYTES / step_bytes.max(SECTOR_BYTES)).clamp(per_visit, DRAM_PAGE_BYTES / SECTOR_BYTES)
+            (per_visit * DRAM_PAGE_BYTES / step_bytes.max(SECTOR_BYTES)).clamp(per_visit, SECTORS_PER_PAGE)
         } else {
             per_visit
         };
@@ -1413,8 +1411,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     t.dram_write_bytes = unpatterned_store_sectors * SECTOR_BYTES + arrays.values().map(|a| a.store_grid * SECTOR_BYTES).sum::<f64>();
     // Where data-dependent sectors land is not known (a gather's may share pages, a walk's
     // run along one): counted at a page's worth each visit, the least.
-    let full_page = DRAM_PAGE_BYTES / SECTOR_BYTES;
-    t.dram_activations += (gather_dram_sectors + table_dram_sectors + unpatterned_store_sectors) / full_page
+    t.dram_activations += (gather_dram_sectors + table_dram_sectors + unpatterned_store_sectors) / SECTORS_PER_PAGE
         + arrays.values().map(|a| a.store_grid * a.visits_per_sector().1).sum::<f64>();
     // Kept in L2 across launches: only when every access has a known footprint (an array
     // whose size is unknown may not fit) and there is something to keep. With a stated

@@ -474,7 +474,7 @@ impl Params {
             dram_peak_bytes_per_s: gpu.mem_bandwidth_gbs * 1e9,
             dram_efficiency,
             dram_activation_bytes: mp(keys::DRAM_ACTIVATION_BYTES)
-                .unwrap_or(if gpu.mem_type.to_ascii_uppercase().starts_with("GDDR") { fitted::GDDR_ACTIVATION_BYTES } else { 0.0 }),
+                .unwrap_or(if crate::power_limit::Memory::from_mem_type(&gpu.mem_type) == Some(crate::power_limit::Memory::Gddr) { fitted::GDDR_ACTIVATION_BYTES } else { 0.0 }),
             dram_latency_cycles: mp(keys::DRAM_LATENCY_CYCLES).unwrap_or(gpu.dram_latency_cycles),
             l2_latency_cycles: gpu.l2_latency_cycles,
             l1_latency_cycles: gpu.l1_latency_cycles,
