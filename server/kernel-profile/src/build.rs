@@ -431,9 +431,11 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     };
 
     let mut blocks = block_profiles(func, &freq, &folding, &access_of);
+    let copies = ptxas_copies(func, &folding, |b| loop_trips(func, b, |li| loops_info.get(li).map(|l| l.assumed_trip_count)));
     for b in &mut blocks {
         b.active_lane_fraction = active_lanes.get(b.id as usize).copied().flatten();
         b.busiest_warp_executions = busiest.get(b.id as usize).copied().flatten();
+        b.ptxas_copies = copies.get(&b.id).copied();
     }
 
     Some(KernelProfile {
@@ -838,6 +840,59 @@ fn path_dependent_trip(func: &Function, lp: &ptx_ir::Loop, env: &Env<'_>, choice
 fn loop_trips(func: &Function, block: ptx_ir::ir::BlockId, trips: impl Fn(usize) -> Option<f64>) -> Option<f64> {
     let li = func.loops.iter().position(|l| l.header == block && l.blocks == [block])?;
     trips(li)
+}
+
+/// [`BlockProfile::ptxas_copies`] of the loops ptxas unrolls by 4 more (`sass.rs`, item 8),
+/// by block: the PTX iterations per pass through the unrolled code ([`sass::partial_unroll_issues`]'s
+/// groups over an entry's `trips_of` iterations), for the loops none of whose off-chip
+/// loads takes its address from a load of the loop.
+fn ptxas_copies(func: &Function, folding: &sass::Folding, trips_of: impl Fn(ptx_ir::ir::BlockId) -> Option<f64>) -> HashMap<u32, f64> {
+    let mut res = HashMap::new();
+    for l in &folding.partial_unrolls {
+        let Some(t) = trips_of(l.block).filter(|t| t.is_finite() && *t >= 1.0) else { continue };
+        let Some(block) = func.blocks.get(l.block as usize) else { continue };
+        if chases_a_load(func, block.instrs.start..block.instrs.end) {
+            continue;
+        }
+        let (groups, _) = sass::partial_unroll_issues(t);
+        let copies = t.round().max(1.0) / groups.max(1.0);
+        if copies > 1.0 {
+            res.insert(l.block, copies);
+        }
+    }
+    res
+}
+
+/// Whether an off-chip load of a one-block loop (the instructions `ids`) takes its address,
+/// through the loop's own instructions (this iteration's or the last one's), from a load:
+/// a pointer chase, whose iterations cannot overlap their loads.
+fn chases_a_load(func: &Function, ids: std::ops::Range<InstrId>) -> bool {
+    let mut defs: HashMap<RegId, Vec<InstrId>> = HashMap::new();
+    for id in ids.clone() {
+        if let Some(instr) = func.instr(id) {
+            for d in func.dsts(instr) {
+                defs.entry(*d).or_default().push(id);
+            }
+        }
+    }
+    let is_load = |i: &Instr| matches!(i.class, InstrClass::Load(s) if !matches!(s, Space::Param | Space::Const));
+    ids.filter_map(|id| func.instr(id)).filter(|i| matches!(i.class, InstrClass::Load(s) if !matches!(s, Space::Param | Space::Const | Space::Shared))).any(|load| {
+        let mut seen: HashSet<InstrId> = HashSet::new();
+        let mut todo: Vec<RegId> = func.srcs(load).to_vec();
+        while let Some(r) = todo.pop() {
+            for &d in defs.get(&r).into_iter().flatten() {
+                if !seen.insert(d) {
+                    continue;
+                }
+                let Some(def) = func.instr(d) else { continue };
+                if is_load(def) {
+                    return true;
+                }
+                todo.extend_from_slice(func.srcs(def));
+            }
+        }
+        false
+    })
 }
 
 /// A count clamped to `0..=`[`MAX_EXECUTIONS_PER_THREAD`] (NaN, from `0 × ∞`, counts 0).
@@ -1274,6 +1329,7 @@ fn block_profiles(func: &Function, freq: &[f64], folding: &sass::Folding, access
             executions: freq.get(b).copied().unwrap_or(0.0),
             active_lane_fraction: None,
             busiest_warp_executions: None,
+            ptxas_copies: None,
             instructions,
             successors: block.succs.iter().copied().collect(),
         });

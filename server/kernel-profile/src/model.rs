@@ -528,6 +528,15 @@ pub struct BlockProfile {
     /// enter. Absent where every warp runs the block alike or nothing was simulated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busiest_warp_executions: Option<f64>,
+    /// A one-block loop with a run-time trip count that ptxas unrolls by 4 more
+    /// (`sass.rs`, item 8): the iterations of the PTX loop that one pass through the
+    /// unrolled code issues, on average over an entry's iterations (up to 4). ptxas issues
+    /// the copies' off-chip loads together at the top of the unrolled body (nvdisasm), so
+    /// the copies wait for them once. Absent for other blocks, for a loop whose trip count is
+    /// not known, and for one whose load addresses depend on a load of the loop (a pointer
+    /// chase: each copy waits for the one before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptxas_copies: Option<f64>,
     pub instructions: Vec<InstrNode>,
     /// Successor block ids in the CFG.
     #[serde(default)]

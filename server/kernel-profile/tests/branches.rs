@@ -403,3 +403,72 @@ fn an_atomic_inlined_from_a_cuda_header_is_placed_at_its_call_site() {
     // The index is a loaded byte: 256 counters of 4 bytes.
     assert_eq!(p.memory_accesses.iter().find(|a| a.kind == AccessKind::Atomic).and_then(|a| a.data_span_bytes), Some(1024));
 }
+
+/// A walk along a row in a loop ptxas unrolls by 4 more (`sass.rs`, item 8: a counter
+/// stepped by 1 against a parameter) and a pointer chase of the same shape, one thread each.
+const WALK_AND_CHASE: &str = "
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry row_walk(.param .u64 a, .param .u64 y, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [y];
+    ld.param.u32 %r1, [n];
+    cvta.to.global.u64 %rd3, %rd1;
+    mov.u32 %r2, 0;
+    mov.u32 %r3, 0;
+$L_walk:
+    ld.global.u32 %r4, [%rd3];
+    add.s32 %r3, %r3, %r4;
+    add.s64 %rd3, %rd3, 4;
+    add.s32 %r2, %r2, 1;
+    setp.lt.s32 %p1, %r2, %r1;
+    @%p1 bra $L_walk;
+    cvta.to.global.u64 %rd4, %rd2;
+    st.global.u32 [%rd4], %r3;
+    ret;
+}
+
+.visible .entry chase(.param .u64 a, .param .u64 y, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [y];
+    ld.param.u32 %r1, [n];
+    cvta.to.global.u64 %rd3, %rd1;
+    mov.u32 %r2, 0;
+$L_chase:
+    ld.global.u64 %rd3, [%rd3];
+    add.s32 %r2, %r2, 1;
+    setp.lt.s32 %p1, %r2, %r1;
+    @%p1 bra $L_chase;
+    cvta.to.global.u64 %rd4, %rd2;
+    st.global.u64 [%rd4], %rd3;
+    ret;
+}
+";
+
+/// ptxas issues the loads of its unrolled copies together, so the profile says how many PTX
+/// iterations one pass through the unrolled code runs: 4 for 64 iterations an entry (16
+/// groups), 3 for 6 (a group of 4, one of 2: `sass::partial_unroll_issues`). A pointer chase
+/// takes each address from the load before it: its copies cannot overlap, and it has none.
+#[test]
+fn a_loop_ptxas_unrolls_issues_four_iterations_loads_together_unless_it_chases_pointers() {
+    let copies = |kernel: &str, n: i64| {
+        let p = profile_text(WALK_AND_CHASE, kernel, 1, 1, &[("n", n)], &ProfileOptions::default());
+        p.blocks.iter().filter(|b| b.instructions.iter().any(|i| i.class == InstrClass::Load(Space::Global))).map(|b| b.ptxas_copies).collect::<Vec<_>>()
+    };
+    assert_eq!(copies("row_walk", 64), vec![Some(4.0)]);
+    assert_eq!(copies("row_walk", 6), vec![Some(3.0)]);
+    assert_eq!(copies("chase", 64), vec![None]);
+    // ptxas unrolls the chase too (its instructions are counted so); only the overlap is refused.
+    let chase = profile_text(WALK_AND_CHASE, "chase", 1, 1, &[("n", 64)], &ProfileOptions::default());
+    assumption(&chase, "1 loop(s) with a run-time trip count unrolled by ptxas");
+}

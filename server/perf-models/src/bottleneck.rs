@@ -60,7 +60,15 @@
 //! chain takes the critical path plus a per-architecture share of what the in-order schedule
 //! needs beyond it ([`Params::in_order_exposure`]: measured on Turing, whole; on GA10x, a
 //! quarter; elsewhere none, for want of measurements). It is the PTX's order, not the SASS's:
-//! what ptxas reorders is what the share stands for.
+//! what ptxas reorders is what the share stands for. The hoisted loads and their address
+//! arithmetic take the pipes on a timeline of their own: ptxas issued them earlier, into
+//! slots the in-order stream left free.
+//!
+//! **Loops ptxas unrolls.** A loop with a run-time trip count that ptxas unrolls by 4 more
+//! (`kernel_profile::sass`, item 8) issues its copies' off-chip loads together
+//! ([`kernel_profile::BlockProfile::ptxas_copies`]): the copies wait once, for the likeliest
+//! of their loads to miss (the load latency's shares added over the copies), and each keeps the
+//! rest of its path.
 //!
 //! **Combination.** The throughput terms run on different units at the same time, so the
 //! largest of them, `T_thr`, is the time the work needs (the "Speed of Light" view). The
@@ -676,6 +684,14 @@ impl LoadLatency {
     /// The latency of the off-chip loads of `block`, each with its array's shares where
     /// the profile links it to an access of a known array.
     fn for_loads(&self, profile: &KernelProfile, block: &kernel_profile::BlockProfile) -> f64 {
+        self.for_copies(profile, block, 1.0)
+    }
+
+    /// The wait of `copies` copies of the block whose loads issue together (a loop ptxas
+    /// unrolls, [`kernel_profile::BlockProfile::ptxas_copies`]): each group's chances to
+    /// miss add up over the copies, and the copies wait once, for the likeliest to miss. A
+    /// walk along a row that misses once per two iterations waits for DRAM once per four.
+    fn for_copies(&self, profile: &KernelProfile, block: &kernel_profile::BlockProfile, copies: f64) -> f64 {
         // Groups of loads that touch the same lines: of one array, with the same pattern
         // (coefficients of the thread, block and loop indices), at constant offsets less
         // than a line apart from the group's first. Each with Σ of its loads' shares.
@@ -701,7 +717,8 @@ impl LoadLatency {
         if groups.is_empty() {
             return self.for_block(0);
         }
-        let (l2, dram) = groups.iter().fold((0.0_f64, 0.0_f64), |(l2, dram), &(_, a, m)| (l2.max(a.min(1.0)), dram.max(m.min(1.0))));
+        let copies = copies.max(1.0);
+        let (l2, dram) = groups.iter().fold((0.0_f64, 0.0_f64), |(l2, dram), &(_, a, m)| (l2.max((copies * a).min(1.0)), dram.max((copies * m).min(1.0))));
         self.latency(l2, dram)
     }
 }
@@ -804,7 +821,16 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
         // The in-order schedule waits on the same loads as the critical path: its off-chip
         // part is the path's.
         let exposure = p.in_order_exposure.clamp(0.0, 1.0);
-        let path = (path.0 + exposure * (in_order.length - path.0).max(0.0), path.1);
+        let mut path = (path.0 + exposure * (in_order.length - path.0).max(0.0), path.1);
+        // A loop ptxas unrolls by 4 more issues its copies' off-chip loads together (the
+        // `LDG`s of 16 iterations at the top of nvcc's loop unrolled by 4, nvdisasm): the
+        // copies wait for them once, and each keeps the rest of its path.
+        if let Some(k) = block.ptxas_copies.filter(|k| k.is_finite() && *k > 1.0)
+            && load_lat > 0.0
+        {
+            let per_copy = path.1 * loads.for_copies(profile, block, k) / load_lat / k;
+            path = (path.0 - path.1 + per_copy, per_copy);
+        }
         // A block of threads takes as long as its slowest warp: the busiest warp's
         // executions where the simulation found one busier than the average.
         let executions = block.busiest_executions();
@@ -846,7 +872,12 @@ struct InOrder {
     /// The off-chip loads and their address slices, which issue out of order.
     hoisted: Vec<bool>,
     last_issue: f64,
+    /// When each pipe of the partition takes its next instruction: of the in-order stream,
+    /// and of the hoisted one, which ptxas issued earlier, into slots the in-order stream
+    /// left free (a hoisted address add does not queue behind the multiply-add that waited
+    /// for the previous load).
     pipe_free: BTreeMap<Pipe, f64>,
+    hoisted_pipe_free: BTreeMap<Pipe, f64>,
     /// Shared stores that a barrier waits for, as in [`chain_cycles`].
     pending: f64,
     length: f64,
@@ -870,7 +901,7 @@ impl InOrder {
                 }
             }
         }
-        InOrder { ready: vec![0.0; n], hoisted, last_issue: -1.0, pipe_free: BTreeMap::new(), pending: 0.0, length: 0.0 }
+        InOrder { ready: vec![0.0; n], hoisted, last_issue: -1.0, pipe_free: BTreeMap::new(), hoisted_pipe_free: BTreeMap::new(), pending: 0.0, length: 0.0 }
     }
 
     /// Issues instruction `i` of latency `lat`.
@@ -881,14 +912,15 @@ impl InOrder {
             self.pending = 0.0;
         }
         let (pipe, cycles) = partition_cycles(ins, p);
-        let free = pipe.and_then(|q| self.pipe_free.get(&q).copied()).unwrap_or(0.0);
         let hoisted = self.hoisted.get(i).copied().unwrap_or(false);
+        let timeline = if hoisted { &mut self.hoisted_pipe_free } else { &mut self.pipe_free };
+        let free = pipe.and_then(|q| timeline.get(&q).copied()).unwrap_or(0.0);
         let at = if hoisted { operands.max(free) } else { (self.last_issue + 1.0).max(operands).max(free) };
+        if let Some(q) = pipe {
+            timeline.insert(q, at + cycles);
+        }
         if !hoisted {
             self.last_issue = at;
-        }
-        if let Some(q) = pipe {
-            self.pipe_free.insert(q, at + cycles);
         }
         if let Some(r) = self.ready.get_mut(i) {
             *r = at + lat;
@@ -1966,7 +1998,7 @@ mod tests {
             .iter()
             .map(|(class, deps)| InstrNode { class: *class, opcode: class.name(), deps: deps.to_vec(), fused_from: None, result_unused: false, reads_three_registers: false, access: None })
             .collect();
-        p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None, busiest_warp_executions: None }];
+        p.blocks = vec![BlockProfile { id: 0, executions, instructions, successors: vec![], active_lane_fraction: None, busiest_warp_executions: None, ptxas_copies: None }];
         p
     }
 

@@ -122,7 +122,7 @@ fn fma_chain(k: usize, class: InstrClass, opcode: &str) -> KernelProfile {
             access: None,
         })
         .collect();
-    p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![], active_lane_fraction: None, busiest_warp_executions: None }];
+    p.blocks = vec![kernel_profile::model::BlockProfile { id: 0, executions: 1.0, instructions: instrs, successors: vec![], active_lane_fraction: None, busiest_warp_executions: None, ptxas_copies: None }];
     p
 }
 
@@ -310,7 +310,7 @@ fn load_barrier_compute(k: usize, with_barrier: bool) -> KernelProfile {
     instrs.extend((0..k).map(|_| node(InstrClass::Fp32, "fma.rn.f32")));
     *p.counts.dynamic.entry(InstrClass::Fp32).or_default() += k as f64;
     p.blocks[1].successors = vec![3];
-    p.blocks.push(BlockProfile { id: 3, executions: 1.0, instructions: instrs, successors: vec![2], active_lane_fraction: None, busiest_warp_executions: None });
+    p.blocks.push(BlockProfile { id: 3, executions: 1.0, instructions: instrs, successors: vec![2], active_lane_fraction: None, busiest_warp_executions: None, ptxas_copies: None });
     p
 }
 
@@ -1077,4 +1077,121 @@ fn on_kepler_loads_that_l1_does_not_keep_take_turns_with_the_stores_for_l2() {
     assert!((got - want).abs() < 1e-6 * want, "{got} against {want}: {}", pred.explanation);
     let maxwell = Params::from_gpu(&gpu("gtx-980"));
     assert_eq!(maxwell.load_request_cycles, 0.0);
+}
+
+/// One thread's loop over `n` columns reading four words of a row, each address computed
+/// from an unsigned index (`a[k + j]`: an integer add, a wide multiply-add) and each word
+/// multiplied into a running sum right after its load, as nvcc writes a loop over an unsigned
+/// index unrolled by 4; with `.pragma "nounroll"` or without (then ptxas unrolls it by 4
+/// more: `kernel_profile::sass`, item 8).
+fn four_loads_per_pass(n: i64, nounroll: bool) -> KernelProfile {
+    let mut body = String::new();
+    for j in 0..4 {
+        body.push_str(&format!(
+            "    add.s32 %r{i}, %r9, {j};\n    mul.wide.u32 %rd{w}, %r{i}, 4;\n    add.s64 %rd{a}, %rd3, %rd{w};\n    ld.global.u32 %r{v}, [%rd{a}];\n    mad.lo.s32 %r3, %r{v}, %r{v}, %r3;\n",
+            i = 10 + j,
+            w = 4 + 2 * j,
+            a = 5 + 2 * j,
+            v = 4 + j
+        ));
+    }
+    let text = format!(
+        "
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry walk4(.param .u64 a, .param .u64 y, .param .u32 n)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<16>;
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [y];
+    ld.param.u32 %r1, [n];
+    cvta.to.global.u64 %rd3, %rd1;
+    mov.u32 %r2, 0;
+    mov.u32 %r3, 0;
+    mov.u32 %r9, 0;
+$L_walk:
+    {}
+{body}    add.s32 %r9, %r9, 4;
+    add.s32 %r2, %r2, 4;
+    setp.lt.s32 %p1, %r2, %r1;
+    @%p1 bra $L_walk;
+    cvta.to.global.u64 %rd14, %rd2;
+    st.global.u32 [%rd14], %r3;
+    ret;
+}}
+",
+        if nounroll { ".pragma \"nounroll\";" } else { "" }
+    );
+    let (module, errors) = ptx_ir::parse_and_lower(&text);
+    assert!(errors.is_empty(), "{errors:?}");
+    let options = kernel_profile::ProfileOptions::default();
+    kernel_profile::build(&kernel_profile::ProfileInput {
+        module: &module,
+        kernel: "walk4",
+        gpu_id: "rtx-2080-ti",
+        compute_capability: (7, 5),
+        launch: kernel_profile::LaunchConfig {
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            dynamic_smem: 0,
+            args: [("n".to_string(), n)].into_iter().collect(),
+            footprint_bytes: None,
+            array_bytes: Default::default(),
+            source: LaunchSource::Setting,
+        },
+        resources: None,
+        source_param_names: &[],
+        demangled: None,
+        options: &options,
+    })
+    .expect("profile")
+}
+
+/// A warp issues its loads as early as their addresses allow (ptxas hoists them), so a pass
+/// whose four loads each feed the next multiply-add waits for the loads once, in its
+/// in-order schedule too: the address arithmetic of the second load does not queue on the
+/// integer pipe behind the multiply-add that waits for the first. On a Turing card, which
+/// charges the whole in-order schedule, the pass costs one load latency and its
+/// multiply-adds, not four latencies.
+#[test]
+fn a_pass_waits_once_for_loads_its_arithmetic_does_not_feed() {
+    let g = gpu("rtx-2080-ti");
+    let n = 1 << 12;
+    let p = four_loads_per_pass(n, true);
+    assert!(p.blocks.iter().all(|b| b.ptxas_copies.is_none()), "nounroll");
+    let pred = bottleneck::predict(&p, &g).expect("applies");
+    let (chain, offchip) = (pred.breakdown["chain_cycles"], pred.breakdown["chain_offchip_cycles"]);
+    let passes = (n / 4) as f64;
+    let params = Params::from_gpu(&g);
+    assert!(offchip / passes >= params.l1_latency_cycles, "{offchip} over {passes} passes");
+    // The rest: four dependent multiply-adds on the FMA pipe (two cycles each of a Turing
+    // partition's), the loop's arithmetic and a branch; waiting in order for each load, as
+    // when the address arithmetic queued behind the waiting multiply-adds, adds three more
+    // load waits (over 380 cycles a pass).
+    assert!((chain - offchip) / passes < 20.0 * params.alu_latency_cycles, "{chain} cycles, {offchip} of them on loads, over {passes} passes");
+}
+
+/// Unrolled by ptxas (four passes' sixteen loads at the top of each unrolled body), the
+/// passes wait for their loads together: the loads' part of the chain falls, at most to a
+/// quarter (four passes still wait once for the likeliest of their loads to miss), and the
+/// rest of each pass stays.
+#[test]
+fn a_loop_ptxas_unrolls_waits_for_its_copies_loads_together() {
+    let g = gpu("rtx-2080-ti");
+    let n = 1 << 12;
+    let chain = |nounroll: bool| {
+        let p = four_loads_per_pass(n, nounroll);
+        let pred = bottleneck::predict(&p, &g).expect("applies");
+        (pred.breakdown["chain_cycles"], pred.breakdown["chain_offchip_cycles"], p.blocks.iter().find_map(|b| b.ptxas_copies))
+    };
+    let (rolled, rolled_offchip, none) = chain(true);
+    let (unrolled, unrolled_offchip, copies) = chain(false);
+    assert_eq!((none, copies), (None, Some(4.0)));
+    assert!(unrolled_offchip < rolled_offchip && unrolled_offchip >= rolled_offchip / 4.0 - 1e-6, "{unrolled_offchip} against {rolled_offchip}");
+    assert!(((rolled - rolled_offchip) - (unrolled - unrolled_offchip)).abs() < 1e-6 * rolled, "the rest of the chain is kept");
+    assert!(unrolled < rolled);
 }

@@ -292,7 +292,7 @@ fn memory_kernel(grid: u32, n_global: usize, n_shared: usize, shared_bytes: u32)
         common::profiles::load(Space::Shared, AccessClass::Coalesced, Some(i64::from(shared_bytes)), shared_bytes, 1, 1.0, n_shared as f64),
     ];
     let mut p = common::profiles::profile("shared", "tesla-k20", [grid, 1, 1], [256, 1, 1], (16, 4096), InstructionCounts::default(), accesses);
-    p.blocks = vec![BlockProfile { id: 0, executions: 1.0, active_lane_fraction: None, busiest_warp_executions: None, instructions, successors: vec![] }];
+    p.blocks = vec![BlockProfile { id: 0, executions: 1.0, active_lane_fraction: None, busiest_warp_executions: None, ptxas_copies: None, instructions, successors: vec![] }];
     p
 }
 

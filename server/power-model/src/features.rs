@@ -671,6 +671,7 @@ mod tests {
             executions: 2.0,
             active_lane_fraction: None,
             busiest_warp_executions: None,
+            ptxas_copies: None,
             instructions: vec![
                 InstrNode {
                     class: InstrClass::Fp32,

@@ -59,6 +59,10 @@ pub struct ErrorPair {
     pub mape_after: f64,
     pub median_ratio_before: f64,
     pub median_ratio_after: f64,
+    /// The mean absolute log ratio `|ln(predicted / measured)|`, the error the fit minimises
+    /// (`perf_models::bottleneck::calibrate`).
+    pub log_error_before: f64,
+    pub log_error_after: f64,
 }
 
 fn errors(samples: &[calibrate::Sample<'_>], before: &Params, after: &Params) -> ErrorPair {
@@ -71,8 +75,17 @@ fn errors(samples: &[calibrate::Sample<'_>], before: &Params, after: &Params) ->
     };
     let mape = |r: &[f64]| if r.is_empty() { f64::NAN } else { r.iter().map(|x| (x - 1.0).abs()).sum::<f64>() / r.len() as f64 };
     let median = |r: &[f64]| analysis::validation::median(r).unwrap_or(f64::NAN);
+    let log_error = |r: &[f64]| if r.is_empty() { f64::NAN } else { r.iter().map(|x| x.ln().abs()).sum::<f64>() / r.len() as f64 };
     let (rb, ra) = (ratios(before), ratios(after));
-    ErrorPair { n: ra.len(), mape_before: mape(&rb), mape_after: mape(&ra), median_ratio_before: median(&rb), median_ratio_after: median(&ra) }
+    ErrorPair {
+        n: ra.len(),
+        mape_before: mape(&rb),
+        mape_after: mape(&ra),
+        median_ratio_before: median(&rb),
+        median_ratio_after: median(&ra),
+        log_error_before: log_error(&rb),
+        log_error_after: log_error(&ra),
+    }
 }
 
 /// The text of one GPU's entry in the built-in data (`[[gpu]]` up to the next entry).
@@ -195,12 +208,14 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<Exit> {
             let row = |out: &mut dyn Write, what: &str, e: &ErrorPair| {
                 writeln!(
                     out,
-                    "  {what:<10} n={:<5} MAPE {:>6.1} % -> {:>6.1} %   median predicted/measured {:.2} -> {:.2}",
+                    "  {what:<10} n={:<5} MAPE {:>6.1} % -> {:>6.1} %   median predicted/measured {:.2} -> {:.2}   mean |ln ratio| {:.3} -> {:.3}",
                     e.n,
                     e.mape_before * 100.0,
                     e.mape_after * 100.0,
                     e.median_ratio_before,
-                    e.median_ratio_after
+                    e.median_ratio_after,
+                    e.log_error_before,
+                    e.log_error_after
                 )
             };
             row(&mut out, "fitted", &report.fit)?;
