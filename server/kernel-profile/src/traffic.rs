@@ -601,16 +601,18 @@ struct ArrayTraffic {
     /// known (the data blocks share is then a halo, read again by the next wave).
     reuse_gap_blocks: f64,
     /// DRAM page visits of its loads' and its stores' distinct sectors over the grid (each
-    /// stream's sectors over its [`Stream::page_visit_sectors`]), and the sectors they
-    /// cover: their ratio is the visits per DRAM sector (`visits_per_sector`).
+    /// stream's sectors, summed in `grid` and `store_grid`, over its
+    /// [`Stream::page_visit_sectors`]).
     load_visits: f64,
-    load_visit_sectors: f64,
     store_visits: f64,
-    store_visit_sectors: f64,
     /// The same visits where every page a loop walks stays open between its steps (equal
     /// to the above for patterns no loop moves); [`walk_reopen_share`] weighs the two.
     load_visits_open: f64,
     store_visits_open: f64,
+    /// DRAM page visits per DRAM sector of its loads and of its stores (1 where unknown):
+    /// the visits, weighed, over the sectors they cover, set before `grid` and `store_grid`
+    /// are clamped to the requested sectors.
+    visits_per_sector: (f64, f64),
 }
 
 /// Launch-order distance from a block to the next block whose loads of this stream read
@@ -861,12 +863,6 @@ pub fn l2_kept_share(footprint_bytes: f64, l2_bytes: f64) -> f64 {
 }
 
 impl ArrayTraffic {
-    /// DRAM page visits per DRAM sector of its loads and of its stores (1 where unknown).
-    fn visits_per_sector(&self) -> (f64, f64) {
-        let per = |v: f64, n: f64| if n > 0.0 { (v / n).clamp(0.0, 1.0) } else { 1.0 };
-        (per(self.load_visits, self.load_visit_sectors), per(self.store_visits, self.store_visit_sectors))
-    }
-
     /// Load sectors that reach L2: the distinct ones once, and the re-reads that L1 does
     /// not keep (all of those of uncached loads; of the others, the near re-reads none and
     /// the rest at the capacity rule's miss rate `1 − hit`).
@@ -1195,7 +1191,6 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             e.store_grid += grid;
             e.store_visits += grid / per_visit;
             e.store_visits_open += grid / open_visit;
-            e.store_visit_sectors += grid;
             e.store_sectors += requested;
         } else {
             let block_sectors = s.sectors(&block_ext);
@@ -1208,7 +1203,6 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             e.grid += grid;
             e.load_visits += grid / per_visit;
             e.load_visits_open += grid / open_visit;
-            e.load_visit_sectors += grid;
             e.load_sectors += requested;
             e.load_sectors_per_block += requested / blocks.max(1.0);
             let (cached, uncached): (Vec<&MemoryAccess>, Vec<&MemoryAccess>) = members.iter().partition(|a| l1_keeps(a, caches));
@@ -1226,9 +1220,12 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     let reopen = walk_reopen_share(walk_line_bytes, caches.l2_bytes as f64);
     // Distinct sectors never exceed the requested ones (a stream's rule can overshoot on
     // sparse patterns).
+    let per_sector = |v: f64, n: f64| if n > 0.0 { (v / n).clamp(0.0, 1.0) } else { 1.0 };
     for a in arrays.values_mut() {
-        a.load_visits = reopen * a.load_visits + (1.0 - reopen) * a.load_visits_open;
-        a.store_visits = reopen * a.store_visits + (1.0 - reopen) * a.store_visits_open;
+        a.visits_per_sector = (
+            per_sector(reopen * a.load_visits + (1.0 - reopen) * a.load_visits_open, a.grid),
+            per_sector(reopen * a.store_visits + (1.0 - reopen) * a.store_visits_open, a.store_grid),
+        );
         a.block = a.block.min(a.load_sectors_per_block);
         a.grid = a.grid.min(a.load_sectors);
         a.window = a.window.clamp(a.block.min(a.grid), a.grid.max(a.block));
@@ -1388,7 +1385,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             + (first_reads - per_wave) * (1.0 - kept_shared)
             + own_rereads * later_passes / readers * (1.0 - kept_within);
         reads += sectors * SECTOR_BYTES;
-        t.dram_activations += sectors * a.visits_per_sector().0;
+        t.dram_activations += sectors * a.visits_per_sector.0;
         t.load_shares.insert(
             base.clone(),
             LoadShare { to_l2: (a.l2_sectors(blocks, hit) / a.load_sectors).clamp(0.0, 1.0), to_dram: (sectors / a.load_sectors).clamp(0.0, 1.0) },
@@ -1412,7 +1409,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // Where data-dependent sectors land is not known (a gather's may share pages, a walk's
     // run along one): counted at a page's worth each visit, the least.
     t.dram_activations += (gather_dram_sectors + table_dram_sectors + unpatterned_store_sectors) / SECTORS_PER_PAGE
-        + arrays.values().map(|a| a.store_grid * a.visits_per_sector().1).sum::<f64>();
+        + arrays.values().map(|a| a.store_grid * a.visits_per_sector.1).sum::<f64>();
     // Kept in L2 across launches: only when every access has a known footprint (an array
     // whose size is unknown may not fit) and there is something to keep. With a stated
     // footprint the data-dependent loads' range counts as one more array.

@@ -683,15 +683,24 @@ impl LoadLatency {
 
     /// The latency of the off-chip loads of `block`, each with its array's shares where
     /// the profile links it to an access of a known array.
+    #[cfg(test)]
     fn for_loads(&self, profile: &KernelProfile, block: &kernel_profile::BlockProfile) -> f64 {
-        self.for_copies(profile, block, 1.0)
+        self.for_copies(self.shares(profile, block), 1.0)
     }
 
-    /// The wait of `copies` copies of the block whose loads issue together (a loop ptxas
-    /// unrolls, [`kernel_profile::BlockProfile::ptxas_copies`]): each group's chances to
-    /// miss add up over the copies, and the copies wait once, for the likeliest to miss. A
-    /// walk along a row that misses once per two iterations waits for DRAM once per four.
-    fn for_copies(&self, profile: &KernelProfile, block: &kernel_profile::BlockProfile, copies: f64) -> f64 {
+    /// The wait of `copies` copies of a block whose loads issue together (a loop ptxas
+    /// unrolls, [`kernel_profile::BlockProfile::ptxas_copies`]), of the block's `shares`
+    /// ([`LoadLatency::shares`]): each group's chances to miss add up over the copies, and
+    /// the copies wait once, for the likeliest to miss. A walk along a row that misses once
+    /// per two iterations waits for DRAM once per four.
+    fn for_copies(&self, shares: (f64, f64), copies: f64) -> f64 {
+        let copies = copies.max(1.0);
+        self.latency(copies * shares.0, copies * shares.1)
+    }
+
+    /// The chances that one execution of `block` waits for L2 and for DRAM: those of its
+    /// group of loads likeliest to miss (`latency` clamps them to 1).
+    fn shares(&self, profile: &KernelProfile, block: &kernel_profile::BlockProfile) -> (f64, f64) {
         // Groups of loads that touch the same lines: of one array, with the same pattern
         // (coefficients of the thread, block and loop indices), at constant offsets less
         // than a line apart from the group's first. Each with Σ of its loads' shares.
@@ -715,11 +724,10 @@ impl LoadLatency {
             }
         }
         if groups.is_empty() {
-            return self.for_block(0);
+            // No off-chip load: the kernel's average, as `for_block(0)`.
+            return self.average;
         }
-        let copies = copies.max(1.0);
-        let (l2, dram) = groups.iter().fold((0.0_f64, 0.0_f64), |(l2, dram), &(_, a, m)| (l2.max((copies * a).min(1.0)), dram.max((copies * m).min(1.0))));
-        self.latency(l2, dram)
+        groups.iter().fold((0.0_f64, 0.0_f64), |(l2, dram), &(_, a, m)| (l2.max(a), dram.max(m)))
     }
 }
 
@@ -763,7 +771,8 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
             continue;
         }
         let awaited = stores_awaited_by_a_barrier(profile, &index, block);
-        let load_lat = loads.for_loads(profile, block);
+        let shares = loads.shares(profile, block);
+        let load_lat = loads.for_copies(shares, 1.0);
         let mut in_order = InOrder::new(&block.instructions);
         // (finish cycle, off-chip load cycles on the path that finishes it)
         let mut finish = vec![(0.0_f64, 0.0_f64); block.instructions.len()];
@@ -828,7 +837,7 @@ fn chain_cycles(profile: &KernelProfile, p: &Params, loads: &LoadLatency) -> Cha
         if let Some(k) = block.ptxas_copies.filter(|k| k.is_finite() && *k > 1.0)
             && load_lat > 0.0
         {
-            let per_copy = path.1 * loads.for_copies(profile, block, k) / load_lat / k;
+            let per_copy = path.1 * loads.for_copies(shares, k) / load_lat / k;
             path = (path.0 - path.1 + per_copy, per_copy);
         }
         // A block of threads takes as long as its slowest warp: the busiest warp's

@@ -1,6 +1,8 @@
 //! The `bottleneck` model on hand-built profiles whose answers can be derived by hand:
 //! which resource binds, and the time it implies.
 
+mod common;
+
 use kernel_profile::{InstrClass, KernelProfile, LaunchSource};
 use perf_models::bottleneck::{self, Params};
 use perf_models::prediction::{Pipe, Prediction};
@@ -1126,29 +1128,7 @@ $L_walk:
 ",
         if nounroll { ".pragma \"nounroll\";" } else { "" }
     );
-    let (module, errors) = ptx_ir::parse_and_lower(&text);
-    assert!(errors.is_empty(), "{errors:?}");
-    let options = kernel_profile::ProfileOptions::default();
-    kernel_profile::build(&kernel_profile::ProfileInput {
-        module: &module,
-        kernel: "walk4",
-        gpu_id: "rtx-2080-ti",
-        compute_capability: (7, 5),
-        launch: kernel_profile::LaunchConfig {
-            grid: [1, 1, 1],
-            block: [1, 1, 1],
-            dynamic_smem: 0,
-            args: [("n".to_string(), n)].into_iter().collect(),
-            footprint_bytes: None,
-            array_bytes: Default::default(),
-            source: LaunchSource::Setting,
-        },
-        resources: None,
-        source_param_names: &[],
-        demangled: None,
-        options: &options,
-    })
-    .expect("profile")
+    common::profiles::built(&text, "walk4", "rtx-2080-ti", (7, 5), [1, 1, 1], [1, 1, 1], &[("n", n)])
 }
 
 /// A warp issues its loads as early as their addresses allow (ptxas hoists them), so a pass

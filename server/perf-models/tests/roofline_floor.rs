@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
-use kernel_profile::{KernelProfile, LaunchConfig, LaunchSource, ProfileInput, ProfileOptions};
+use kernel_profile::KernelProfile;
 use perf_models::roofline::{self, FloorConfig};
 use perf_models::{Bound, GpuParams};
 
@@ -15,28 +13,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 fn profile(ptx: &str, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
     let text = std::fs::read_to_string(common::workspace_root().join(ptx)).expect("fixture");
-    let (module, errors) = ptx_ir::parse_and_lower(&text);
-    assert!(errors.is_empty(), "{errors:?}");
-    let name = module.kernels().find(|k| k.name.contains(kernel)).expect("kernel").name.clone();
-    let options = ProfileOptions::default();
-    kernel_profile::build(&ProfileInput {
-        module: &module,
-        kernel: &name,
-        gpu_id: "a100-sxm4-80gb",
-        compute_capability: (8, 0),
-        launch: LaunchConfig {
-            grid,
-            block,
-            dynamic_smem: 0,
-            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
-            footprint_bytes: None, array_bytes: Default::default(), source: LaunchSource::Setting,
-        },
-        resources: None,
-        source_param_names: &[],
-        demangled: None,
-        options: &options,
-    })
-    .expect("profile")
+    common::profiles::built(&text, kernel, "a100-sxm4-80gb", (8, 0), grid, block, args)
 }
 
 fn floor(p: &KernelProfile) -> perf_models::Prediction {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use kernel_profile::{
     AccessClass, AccessKind, InstructionCounts, KernelProfile, LaunchConfig, LaunchSource,
-    MemoryAccess, Resources, Space,
+    MemoryAccess, ProfileInput, ProfileOptions, Resources, Space,
 };
 
 /// A load of `bytes` per thread in `vector`-wide accesses, `transactions` per warp
@@ -65,4 +65,34 @@ pub fn profile(kernel: &str, gpu: &str, grid: [u32; 3], block: [u32; 3], resourc
         blocks: vec![],
         assumptions: vec![],
     }
+}
+
+/// The profile `kernel_profile::build` makes of the first kernel of the PTX `text` whose name
+/// contains `kernel`, for a GPU `gpu` of compute capability `cc`, launched as given with the
+/// arguments `args` (by PTX parameter name or `param_N`).
+pub fn built(text: &str, kernel: &str, gpu: &str, cc: (u32, u32), grid: [u32; 3], block: [u32; 3], args: &[(&str, i64)]) -> KernelProfile {
+    let (module, errors) = ptx_ir::parse_and_lower(text);
+    assert!(errors.is_empty(), "{errors:?}");
+    let name = module.kernels().find(|k| k.name.contains(kernel)).expect("kernel").name.clone();
+    let options = ProfileOptions::default();
+    kernel_profile::build(&ProfileInput {
+        module: &module,
+        kernel: &name,
+        gpu_id: gpu,
+        compute_capability: cc,
+        launch: LaunchConfig {
+            grid,
+            block,
+            dynamic_smem: 0,
+            args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+            footprint_bytes: None,
+            array_bytes: Default::default(),
+            source: LaunchSource::Setting,
+        },
+        resources: None,
+        source_param_names: &[],
+        demangled: None,
+        options: &options,
+    })
+    .expect("profile")
 }
