@@ -259,6 +259,11 @@ pub struct Traffic {
     /// access needs two, a 128-bit one four; an n-way bank conflict n times as many).
     pub shared_requests: f64,
     pub shared_wavefronts: f64,
+    /// The part of `shared_wavefronts` that stores need (data going into the banks, not
+    /// coming back to the registers: an SM whose load path is narrower than its banks
+    /// writes them faster, `bottleneck::Params::shared_store_bytes_per_clk_per_sm`).
+    #[serde(default)]
+    pub shared_store_wavefronts: f64,
     /// Warp-level global atomic instructions, and the lane operations serialised on one
     /// address or line (a request whose 32 lanes hit one address counts 32; lanes spread
     /// over a known table of L lines count 1/L each).
@@ -940,6 +945,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         l2_far_share: 0.0,
         shared_requests: 0.0,
         shared_wavefronts: 0.0,
+        shared_store_wavefronts: 0.0,
         atomic_requests: 0.0,
         atomic_serialised_lanes: 0.0,
         atomic_unknown_requests: 0.0,
@@ -984,7 +990,11 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                     Some((32.0 * active / (span / 4.0).ceil().max(1.0)).max(1.0))
                 };
                 let serial = if kind == AccessKind::Atomic && a.warp_aggregated != Some(true) { same_address(a.same_address_lanes).or_else(span_lanes).unwrap_or(1.0) } else { 1.0 };
-                t.shared_wavefronts += requests * phases * ways.max(serial);
+                let wavefronts = requests * phases * ways.max(serial);
+                t.shared_wavefronts += wavefronts;
+                if kind == AccessKind::Store {
+                    t.shared_store_wavefronts += wavefronts;
+                }
             }
             (Space::Local, AccessKind::Load) => {
                 // Per-thread memory is interleaved so that a warp's request is coalesced.

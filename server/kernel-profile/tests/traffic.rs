@@ -747,6 +747,7 @@ fn shared_loads_merged_into_a_vector_load_conflict_as_the_vector_load() {
     let (loads, stores) = (4.0 * warps(&p), 4.0 * warps(&p));
     check(&t, "shared_requests", t.shared_requests, loads + stores, 1e-9);
     check(&t, "shared_wavefronts", t.shared_wavefronts, 8.0 * loads + stores, 1e-9);
+    check(&t, "shared_store_wavefronts", t.shared_store_wavefronts, stores, 1e-9);
 }
 
 /// The hit shares that `l2_kept_share`'s documentation quotes, recomputed from the gpu-benches

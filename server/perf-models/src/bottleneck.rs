@@ -25,7 +25,9 @@
 //!   passes and its tag lookups (`kernel_profile::access::l1_wavefronts`), or the bytes its
 //!   lanes read at the L1's bytes per clock, whichever is more; shared: one wavefront
 //!   (128 B) per cycle, bank conflicts as extra
-//!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks"); since
+//!   wavefronts (CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks"), a
+//!   store's at the rate the banks take writes where the load path is narrower
+//!   ([`Params::shared_store_bytes_per_clk_per_sm`]: Turing); since
 //!   Volta, and before Maxwell, L1 and shared memory are one memory with one data stage, so
 //!   the larger of the two terms also carries the other's cycles
 //!   ([`Params::unified_l1_shared`]); a store
@@ -178,6 +180,12 @@ pub struct Params {
     pub sync_mma_fraction: f64,
     pub l1_bytes_per_clk_per_sm: f64,
     pub shared_bytes_per_clk_per_sm: f64,
+    /// Bytes per clock per SM that shared-memory stores write into the banks:
+    /// `bottleneck.shared_store_bytes_per_clk_per_sm` where an architecture's load path is
+    /// narrower than its 32 four-byte banks (Turing: loads at 64 B per clock, the banks'
+    /// 128 B per clock for stores, an estimate in gpu-data), else
+    /// [`Params::shared_bytes_per_clk_per_sm`].
+    pub shared_store_bytes_per_clk_per_sm: f64,
     /// L1 and shared memory are one memory with one data stage (compute capability 7.0
     /// and later: "Volta ... combines L1 data cache and shared memory into a single
     /// memory block", Tesla V100 GPU Architecture whitepaper, "L1 Data Cache and Shared
@@ -324,6 +332,8 @@ pub mod keys {
     pub const LOAD_REQUEST_CYCLES: &str = "bottleneck.load_request_cycles";
     /// [`super::Params::register_reads_per_clk`].
     pub const REGISTER_READS_PER_CLK: &str = "bottleneck.register_reads_per_clk";
+    /// [`super::Params::shared_store_bytes_per_clk_per_sm`] of an architecture that has it.
+    pub const SHARED_STORE_BYTES_PER_CLK: &str = "bottleneck.shared_store_bytes_per_clk_per_sm";
     /// [`super::Params::l2_far_latency_factor`].
     pub const L2_FAR_LATENCY_FACTOR: &str = "bottleneck.l2_far_latency_factor";
     /// [`super::Params::dram_activation_bytes`] of a GPU that has its own.
@@ -477,6 +487,9 @@ impl Params {
             sync_mma_fraction: mp(keys::SYNC_MMA_FRACTION).filter(|v| *v > 0.0 && *v <= 1.0).unwrap_or(1.0),
             l1_bytes_per_clk_per_sm: gpu.l1_bytes_per_clk_per_sm,
             shared_bytes_per_clk_per_sm: gpu.shared_bytes_per_clk_per_sm,
+            shared_store_bytes_per_clk_per_sm: mp(keys::SHARED_STORE_BYTES_PER_CLK)
+                .filter(|v| *v > 0.0)
+                .unwrap_or(gpu.shared_bytes_per_clk_per_sm),
             unified_l1_shared: gpu.cc.major < 5 || gpu.cc.major >= 7,
             l2_bytes_per_clk: gpu.l2_bytes_per_clk_per_sm * f64::from(gpu.sm_count.max(1)),
             dram_peak_bytes_per_s: gpu.mem_bandwidth_gbs * 1e9,
@@ -1597,9 +1610,12 @@ fn estimate_at_clock(
     let store_request_cycles = t.store_line_requests / active_sms * p.store_request_cycles + load_request_cycles;
     let l1_cycles = wavefronts_per_sm.max(l1_byte_cycles);
     // Shared memory: one 128-byte wavefront per cycle at 128 B/clk (times the calibrated
-    // achievable fraction).
-    let shared_cycles =
-        t.shared_wavefronts / active_sms * 128.0 / p.shared_bytes_per_clk_per_sm.max(1.0) / lsu_efficiency;
+    // achievable fraction); the stores' wavefronts at the rate the banks take writes.
+    let shared_load_wavefronts = (t.shared_wavefronts - t.shared_store_wavefronts).max(0.0);
+    let shared_cycles = (shared_load_wavefronts * 128.0 / p.shared_bytes_per_clk_per_sm.max(1.0)
+        + t.shared_store_wavefronts * 128.0 / p.shared_store_bytes_per_clk_per_sm.max(1.0))
+        / active_sms
+        / lsu_efficiency;
     // Where L1 and shared memory share one data stage (`unified_l1_shared`), the larger of
     // the two terms also carries the other's cycles: they take turns there.
     let (l1_extra, shared_extra) = match p.unified_l1_shared {
@@ -1645,9 +1661,19 @@ fn estimate_at_clock(
             bound: Bound::Shared,
             us: us(shared_cycles + shared_extra),
             detail: format!(
-                "{:.0} shared-memory wavefronts per SM ({:.0} requests; bank conflicts add the rest){}{}",
+                "{:.0} shared-memory wavefronts per SM ({:.0} requests; bank conflicts add the rest){}{}{}",
                 t.shared_wavefronts / active_sms,
                 t.shared_requests / active_sms,
+                if p.shared_store_bytes_per_clk_per_sm != p.shared_bytes_per_clk_per_sm && t.shared_store_wavefronts > 0.0 {
+                    format!(
+                        ", the loads' at {:.0} B per clock, the {:.0} of stores at {:.0}",
+                        p.shared_bytes_per_clk_per_sm,
+                        t.shared_store_wavefronts / active_sms,
+                        p.shared_store_bytes_per_clk_per_sm
+                    )
+                } else {
+                    String::new()
+                },
                 if lsu_efficiency < 1.0 { format!(" at {lsu_efficiency:.2} of the banks' rate (calibrated)") } else { String::new() },
                 if shared_extra > 0.0 { format!(", plus the {:.0} cycles of the global requests' L1 wavefronts, which take turns with them in the one L1/shared data stage", shared_extra) } else { String::new() }
             ),

@@ -801,6 +801,45 @@ fn shared_and_global_wavefronts_take_turns_in_the_one_data_stage_since_volta_and
     }
 }
 
+/// Turing's shared-memory loads come back at 64 B per clock, the stores go into the 32
+/// four-byte banks at 128 (`bottleneck.shared_store_bytes_per_clk_per_sm` for `tu10x` in
+/// gpu-data): k 8-way-conflicted loads and k such stores per warp take 8k wavefronts each,
+/// 16k + 8k cycles on an RTX 2080 Ti, 8k + 8k on an RTX 3090.
+#[test]
+fn on_turing_shared_stores_take_the_banks_rate_and_loads_the_narrower_load_path() {
+    let k = 256usize;
+    let mut p = fma_chain(2 * k, InstrClass::Load(kernel_profile::Space::Shared), "ld.shared.f32");
+    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
+        i.deps.clear();
+        if n >= k {
+            i.class = InstrClass::Store(kernel_profile::Space::Shared);
+            i.opcode = "st.shared.f32".into();
+        }
+    }
+    p.counts.dynamic.clear();
+    p.counts.dynamic.insert(InstrClass::Load(kernel_profile::Space::Shared), k as f64);
+    p.counts.dynamic.insert(InstrClass::Store(kernel_profile::Space::Shared), k as f64);
+    let access = |line: u32, kind: &str| {
+        serde_json::from_value(serde_json::json!({
+            "ptx_line": line, "space": "shared", "kind": kind, "bytes_per_thread": 4, "vector_width": 1,
+            "class": "strided", "stride_bytes": 32, "transactions_per_request": 1.0, "executions": k as f64,
+            "bank_conflict_ways": 8
+        }))
+        .expect("access")
+    };
+    p.memory_accesses = vec![access(1, "load"), access(2, "store")];
+    for (id, load_clk, store_clk) in [("rtx-2080-ti", 2.0, 1.0), ("rtx-3090", 1.0, 1.0)] {
+        let g = gpu(id);
+        let params = Params::from_gpu(&g);
+        launch(&mut p, g.sm_count * 64, 256, 0);
+        let pred = bottleneck::predict(&p, &g).expect("applies");
+        let warps = 64.0 * 8.0;
+        let want = warps * 8.0 * k as f64 * (load_clk + store_clk) / params.clock_hz * 1e6;
+        let got = pred.breakdown["shared_us"];
+        assert!((got - want).abs() < 1e-6 * want, "{id}: shared term {got} against {want}: {}", pred.explanation);
+    }
+}
+
 /// On Turing the load/store path does not overlap part of the FP32 pipe's time
 /// (`fp32_lsu_serial_share` in gpu-data for `tu10x`, fitted on the RTX 2080 Ti's
 /// convolution): a kernel of as many shared loads as FMAs is charged the `lsu` term plus that
