@@ -748,6 +748,24 @@ fn shared_loads_bind_on_the_load_store_lanes_of_a_16_lane_sm() {
     }
 }
 
+/// `k` independent shared loads followed by `m` independent instructions of `class`
+/// (`opcode`), with the dynamic counts to match.
+fn shared_loads_then(k: usize, m: usize, class: InstrClass, opcode: &str) -> KernelProfile {
+    let shared_load = InstrClass::Load(kernel_profile::Space::Shared);
+    let mut p = fma_chain(k + m, shared_load, "ld.shared.f32");
+    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
+        i.deps.clear();
+        if n >= k {
+            i.class = class;
+            i.opcode = opcode.into();
+        }
+    }
+    p.counts.dynamic.clear();
+    p.counts.dynamic.insert(shared_load, k as f64);
+    p.counts.dynamic.insert(class, m as f64);
+    p
+}
+
 /// Since Volta, and on Fermi and Kepler (one 64 KB array split between the two), L1 and
 /// shared memory are one memory with one data stage: a kernel whose shared loads and
 /// uncoalesced global loads (8 wavefronts each) both use it pays the sum of their wavefronts
@@ -756,17 +774,7 @@ fn shared_loads_bind_on_the_load_store_lanes_of_a_16_lane_sm() {
 #[test]
 fn shared_and_global_wavefronts_take_turns_in_the_one_data_stage_since_volta_and_before_maxwell() {
     let (k, m) = (1024usize, 64usize);
-    let mut p = fma_chain(k + m, InstrClass::Load(kernel_profile::Space::Shared), "ld.shared.f32");
-    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
-        i.deps.clear();
-        if n >= k {
-            i.class = InstrClass::Load(kernel_profile::Space::Global);
-            i.opcode = "ld.global.f32".into();
-        }
-    }
-    p.counts.dynamic.clear();
-    p.counts.dynamic.insert(InstrClass::Load(kernel_profile::Space::Shared), k as f64);
-    p.counts.dynamic.insert(InstrClass::Load(kernel_profile::Space::Global), m as f64);
+    let mut p = shared_loads_then(k, m, InstrClass::Load(kernel_profile::Space::Global), "ld.global.f32");
     p.memory_accesses = vec![
         serde_json::from_value(serde_json::json!({
             "ptx_line": 1, "space": "shared", "kind": "load", "bytes_per_thread": 4, "vector_width": 1,
@@ -808,17 +816,7 @@ fn shared_and_global_wavefronts_take_turns_in_the_one_data_stage_since_volta_and
 #[test]
 fn on_turing_shared_stores_take_the_banks_rate_and_loads_the_narrower_load_path() {
     let k = 256usize;
-    let mut p = fma_chain(2 * k, InstrClass::Load(kernel_profile::Space::Shared), "ld.shared.f32");
-    for (n, i) in p.blocks[0].instructions.iter_mut().enumerate() {
-        i.deps.clear();
-        if n >= k {
-            i.class = InstrClass::Store(kernel_profile::Space::Shared);
-            i.opcode = "st.shared.f32".into();
-        }
-    }
-    p.counts.dynamic.clear();
-    p.counts.dynamic.insert(InstrClass::Load(kernel_profile::Space::Shared), k as f64);
-    p.counts.dynamic.insert(InstrClass::Store(kernel_profile::Space::Shared), k as f64);
+    let mut p = shared_loads_then(k, k, InstrClass::Store(kernel_profile::Space::Shared), "st.shared.f32");
     let access = |line: u32, kind: &str| {
         serde_json::from_value(serde_json::json!({
             "ptx_line": line, "space": "shared", "kind": kind, "bytes_per_thread": 4, "vector_width": 1,
