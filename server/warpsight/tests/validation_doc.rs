@@ -1589,7 +1589,8 @@ const HELDOUT_NOTES: &str = "## Notes
   written from the study's description; it now follows the measured program
   (gpuperfpredict `src/Subseqmax/Subseqmax.cu`): a staging loop that nvcc leaves rolled, so
   each thread waits for its 32 DRAM loads a chunk one after another; the chunk reached
-  through a pointer kept in shared memory; a 33-step state machine per thread, each step
+  through a pointer kept in shared memory (nvcc 13 resolves it: the scan's loads are
+  ld.shared); a 33-step state machine per thread, each step
   reading one integer that all 32 lanes of a warp take from one bank (32-way conflicts);
   and five outputs per thread from two more walks. Its rows went from 0.26-0.40 × their
   measured times to 0.37-0.46 on the GK110 boards, 0.43-0.70 to 0.55-0.78 on the GTX 680,
