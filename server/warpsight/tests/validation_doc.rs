@@ -1595,7 +1595,8 @@ const HELDOUT_NOTES: &str = "## Notes
   and five outputs per thread from two more walks. Its rows went from 0.26-0.40 × their
   measured times to 0.37-0.46 on the GK110 boards, 0.43-0.70 to 0.55-0.78 on the GTX 680,
   0.48-0.90 to 0.65-1.00 on the Maxwell ones (4 more rows in the 1.5× band); no other
-  row moved. What is left: per 4096-integer chunk the Kepler boards take 55-75 thousand SM
+  row moved. What is left (reckoned by hand from the rows' measured times and the
+  database's clocks, not computed by a test): per 4096-integer chunk the Kepler boards take 55-75 thousand SM
   cycles with three or four blocks an SM, about 19 thousand a block, so the blocks' work
   adds up rather than overlapping, and the Maxwell boards 24-68 thousand with two to eight.
   With the staging's dependent loads taken as the chain has them (10-16 thousand cycles a
@@ -1611,7 +1612,7 @@ const HELDOUT_NOTES: &str = "## Notes
   loads keep 64, which Kernel Tuner's convolution, whose conflicted accesses are loads, and
   the shared-memory histograms, whose are atomics, bear out). PMPP's three-phase scans,
   whose serial phase loads and stores each element through 8-way bank conflicts and which
-  take about the same SM cycles on the RTX 2060 and GTX 1650 as on the RTX 3060, went from
+  take (by hand, measured times × database clocks) about the same SM cycles on the RTX 2060 and GTX 1650 as on the RTX 3060, went from
   1.33-2.04 × their measured times to 1.25-1.69 on the two Turing cards (six rows into the
   1.5× band), the Brent-Kung scans from 0.92-1.27 to 0.91-1.19; the tiled products and
   histograms on those cards and the T4's FlashAttention row moved by 4 % or less, the
