@@ -107,6 +107,10 @@ pub struct Settings {
     /// The kernels are launched from a CUDA graph, not one by one into a stream: every
     /// target GPU's launch overhead is the graph's ([`gpu_spec::Gpu::with_graph_launch`]).
     pub graph_launch: bool,
+    /// The SM clock is locked at this many MHz (`nvidia-smi --lock-gpu-clocks`, Kernel Tuner's
+    /// `nvml_gr_clock`): every target GPU runs at it instead of its boost clock
+    /// ([`gpu_spec::Gpu::with_locked_clock`]); its power limit can still lower it.
+    pub locked_clock_mhz: Option<f64>,
 }
 
 impl Settings {
@@ -140,6 +144,7 @@ impl Default for Settings {
             smem_carveout_percent: None,
             only_kernel: None,
             graph_launch: false,
+            locked_clock_mhz: None,
         }
     }
 }
@@ -454,6 +459,18 @@ fn resolve_gpus(settings: &Settings, syntax: &mut Vec<SyntaxDiagnostic>) -> (Vec
     if settings.graph_launch {
         for g in &mut gpus {
             *g = g.with_graph_launch();
+        }
+    }
+    if let Some(mhz) = settings.locked_clock_mhz {
+        for g in &mut gpus {
+            match g.with_locked_clock(mhz) {
+                Ok(view) => *g = view,
+                Err(e) => syntax.push(SyntaxDiagnostic {
+                    span: Span::default(),
+                    message: format!("locked clock ignored on {}: {e}", g.id),
+                    severity: Severity::Warning,
+                }),
+            }
         }
     }
     (gpus, unknown_gpus)
@@ -810,7 +827,10 @@ fn activity_power(profile: &KernelProfile, gpu: &gpu_spec::Gpu, models: &perf_mo
     let work = activity::Work {
         lane_instructions: perf_models::power_limit::lane_instructions(profile),
         dram_bytes: bottleneck.breakdown.get("dram_bytes").copied().unwrap_or(0.0),
-        clock_ratio: bottleneck.breakdown.get(perf_models::bottleneck::CLOCK_RATIO).copied().unwrap_or(1.0),
+        // The breakdown's share is of the clock the model started from (the boost clock, or a
+        // locked one); an instruction's energy goes with the share of the rated boost clock.
+        clock_ratio: bottleneck.breakdown.get(perf_models::bottleneck::CLOCK_RATIO).copied().unwrap_or(1.0) * gpu.boost_clock_mhz / gpu.rated_boost_mhz(),
+        power_limited: bottleneck.breakdown.contains_key(perf_models::bottleneck::CLOCK_RATIO),
     };
     let board = activity::Board {
         name: gpu.name.clone(),

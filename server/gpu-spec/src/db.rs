@@ -1022,6 +1022,7 @@ fn convert_gpu(
         sm_count: raw.sm_count.v,
         base_clock_mhz: raw.base_clock_mhz.v,
         boost_clock_mhz: raw.boost_clock_mhz.v,
+        rated_boost_clock_mhz: None,
         mem_type: raw.mem_type.clone(),
         mem_bytes: (raw.mem_gib.v * 1024.0 * 1024.0 * 1024.0).round() as u64,
         mem_bus_width_bits: raw.mem_bus_width_bits.v,

@@ -68,7 +68,13 @@ pub struct Gpu {
     /// Enabled streaming multiprocessors.
     pub sm_count: u32,
     pub base_clock_mhz: f64,
+    /// The SM clock the models run at: the product's boost clock, or on a view with a locked
+    /// clock ([`Gpu::with_locked_clock`]) the locked clock.
     pub boost_clock_mhz: f64,
+    /// Only on a view with a locked SM clock ([`Gpu::with_locked_clock`]): the product's own
+    /// boost clock, which [`Gpu::boost_clock_mhz`] then replaces. `None` on a database GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rated_boost_clock_mhz: Option<f64>,
     /// "GDDR5", "HBM3", ...
     pub mem_type: String,
     /// Device memory in bytes.
@@ -321,6 +327,42 @@ impl Gpu {
         gpu.launch_overhead_us = v;
         gpu.sources.insert("launch_overhead_us".into(), format!("launched from a CUDA graph: {src}"));
         gpu
+    }
+
+    /// The product's own boost clock in MHz, also on a view with a locked clock.
+    pub fn rated_boost_mhz(&self) -> f64 {
+        self.rated_boost_clock_mhz.unwrap_or(self.boost_clock_mhz)
+    }
+
+    /// The same GPU with its SM clock locked at `mhz` (`nvidia-smi --lock-gpu-clocks`, NVML's
+    /// `nvmlDeviceSetGpuLockedClocks`, Kernel Tuner's `nvml_gr_clock`): the models run at that
+    /// clock instead of the boost clock ([`Gpu::boost_clock_mhz`] takes it, the rated boost
+    /// clock is kept in [`Gpu::rated_boost_clock_mhz`]), the base clock is at most it, and the
+    /// DRAM and L2 latencies keep their nanoseconds (fewer cycles at a lower clock). A lock
+    /// sets the highest clock the board runs at: its power limit can still lower the clock
+    /// below it (NVML API Reference, `nvmlDeviceSetGpuLockedClocks` and
+    /// `nvmlClocksEventReasons`). The power model reckons an instruction's energy from the
+    /// clock's share of the rated boost clock (`perf_models::power_limit`). A lock above the
+    /// rated boost clock is kept: boards that run above it under GPU Boost accept one.
+    pub fn with_locked_clock(&self, mhz: f64) -> Result<Gpu, String> {
+        if !(mhz.is_finite() && (1.0..=10_000.0).contains(&mhz)) {
+            return Err(format!("a locked SM clock of {mhz} MHz is not between 1 and 10000 MHz"));
+        }
+        let mut gpu = self.clone();
+        let rated = self.rated_boost_mhz();
+        gpu.rated_boost_clock_mhz = Some(rated);
+        gpu.boost_clock_mhz = mhz;
+        gpu.base_clock_mhz = self.base_clock_mhz.min(mhz);
+        // The DRAM and L2 latencies are a time outside the SM, the same nanoseconds at any SM
+        // clock (the rule the database applies across the cards of an architecture): fewer
+        // cycles at a lower clock.
+        if self.boost_clock_mhz > 0.0 {
+            let scale = mhz / self.boost_clock_mhz;
+            gpu.dram_latency_cycles = self.dram_latency_cycles * scale;
+            gpu.l2_latency_cycles = self.l2_latency_cycles * scale;
+        }
+        gpu.sources.insert("boost_clock_mhz".into(), format!("locked SM clock {mhz:.0} MHz (the rated boost clock is {rated:.0} MHz)"));
+        Ok(gpu)
     }
 }
 

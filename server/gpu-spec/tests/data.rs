@@ -454,3 +454,27 @@ fn measured_latencies_follow_each_cards_clock() {
         assert_eq!(db().gpu(id).expect("a100").dram_latency_cycles, 571.0, "{id}");
     }
 }
+
+/// A locked SM clock: the models' clock is the lock, the rated boost clock is kept, the base
+/// clock is at most the lock, and the DRAM and L2 latencies keep their nanoseconds.
+#[test]
+fn a_locked_clock_replaces_the_boost_clock_and_keeps_the_rated_one() {
+    let db = gpu_spec::Database::builtin();
+    let a4000 = db.gpu("rtx-a4000").unwrap();
+    assert_eq!(a4000.rated_boost_clock_mhz, None);
+    let low = a4000.with_locked_clock(405.0).unwrap();
+    assert_eq!((low.boost_clock_mhz, low.rated_boost_clock_mhz, low.rated_boost_mhz()), (405.0, Some(1560.0), 1560.0));
+    assert_eq!(low.base_clock_mhz, 405.0);
+    assert!((low.dram_latency_cycles - a4000.dram_latency_cycles * 405.0 / 1560.0).abs() < 1e-9);
+    assert!((low.l2_latency_cycles - a4000.l2_latency_cycles * 405.0 / 1560.0).abs() < 1e-9);
+    assert_eq!(low.l1_latency_cycles, a4000.l1_latency_cycles);
+    assert!(low.sources["boost_clock_mhz"].contains("locked SM clock 405 MHz"));
+    // Above the rated boost clock (GPU Boost runs boards there): kept; the base clock stays.
+    let high = a4000.with_locked_clock(2100.0).unwrap();
+    assert_eq!((high.boost_clock_mhz, high.base_clock_mhz), (2100.0, a4000.base_clock_mhz));
+    // A view of a view keeps the product's rated clock.
+    assert_eq!(high.with_locked_clock(1000.0).unwrap().rated_boost_clock_mhz, Some(1560.0));
+    for bad in [0.0, -5.0, f64::NAN, f64::INFINITY, 20_000.0] {
+        assert!(a4000.with_locked_clock(bad).is_err(), "{bad}");
+    }
+}

@@ -297,6 +297,9 @@ pub struct Params {
     /// demand at the boost clock exceeds the limit runs at the clock that meets it
     /// ([`crate::power_limit`]; [`estimate`]).
     pub power_budget: Option<crate::power_limit::Budget>,
+    /// The SM clock is locked (`gpu_spec::Gpu::with_locked_clock`): [`Params::clock_hz`] is
+    /// the locked clock, not the boost clock.
+    pub locked_clock: bool,
     /// Set when the parameters were fitted to the user's measurements.
     pub calibrated_on: Option<u32>,
     pub sources: Vec<String>,
@@ -447,6 +450,12 @@ impl Params {
             "`{}`: SMs, clock, DRAM bandwidth and latencies from the gpu-data database",
             gpu.id
         )];
+        if let Some(rated) = gpu.rated_boost_clock_mhz {
+            sources.push(format!(
+                "SM clock locked at {:.0} MHz (rated boost clock {rated:.0} MHz): the clock-bound terms run at it, the DRAM and L2 latencies keep their nanoseconds, and the power limit can still lower it",
+                gpu.boost_clock_mhz
+            ));
+        }
         let lanes = |n: u32| f64::from(n.max(1));
         let mut pipe_rate = BTreeMap::new();
         let u = &gpu.units;
@@ -530,6 +539,7 @@ impl Params {
             register_reads_per_clk: mp(keys::REGISTER_READS_PER_CLK),
             l2_far_latency_factor: mp(keys::L2_FAR_LATENCY_FACTOR).filter(|v| *v >= 1.0).unwrap_or(1.0),
             power_budget: crate::power_limit::Budget::of(gpu),
+            locked_clock: gpu.rated_boost_clock_mhz.is_some(),
             calibrated_on,
             sources,
         }
@@ -1955,8 +1965,9 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     let limited = p.power_budget.as_ref().filter(|_| throttled);
     let explanation = match limited {
         Some(b) => format!(
-            "{explanation}; power-limited: at the {:.0} MHz boost clock the kernel would draw more than the board's {:.0} W, so it runs at {:.0} MHz ({:.0} %)",
+            "{explanation}; power-limited: at the {:.0} MHz {} clock the kernel would draw more than the board's {:.0} W, so it runs at {:.0} MHz ({:.0} %)",
             p.clock_hz / 1e6,
+            if p.locked_clock { "locked" } else { "boost" },
             b.limit_w,
             p.clock_hz * est.clock_ratio / 1e6,
             100.0 * est.clock_ratio
@@ -1967,13 +1978,14 @@ pub fn prediction(est: &Estimate, p: &Params) -> Prediction {
     assumptions.extend(est.traffic.notes.iter().cloned());
     if let Some(b) = limited {
         assumptions.push(format!(
-            "power limit: the board draws {:.0} W while a kernel runs plus {} pJ per lane instruction (times the clock share to the power {}, for the voltage) and {:.0} pJ per DRAM byte over the time; above its {:.0} W limit the clock falls until the demand meets it, to {:.0} % of the boost clock here (at least the base clock, {:.0} %; docs/models/bottleneck.md, \"Power limit\")",
+            "power limit: the board draws {:.0} W while a kernel runs plus {} pJ per lane instruction (times the clock's share of the rated boost clock to the power {}, for the voltage) and {:.0} pJ per DRAM byte over the time; above its {:.0} W limit the clock falls until the demand meets it, to {:.0} % of the {} clock here (at least the base clock, {:.0} %; docs/models/bottleneck.md, \"Power limit\")",
             b.fixed_w,
             crate::power_limit::fitted::LANE_INSTRUCTION_PJ,
             crate::power_limit::CLOCK_POWER_EXPONENT - 1.0,
             b.byte_pj,
             b.limit_w,
             100.0 * est.clock_ratio,
+            if p.locked_clock { "locked" } else { "boost" },
             100.0 * b.min_clock_ratio
         ));
     }

@@ -115,10 +115,11 @@ pub fn lane_instructions(profile: &kernel_profile::KernelProfile) -> f64 {
     profile.counts.total_dynamic() * profile.launch.blocks() as f64 * profile.launch.threads_per_block() as f64
 }
 
-/// The share of an instruction's boost-clock energy it takes at clock share `x` (the square
-/// of the voltage, x^(α−1)); 1 at the boost clock.
+/// The share of an instruction's boost-clock energy it takes at clock share `x` of the rated
+/// boost clock (the square of the voltage, x^(α−1)); 1 at the boost clock, above 1 at a clock
+/// locked above it (`gpu_spec::Gpu::with_locked_clock`).
 pub fn lane_energy_factor(clock_ratio: f64) -> f64 {
-    if clock_ratio.is_finite() && clock_ratio > 0.0 { clock_ratio.min(1.0).powf(CLOCK_POWER_EXPONENT - 1.0) } else { 1.0 }
+    if clock_ratio.is_finite() && clock_ratio > 0.0 { clock_ratio.powf(CLOCK_POWER_EXPONENT - 1.0) } else { 1.0 }
 }
 
 /// A board's power limit and what its demand is made of.
@@ -130,8 +131,13 @@ pub struct Budget {
     pub fixed_w: f64,
     /// Energy per DRAM byte of the board's memory, in pJ.
     pub byte_pj: f64,
-    /// The least clock share it lowers to: the base clock over the boost clock.
+    /// The least clock share it lowers to: the base clock over the clock the model starts
+    /// from (the boost clock, or a locked clock).
     pub min_clock_ratio: f64,
+    /// The clock the model starts from as a share of the rated boost clock: 1, or a locked
+    /// clock's share (`gpu_spec::Gpu::with_locked_clock`). An instruction's energy goes with
+    /// the share of the rated boost clock ([`lane_energy_factor`]).
+    pub clock_share: f64,
 }
 
 impl Budget {
@@ -150,18 +156,21 @@ impl Budget {
         } else {
             DEFAULT_MIN_CLOCK_RATIO
         };
-        Some(Budget { limit_w, fixed_w, byte_pj: memory.byte_pj(), min_clock_ratio })
+        let rated = gpu.rated_boost_mhz();
+        let clock_share = if rated > 0.0 && gpu.boost_clock_mhz > 0.0 { gpu.boost_clock_mhz / rated } else { 1.0 };
+        Some(Budget { limit_w, fixed_w, byte_pj: memory.byte_pj(), min_clock_ratio, clock_share })
     }
 
-    /// The board's power while a launch of `time_us` runs at clock share `clock_ratio`, in W:
-    /// the fixed draw plus the instructions' and the DRAM bytes' energy over the time.
+    /// The board's power while a launch of `time_us` runs at clock share `clock_ratio` of the
+    /// clock the model starts from, in W: the fixed draw plus the instructions' and the DRAM
+    /// bytes' energy over the time.
     pub fn demand_w(&self, lane_instructions: f64, dram_bytes: f64, time_us: f64, clock_ratio: f64) -> f64 {
         let ok = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
         let t = time_us * 1e-6;
         if !(t.is_finite() && t > 0.0) {
             return self.fixed_w;
         }
-        let joules = (ok(lane_instructions) * fitted::LANE_INSTRUCTION_PJ * lane_energy_factor(clock_ratio) + ok(dram_bytes) * self.byte_pj) * 1e-12;
+        let joules = (ok(lane_instructions) * fitted::LANE_INSTRUCTION_PJ * lane_energy_factor(clock_ratio * self.clock_share) + ok(dram_bytes) * self.byte_pj) * 1e-12;
         self.fixed_w + joules / t
     }
 }
@@ -192,7 +201,7 @@ mod tests {
     use super::*;
 
     fn budget() -> Budget {
-        Budget { limit_w: 300.0, fixed_w: 157.2, byte_pj: fitted::GDDR_BYTE_PJ, min_clock_ratio: 0.3 }
+        Budget { limit_w: 300.0, fixed_w: 157.2, byte_pj: fitted::GDDR_BYTE_PJ, min_clock_ratio: 0.3, clock_share: 1.0 }
     }
 
     #[test]

@@ -184,6 +184,43 @@ fn a_power_limited_board_runs_clock_bound_work_at_the_clock_that_meets_its_limit
     assert!(limited.assumptions.iter().any(|a| a.starts_with("power limit:")), "{:?}", limited.assumptions);
 }
 
+/// A locked SM clock: clock-bound work takes the lock's share of the boost clock's time (the
+/// per-block overheads in ns aside), the power budget reckons each instruction's energy at
+/// the lock's share of the rated boost clock, and a lock above it on a board whose limit
+/// binds there is lowered by the limit, as the boost clock would be.
+#[test]
+fn a_locked_clock_runs_clock_bound_work_at_the_lock_and_the_limit_still_lowers_it() {
+    let g = gpu("l40");
+    let p = full_sm_profile(&g, 512, InstrClass::Fp32, "fma.rn.f32");
+    let boost = predict_with(&p, &g, &Params { power_budget: None, ..Params::from_gpu(&g) });
+    let half = g.with_locked_clock(0.5 * g.boost_clock_mhz).unwrap();
+    let params = Params::from_gpu(&half);
+    assert!(params.locked_clock && (params.clock_hz - 0.5 * g.boost_clock_mhz * 1e6).abs() < 1.0);
+    let budget = params.power_budget.clone().expect("budget");
+    assert!((budget.clock_share - 0.5).abs() < 1e-12);
+    // At half the boost clock the demand is within the L40's 300 W: no lowering.
+    let locked = bottleneck::predict(&p, &half).expect("applies");
+    assert!(!locked.breakdown.contains_key(bottleneck::CLOCK_RATIO), "{}", locked.explanation);
+    let work = |pr: &Prediction| pr.time_us - pr.breakdown["launch_overhead_us"];
+    assert!((work(&locked) / work(&boost) - 2.0).abs() < 0.1, "{} vs {}", locked.time_us, boost.time_us);
+    assert!(locked.assumptions.iter().any(|a| a.starts_with("SM clock locked at")), "{:?}", locked.assumptions);
+    // The instructions' energy at the lock is lane_energy_factor(0.5) of the boost clock's.
+    let lanes = perf_models::power_limit::lane_instructions(&p);
+    let unlocked = Params::from_gpu(&g).power_budget.expect("budget");
+    let t = locked.time_us;
+    let dyn_at = |b: &perf_models::power_limit::Budget| b.demand_w(lanes, 0.0, t, 1.0) - b.fixed_w;
+    assert!((dyn_at(&budget) / dyn_at(&unlocked) - perf_models::power_limit::lane_energy_factor(0.5)).abs() < 1e-9);
+    // Locked at 1.2 times the boost clock the demand exceeds the limit further: the limit
+    // lowers the clock below the lock, to the same clock as from the boost clock (within the
+    // bisection's step), and the explanation names the locked clock.
+    let high = g.with_locked_clock(1.2 * g.boost_clock_mhz).unwrap();
+    let limited_high = bottleneck::predict(&p, &high).expect("applies");
+    let limited = bottleneck::predict(&p, &g).expect("applies");
+    let mhz = |pr: &Prediction| pr.breakdown["clock_mhz"];
+    assert!((mhz(&limited_high) - mhz(&limited)).abs() < 0.003 * g.boost_clock_mhz, "{} vs {}", mhz(&limited_high), mhz(&limited));
+    assert!(limited_high.explanation.contains("MHz locked clock"), "{}", limited_high.explanation);
+}
+
 /// A DRAM-bound kernel on a board whose limit its demand exceeds: the clock falls until the
 /// instructions' share of the demand makes room, and the time stays the DRAM time (the
 /// bytes take as long at any clock).

@@ -55,15 +55,18 @@ pub struct Work {
     pub lane_instructions: f64,
     /// Bytes read from and written to DRAM.
     pub dram_bytes: f64,
-    /// The SM clock as a share of the boost clock, where the time model lowered it to hold
-    /// the board's limit (`perf_models::power_limit`): each instruction's energy is then
+    /// The SM clock as a share of the rated boost clock, where the time model lowered it to
+    /// hold the board's limit (`perf_models::power_limit`) or the clock is locked
+    /// (`gpu_spec::Gpu::with_locked_clock`): each instruction's energy is then
     /// `power_limit::lane_energy_factor` of its boost-clock figure. 1 at the boost clock.
     pub clock_ratio: f64,
+    /// The time model lowered the clock to hold the board's power limit.
+    pub power_limited: bool,
 }
 
 impl Default for Work {
     fn default() -> Work {
-        Work { lane_instructions: 0.0, dram_bytes: 0.0, clock_ratio: 1.0 }
+        Work { lane_instructions: 0.0, dram_bytes: 0.0, clock_ratio: 1.0, power_limited: false }
     }
 }
 
@@ -107,14 +110,23 @@ pub fn estimate(work: &Work, time_us: f64, board: &Board) -> PowerEstimate {
         contributions.push((MEMORY_INTERFACE.to_string(), board.memory.interface_w(board.bus_width_bits, board.tdp_w, board.idle_w)));
     }
     let clock_ratio = work.clock_ratio;
-    if clock_ratio.is_finite() && clock_ratio > 0.0 && clock_ratio < 1.0 {
-        notes.push(format!(
-            "the {} board holds its {:.0} W limit at {:.0} % of its boost clock: the predicted time is at that clock, and each instruction costs {:.1} pJ there (perf_models::power_limit)",
-            board.name,
-            board.tdp_w,
-            100.0 * clock_ratio,
-            lane_pj
-        ));
+    if clock_ratio.is_finite() && clock_ratio > 0.0 && (clock_ratio - 1.0).abs() > 1e-9 {
+        notes.push(if work.power_limited {
+            format!(
+                "the {} board holds its {:.0} W limit at {:.0} % of its boost clock: the predicted time is at that clock, and each instruction costs {:.1} pJ there (perf_models::power_limit)",
+                board.name,
+                board.tdp_w,
+                100.0 * clock_ratio,
+                lane_pj
+            )
+        } else {
+            format!(
+                "the {} board runs at a locked clock, {:.0} % of its boost clock: each instruction costs {:.1} pJ there (perf_models::power_limit)",
+                board.name,
+                100.0 * clock_ratio,
+                lane_pj
+            )
+        });
     }
     let base = usable(board.idle_w);
     let dynamic: f64 = contributions.iter().map(|(_, w)| w).sum();
@@ -179,7 +191,7 @@ mod tests {
     fn at_a_lowered_clock_each_instruction_costs_less() {
         // The time model ran the launch at 60 % of the boost clock: each lane instruction
         // takes lane_energy_factor(0.6) of its 9.7 pJ, and a note says so.
-        let work = Work { lane_instructions: 1e12, dram_bytes: 0.0, clock_ratio: 0.6 };
+        let work = Work { lane_instructions: 1e12, dram_bytes: 0.0, clock_ratio: 0.6, power_limited: true };
         let e = estimate(&work, 1e6, &board(Memory::Hbm));
         let want = 9.7 * perf_models::power_limit::lane_energy_factor(0.6);
         assert!((e.watts - (60.0 + want)).abs() < 1e-9, "{}", e.watts);
@@ -187,6 +199,18 @@ mod tests {
         // At the boost clock, no such note.
         let e = estimate(&Work { clock_ratio: 1.0, ..work }, 1e6, &board(Memory::Hbm));
         assert!(e.notes.iter().all(|n| !n.contains("of its boost clock")), "{:?}", e.notes);
+    }
+
+    #[test]
+    fn at_a_clock_locked_above_the_boost_clock_each_instruction_costs_more() {
+        // A clock locked at 1.2 times the rated boost clock, within the limit: the voltage is
+        // higher, so each lane instruction takes lane_energy_factor(1.2) > 1 of its 9.7 pJ.
+        let work = Work { lane_instructions: 1e12, dram_bytes: 0.0, clock_ratio: 1.2, power_limited: false };
+        let e = estimate(&work, 1e6, &board(Memory::Hbm));
+        let factor = perf_models::power_limit::lane_energy_factor(1.2);
+        assert!(factor > 1.0);
+        assert!((e.watts - (60.0 + 9.7 * factor)).abs() < 1e-9, "{}", e.watts);
+        assert!(e.notes.iter().any(|n| n.contains("locked clock, 120 % of its boost clock")), "{:?}", e.notes);
     }
 
     #[test]

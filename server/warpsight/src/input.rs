@@ -49,6 +49,11 @@ pub struct LaunchArgs {
     /// graph's per-kernel overhead instead of a stream launch's (docs/models/bottleneck.md).
     #[arg(long)]
     pub graph_launch: bool,
+    /// The SM clock is locked at MHZ (`nvidia-smi --lock-gpu-clocks`): the models run at it
+    /// instead of the boost clock, and the power limit can still lower it
+    /// (docs/models/bottleneck.md, "Power limit").
+    #[arg(long = "locked-clock", value_name = "MHZ")]
+    pub locked_clock: Option<f64>,
     /// Trip count assumed for loops whose count is unknown (0 to 1e9).
     #[arg(long, value_name = "N", default_value_t = 16.0)]
     pub default_trip_count: f64,
@@ -145,6 +150,12 @@ impl LaunchArgs {
             }
         }
         s.graph_launch = self.graph_launch;
+        if let Some(mhz) = self.locked_clock {
+            if !(mhz.is_finite() && (1.0..=10_000.0).contains(&mhz)) {
+                bail!("--locked-clock {mhz}: expected a clock in MHz between 1 and 10000");
+            }
+            s.locked_clock_mhz = Some(mhz);
+        }
         s.profile.default_trip_count = analysis::settings::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;
         for item in &self.severities {
             let parsed = item.split_once('=').and_then(|(code, level)| analysis::settings::parse_severity(level).map(|l| (code, l)));

@@ -175,6 +175,36 @@ fn graph_launch_flag_charges_the_graph_overhead() {
     }
 }
 
+/// `--locked-clock`: the models run at the locked clock. vadd on an A100 at a quarter of its
+/// boost clock: the clock-bound terms (issue, the pipes, the chain) take four times as long,
+/// the DRAM term does not, the assumptions say so, and a bad clock is refused.
+#[test]
+fn locked_clock_flag_runs_the_models_at_the_lock() {
+    let id = "a100-sxm4-80gb";
+    let gpu = gpu_spec::Database::builtin().gpu(id).expect("gpu").clone();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["analyze", "examples/vadd.ptx", "--format", "json", "--gpu", id, "--grid", "65536", "--block", "256", "--arg", "n=16777216"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = warpsight(&args);
+        assert_eq!(code, 0, "{err}");
+        let doc: serde_json::Value = serde_json::from_slice(&out).expect("json");
+        doc["files"][0]["kernels"][0]["gpus"][id]["predictions"]["bottleneck"].clone()
+    };
+    let quarter = format!("{}", gpu.boost_clock_mhz / 4.0);
+    let (free, locked) = (run(&[]), run(&["--locked-clock", &quarter]));
+    let term = |p: &serde_json::Value, k: &str| p["breakdown"][k].as_f64().unwrap_or_else(|| panic!("{k}: {p:#}"));
+    assert!((term(&locked, "issue_us") / term(&free, "issue_us") - 4.0).abs() < 1e-6, "{locked:#}");
+    assert!((term(&locked, "dram_us") - term(&free, "dram_us")).abs() < 1e-6 * term(&free, "dram_us"));
+    let assumptions = locked["assumptions"].to_string();
+    assert!(assumptions.contains("SM clock locked at"), "{assumptions}");
+    for bad in ["0", "-3", "nan", "99999"] {
+        let flag = format!("--locked-clock={bad}");
+        let (code, _, err) = warpsight(&["analyze", "examples/vadd.ptx", "--gpu", id, &flag]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("--locked-clock"), "{bad}: {err}");
+    }
+}
+
 /// `--footprint`: a pointer chase's loads are served by the level that holds the stated
 /// buffer. The recorded gpu-benches-style chase (`tests/fixtures/measured/cu/gpu_latency.cu`:
 /// `p = *p`, 32 dependent loads per loop trip) on an A100 40 GB: one warp's chain per load

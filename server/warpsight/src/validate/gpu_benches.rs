@@ -180,6 +180,7 @@ impl Ctx<'_> {
             registers: self.regs.get(ptx_arch, gpu, stem, kernel),
             arch: None,
             footprint: None,
+            clock_mhz: None,
         });
     }
 }

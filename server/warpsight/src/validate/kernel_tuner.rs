@@ -11,7 +11,10 @@
 //! `grid_size_x/y/z` and `kernel_tuner`) are `-D` definitions; the block is
 //! `(block_size_x, block_size_y, block_size_z)` (defaults 256, 1, 1); the grid is
 //! `ceil(problem_size[d] / Π grid_div_d)` per dimension, with `grid_div_x/y/z` defaulting
-//! to the block size names.
+//! to the block size names. Where the space tunes the SM clock through NVML
+//! (`nvml_gr_clock`, Kernel Tuner's NVML observer parameters) the row's clock is locked at
+//! it, and an entry's `nvml_power` (the board power NVML read while it ran, W) is the row's
+//! measured power.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read as _;
@@ -86,7 +89,13 @@ pub struct Cache {
 pub struct Entry {
     pub params: BTreeMap<String, String>,
     pub time: Result<f64, String>,
+    /// The board power Kernel Tuner's NVML observer recorded (`nvml_power`, W), if any.
+    pub power_w: Option<f64>,
 }
+
+/// The tuning parameter through which Kernel Tuner locks the SM clock over NVML (its
+/// `nvml_gr_clock`, in MHz): a row's locked clock.
+pub const CLOCK_PARAM: &str = "nvml_gr_clock";
 
 #[derive(Deserialize)]
 struct RawCache {
@@ -132,7 +141,8 @@ pub fn parse_cache(text: &str) -> anyhow::Result<Cache> {
             Some(other) => Err(other.to_string()),
             None => Err("no time".to_string()),
         };
-        entries.insert(key, Entry { params, time });
+        let power_w = e.get("nvml_power").and_then(Value::as_f64).filter(|w| w.is_finite() && *w > 0.0);
+        entries.insert(key, Entry { params, time, power_w });
     }
     Ok(Cache { device_name: raw.device_name, kernel_name: raw.kernel_name, problem_size, keys: raw.tune_params_keys, entries })
 }
@@ -345,13 +355,14 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
                 defines,
                 args: imp.args.clone().unwrap_or_default().0,
                 time_ms: time,
-                power_w: None,
+                power_w: e.power_w,
                 label: Some(key.clone()),
                 group: Some(imp.group.clone().unwrap_or_else(|| kernel.clone())),
                 source_of_measurement: Some(format!("Kernel Tuner cache {file_name} (device {})", cache.device_name)),
                 carveout: None,
                 launch: super::rows::LaunchMode::Stream,
                 footprint: None,
+                clock_mhz: e.params.get(CLOCK_PARAM).and_then(|v| v.parse::<f64>().ok()).filter(|c| c.is_finite() && (1.0..=10_000.0).contains(c)),
                 registers: None,
                 arch: imp.arch.clone(),
             });
@@ -388,6 +399,29 @@ mod tests {
         assert_eq!(c.entries["32,4,2"].params["tile_size_x"], "2");
         assert!(parse_cache("{}").is_err());
         assert!(parse_cache("not json").unwrap_err().to_string().contains("not a Kernel Tuner cache"));
+    }
+
+    /// A space that tunes the SM clock over NVML (Kernel Tuner's energy module): each row is
+    /// locked at its `nvml_gr_clock` and carries the `nvml_power` NVML read.
+    #[test]
+    fn nvml_clocks_lock_the_rows_and_nvml_power_is_their_power() {
+        let text = r#"{"device_name": "NVIDIA RTX A4000", "kernel_name": "fp32_kernel", "problem_size": [48, 64],
+          "tune_params_keys": ["block_size_x", "nvml_gr_clock"],
+          "cache": {
+            "1024,1530": {"block_size_x": 1024, "nvml_gr_clock": 1530, "time": 88.2, "nvml_power": 103.0},
+            "1024,405": {"block_size_x": 1024, "nvml_gr_clock": 405, "time": 332.6}
+          }}"#;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.json"), text).unwrap();
+        let imp = Import { files: vec!["c.json".into()], source: "k.cu".into(), grid_div_x: Some(vec![]), grid_div_y: Some(vec![]), ..Import::default() };
+        let out = import(&imp, dir.path()).unwrap();
+        let row = |k: &str| out.rows.iter().find(|r| r.label.as_deref() == Some(k)).unwrap();
+        assert_eq!((row("1024,1530").clock_mhz, row("1024,1530").power_w), (Some(1530.0), Some(103.0)));
+        assert_eq!((row("1024,405").clock_mhz, row("1024,405").power_w), (Some(405.0), None));
+        assert_eq!(row("1024,405").grid, [48, 64, 1]);
+        // Without the parameter, no lock.
+        let c = parse_cache(CACHE).unwrap();
+        assert!(c.entries.values().all(|e| e.power_w.is_none() && !e.params.contains_key(CLOCK_PARAM)));
     }
 
     #[test]

@@ -238,6 +238,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Vec<Row>> {
                 carveout: None,
                 launch: super::rows::LaunchMode::Stream,
                 footprint: None,
+                clock_mhz: None,
                 registers: l.registers,
                 arch: imp.arch.clone(),
             });

@@ -51,6 +51,10 @@ pub struct Row {
     /// Bytes the kernel's data-dependent accesses range over (a pointer chase's buffer):
     /// the launch grammar's `footprint` (docs/cuda.md § Stating a launch).
     pub footprint: Option<u64>,
+    /// The SM clock the kernel was timed at, where it was locked (`nvidia-smi
+    /// --lock-gpu-clocks`, Kernel Tuner's `nvml_gr_clock`), in MHz: the models run at it
+    /// (`gpu_spec::Gpu::with_locked_clock`).
+    pub clock_mhz: Option<f64>,
 }
 
 /// How a row's kernel was launched when it was timed.
@@ -265,6 +269,18 @@ impl TryFrom<u32> for Percent {
     }
 }
 
+/// A locked SM clock in MHz: 1 to 10000.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "f64")]
+pub struct ClockMhz(pub f64);
+
+impl TryFrom<f64> for ClockMhz {
+    type Error = String;
+    fn try_from(v: f64) -> Result<ClockMhz, String> {
+        if v.is_finite() && (1.0..=10_000.0).contains(&v) { Ok(ClockMhz(v)) } else { Err(format!("clock_mhz {v} is not a clock from 1 to 10000 MHz")) }
+    }
+}
+
 /// A `footprint` in bytes, 1 to 2^48.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(try_from = "u64")]
@@ -311,6 +327,8 @@ struct RowSpec {
     launch: Option<LaunchMode>,
     #[serde(default)]
     footprint: Option<FootprintBytes>,
+    #[serde(default)]
+    clock_mhz: Option<ClockMhz>,
 }
 
 impl RowSpec {
@@ -336,6 +354,7 @@ impl RowSpec {
             arch: nonempty(self.arch),
             launch: self.launch.unwrap_or_default(),
             footprint: self.footprint.map(|f| f.0),
+            clock_mhz: self.clock_mhz.map(|c| c.0),
         }
     }
 }
@@ -526,6 +545,11 @@ mod tests {
         assert!(e2.contains("neither `stream` nor `graph`"), "{e2}");
         let e = csv("source,kernel,gpu,grid,block,time_ms,carveout\nk.cu,k,a100,1,1,1,0\n").unwrap_err().to_string();
         assert!(e.contains("1 to 100"), "{e}");
+        // A locked clock is optional, in MHz, from 1 to 10000.
+        let r = csv("source,kernel,gpu,grid,block,time_ms,clock_mhz\nk.cu,k,a100,1,1,1,1410\nk.cu,k,a100,1,1,1,\n").unwrap();
+        assert_eq!((r[0].clock_mhz, r[1].clock_mhz), (Some(1410.0), None));
+        let e = csv("source,kernel,gpu,grid,block,time_ms,clock_mhz\nk.cu,k,a100,1,1,1,0\n").unwrap_err().to_string();
+        assert!(e.contains("rows.csv:2") && e.contains("clock_mhz"), "{e}");
         // A measured power is optional, in watts, and positive.
         let r = csv("source,kernel,gpu,grid,block,time_ms,power_w\nk.cu,k,a100,1,1,1,250.5\nk.cu,k,a100,1,1,1,\n").unwrap();
         assert_eq!((r[0].power_w, r[1].power_w), (Some(250.5), None));

@@ -252,6 +252,7 @@ fn analyse_row(row: &Row, gpu: &gpu_spec::Gpu, cache: &HashMap<Key, Compiled>, o
         smem_carveout_percent: row.carveout,
         only_kernel: Some(entry.clone()),
         graph_launch: row.launch == super::rows::LaunchMode::Graph,
+        locked_clock_mhz: row.clock_mhz,
         ..analysis::Settings::default()
     };
     if let Some(t) = opts.default_trip_count {
