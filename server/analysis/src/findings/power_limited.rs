@@ -64,8 +64,11 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
     let report = t.models.as_ref().ok()?;
     let h = &report.headline;
     let (ratio, mhz, boost_us) = lowered_clock(report)?;
+    // On a view with a locked SM clock (`gpu_spec::Gpu::with_locked_clock`) the clock the
+    // model started from is the lock.
+    let clock = if t.gpu.rated_boost_clock_mhz.is_some() { "locked" } else { "boost" };
     let message = format!(
-        "power-limited on {}: at its {:.0} MHz boost clock the kernel would draw more than the board's {:.0} W, so the headline model `{}` runs it at {:.0} MHz ({} of the boost clock) and predicts {} instead of {}; fewer instructions per result (fused multiply-adds, vector loads, less index arithmetic) lower the draw and let the clock rise",
+        "power-limited on {}: at its {:.0} MHz {clock} clock the kernel would draw more than the board's {:.0} W, so the headline model `{}` runs it at {:.0} MHz ({} of the {clock} clock) and predicts {} instead of {}; fewer instructions per result (fused multiply-adds, vector loads, less index arithmetic) lower the draw and let the clock rise",
         t.gpu.name,
         t.gpu.boost_clock_mhz,
         t.gpu.tdp_w,
