@@ -345,9 +345,7 @@ impl Gpu {
     /// clock's share of the rated boost clock (`perf_models::power_limit`). A lock above the
     /// rated boost clock is kept: boards that run above it under GPU Boost accept one.
     pub fn with_locked_clock(&self, mhz: f64) -> Result<Gpu, String> {
-        if !(mhz.is_finite() && (1.0..=10_000.0).contains(&mhz)) {
-            return Err(format!("a locked SM clock of {mhz} MHz is not between 1 and 10000 MHz"));
-        }
+        let mhz = check_locked_clock(mhz).map_err(|e| format!("a locked SM clock of {e}"))?;
         let mut gpu = self.clone();
         let rated = self.rated_boost_mhz();
         gpu.rated_boost_clock_mhz = Some(rated);
@@ -364,6 +362,12 @@ impl Gpu {
         gpu.sources.insert("boost_clock_mhz".into(), format!("locked SM clock {mhz:.0} MHz (the rated boost clock is {rated:.0} MHz)"));
         Ok(gpu)
     }
+}
+
+/// A locked SM clock in MHz as given (a flag, a rows file, a Kernel Tuner cache): finite and
+/// from 1 to 10000 MHz ([`Gpu::with_locked_clock`]); the error says why not.
+pub fn check_locked_clock(mhz: f64) -> Result<f64, String> {
+    if mhz.is_finite() && (1.0..=10_000.0).contains(&mhz) { Ok(mhz) } else { Err(format!("{mhz} MHz is not a clock from 1 to 10000 MHz")) }
 }
 
 /// Model-parameter key (`[arch.model_params]`) of the time per kernel launch inside a CUDA

@@ -151,10 +151,7 @@ impl LaunchArgs {
         }
         s.graph_launch = self.graph_launch;
         if let Some(mhz) = self.locked_clock {
-            if !(mhz.is_finite() && (1.0..=10_000.0).contains(&mhz)) {
-                bail!("--locked-clock {mhz}: expected a clock in MHz between 1 and 10000");
-            }
-            s.locked_clock_mhz = Some(mhz);
+            s.locked_clock_mhz = Some(gpu_spec::gpu::check_locked_clock(mhz).map_err(|e| anyhow::anyhow!("--locked-clock {e}"))?);
         }
         s.profile.default_trip_count = analysis::settings::check_default_trip_count(self.default_trip_count).map_err(|why| anyhow::anyhow!("--default-trip-count: {why}"))?;
         for item in &self.severities {

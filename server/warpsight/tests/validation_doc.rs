@@ -1635,11 +1635,12 @@ const HELDOUT_NOTES: &str = "## Notes
   clock the models run at (docs/models/bottleneck.md, \"Power limit\"). First run: at the
   six locks from 405 to 1335 MHz, where the board stays under its limit (44-80 W measured),
   the predictions are 1.10 × the measured times at every clock. The issue term alone is 1.02
-  (each thread's 262,145 FP32 adds and loop overhead, one warp instruction per scheduler
-  per clock); the other 8 % is the combination's SM-side queue, which charges the chains'
+  (reckoned by hand from the bottleneck model's breakdown: each thread's 262,145 FP32 adds
+  and loop overhead, one warp instruction per scheduler per clock); the other 8 % is the
+  combination's SM-side queue, which charges the chains'
   latency (a quarter of the issue time) although each scheduler has eight warps of two
   independent chains to issue from. At the four locks from 1530 MHz up the model runs the
-  board at 1361 MHz to hold its 140 W, 1.24-1.42 × the measured times, where NVML read
+  board at 1361 MHz (its breakdown's `clock_mhz`) to hold its 140 W, 1.24-1.42 × the measured times, where NVML read
   103 W at 1530 MHz and 1740-1752 MHz at 139 W for the two highest locks. The predicted
   power is 80-137 W at the six lower locks against 44-80 W measured: 34-57 W too much at
   every clock, the fixed draw. The model puts the board's draw while a kernel runs at 74 W,

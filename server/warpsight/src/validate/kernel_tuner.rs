@@ -362,7 +362,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
                 carveout: None,
                 launch: super::rows::LaunchMode::Stream,
                 footprint: None,
-                clock_mhz: e.params.get(CLOCK_PARAM).and_then(|v| v.parse::<f64>().ok()).filter(|c| c.is_finite() && (1.0..=10_000.0).contains(c)),
+                clock_mhz: e.params.get(CLOCK_PARAM).and_then(|v| v.parse::<f64>().ok()).and_then(|c| gpu_spec::gpu::check_locked_clock(c).ok()),
                 registers: None,
                 arch: imp.arch.clone(),
             });

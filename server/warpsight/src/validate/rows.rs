@@ -269,7 +269,7 @@ impl TryFrom<u32> for Percent {
     }
 }
 
-/// A locked SM clock in MHz: 1 to 10000.
+/// A locked SM clock in MHz ([`gpu_spec::gpu::check_locked_clock`]).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(try_from = "f64")]
 pub struct ClockMhz(pub f64);
@@ -277,7 +277,7 @@ pub struct ClockMhz(pub f64);
 impl TryFrom<f64> for ClockMhz {
     type Error = String;
     fn try_from(v: f64) -> Result<ClockMhz, String> {
-        if v.is_finite() && (1.0..=10_000.0).contains(&v) { Ok(ClockMhz(v)) } else { Err(format!("clock_mhz {v} is not a clock from 1 to 10000 MHz")) }
+        gpu_spec::gpu::check_locked_clock(v).map(ClockMhz).map_err(|e| format!("clock_mhz {e}"))
     }
 }
 
