@@ -10,7 +10,8 @@
 //! dimensions (`%ntid`, `%nctaid`) and kernel arguments the user supplied are constants
 //! here, so `row * n + col` with a known `n` gives a concrete stride.
 //!
-//! Anything the walk cannot express (a value loaded from memory, a product of two
+//! A `volatile` local variable read back from the stack depot is the value stored there
+//! (`local_slot`). Anything the walk cannot express (a value loaded from memory, a product of two
 //! thread-dependent values, a register written on several paths that is not an induction
 //! variable) makes the form *irregular*: the access is data-dependent.
 
@@ -895,6 +896,11 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             // Loads from constant memory and uniform addresses give warp-uniform values;
             // other loads give data.
             ("ld" | "ldu", InstrClass::Load(Space::Const)) => self.uniform(format!("ldconst:{id}")),
+            // A local slot one store alone writes (a `volatile` local): the stored value.
+            ("ld", InstrClass::Load(Space::Local)) => match crate::local_slot::forwarded(self.func, id) {
+                Some(op) => self.operand(&op),
+                None => Affine::irregular(),
+            },
             ("add", _) | ("sub", _) => {
                 let (a, b) = (src(1), src(2));
                 match (a, b) {

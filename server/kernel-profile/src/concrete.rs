@@ -238,6 +238,10 @@ impl Lane<'_> {
             }
         };
         let ops = func.operands_of(instr);
+        // A local slot one store alone writes (a `volatile` local): the stored value.
+        if let Some(op) = crate::local_slot::forwarded(func, id) {
+            return self.operand(&op);
+        }
         IntOp::of(func, instr).eval(|i| self.operand(ops.get(i)?), param)
     }
 }

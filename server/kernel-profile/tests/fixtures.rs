@@ -720,3 +720,27 @@ fn a_division_by_a_register_counts_its_sass_sequence() {
     let nodes = |p: &KernelProfile| p.blocks.iter().map(|b| b.instructions.len()).sum::<usize>();
     assert_eq!(nodes(&div), nodes(&add) + 22);
 }
+
+#[test]
+fn an_index_kept_in_a_volatile_local_is_the_index_stored_there() {
+    // tests/ptx/volatile_index.cu: tid = threadIdx.x + 16·threadIdx.y, 16 × 16 blocks, kept
+    // in a `volatile` local that nvcc stores once and reads back at each use. A warp is two
+    // rows of 16 threads, tid consecutive over its 32 lanes: in[bx·n + k + tid] and
+    // out[...] are 32 consecutive floats, 128 bytes from an aligned start (n = 4096,
+    // k a multiple of 256) = 4 sectors, not a gather; tile[tid] and tile[255 − tid] are
+    // unit-stride in shared memory, one wavefront. nvcc unrolls the loop by 4 in front of a
+    // remainder loop: five copies of the body, each with one access of each kind.
+    let path = format!("{}/tests/ptx/volatile_index.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let p = common::profile_text(&text, "volatile_index", "_Z13volatile_tilePKfPfi", [64, 1, 1], [16, 16, 1], &[("param_2", 4096)]);
+    let global: Vec<_> = p.memory_accesses.iter().filter(|a| a.space == Space::Global).collect();
+    assert_eq!(global.len(), 10, "{global:#?}");
+    for a in global {
+        assert_eq!((a.class, a.transactions_per_request), (AccessClass::Coalesced, 4.0), "{a:#?}");
+    }
+    let shared: Vec<_> = p.memory_accesses.iter().filter(|a| a.space == Space::Shared).collect();
+    assert_eq!(shared.len(), 10, "{shared:#?}");
+    for a in shared {
+        assert_eq!(a.bank_conflict_ways, Some(1), "{a:#?}");
+    }
+}

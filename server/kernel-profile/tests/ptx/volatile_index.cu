@@ -1,0 +1,15 @@
+// A tile staged through shared memory with the thread's linear index kept in a `volatile`
+// local, as CLBlast's Xgemm keeps `tid` (nvcc stores it in the local depot once and loads it
+// back at every use). Compiled by nvcc for sm_80 into volatile_index.ptx
+// (`nvcc -arch=sm_80 -ptx volatile_index.cu`) for the test of local-slot forwarding.
+__global__ void volatile_tile(const float *in, float *out, int n)
+{
+    __shared__ float tile[256];
+    volatile int tid = threadIdx.x + 16 * threadIdx.y;
+    for (int k = 0; k < n; k += 256) {
+        tile[tid] = in[blockIdx.x * n + k + tid];
+        __syncthreads();
+        out[blockIdx.x * n + k + tid] = tile[255 - tid];
+        __syncthreads();
+    }
+}
