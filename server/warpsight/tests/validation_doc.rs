@@ -226,6 +226,7 @@ fn render(bench: &Report, conv: Option<&Report>) -> (Vec<(String, bool)>, String
         }
     }
     writeln!(s).unwrap();
+    s.push_str(CLOCKS);
     texts.insert("convolution".into(), section("convolution", &s));
     sections.push(("convolution".into(), true));
 
@@ -431,6 +432,48 @@ configurations on one GPU. Numbers are rounded (ratios to 2 decimals, shares to 
 
 ";
 
+/// What Kernel Tuner caches of an A100 PCIe outside the repository showed about the clock
+/// a measurement ran at (a one-off check, said so in the text).
+const CLOCKS: &str = "### Clocks of imported measurements
+
+Kernel Tuner times each configuration several times (32 runs in these caches, `times`) and
+keeps the mean. `validate` notes a file in which a configuration's runs spread by more than
+1.25× (the slowest over the fastest, the first run left out as warm-up): the SM clock
+changed while they ran, as when a GPU that idled while the next configuration compiled
+ramps its clock up during the runs, or throttles, and the mean mixes clocks. The models run
+at the boost clock unless a row states its clock (`clock_mhz`, `--locked-clock`).
+
+Two public Kernel Tuner caches of an A100 PCIe 40 GB show what an unstated clock does. This
+repository does not hold them, so the figures below are a one-off check (2026-11-30), not
+recomputed by the test that writes this page:
+
+- the 2-D convolution of this section with the kernel's default 17 × 17 filter (the files
+  name no filter size; the cache's GFLOP/s metric assumes 15 × 15), 45 configurations per
+  GPU from MiloLurati/AutoTuning_AMD_vs_Nvidia_GPUs `cache_files/convolution_A100.json` and
+  `convolution_A4000.json` (commit bdf6878, timed in June 2023): median predicted /
+  measured 0.47 on the A100 and 1.02 on the RTX A4000 timed alongside, Spearman 0.97 and
+  0.92;
+- Kernel Tuner's hotspot stencil (FP64 arithmetic, FP64-bound in the model on both
+  boards), 38 and 39 configurations from fjwillemsen/kernel_tuner_paper
+  `compare_real_world_impact/results/hotspot/A100_f=bruteforce_i=0.json` and
+  `A4000_f=bruteforce_i=0.json` (April 2025): 0.61 on the A100, 1.12 on the A4000 (the
+  repository holds no kernel source; a public copy of Kernel Tuner's hotspot kernel with
+  the same tuning parameters, names in capitals, was taken as the one timed).
+
+On the A100 some configurations' runs step between two speeds 1.3 to 1.8× apart (the
+convolution's `16,1,2,1,0,0`: 4.99 ms, then 3.03 ms; hotspot configurations 11.1 ms, then
+6.5 ms), and the faster speed is what the model predicts at the 1410 MHz boost clock (2.90
+ms for that convolution). Stated at the board's 765 MHz base clock (`clock_mhz = 765`), the
+same rows give 0.82 (91 % within 1.5×) and 1.00 (82 %; the FP64-bound ones 1.13, as the
+A4000's 1.12). A rate of GA100 would not explain the gap: the FP64 pipe and the
+shared-memory path fall short by the same factor, which one clock does. Halving the A100's
+load/store rate to GA10x's 16 lanes per SM instead gives the convolution 0.83, but its
+FP32-bound configurations 0.5-0.7. So the A100 ran most of these measurements near its base
+clock, and these two files are not used to fit or judge the model; a measurement taken at
+a clock other than the boost clock needs that clock stated.
+
+";
+
 const FOOTER: &str = "## Row format, importers and import specifications
 
 `warpsight validate` reads measured rows and importer outputs; `docs/cli.md` § validate
@@ -454,7 +497,11 @@ Importers:
   block size names (Kernel Tuner's `tune_kernel` conventions). `sample = N`: N configurations
   valid in every file of the import, chosen by a seeded PCG shuffle then a greedy pick of the
   configuration whose parameter values were picked least so far (stratified over the tuning
-  parameters), plus each file's measured best; the same keys on every GPU.
+  parameters), plus each file's measured best; the same keys on every GPU. A space that
+  tunes `nvml_gr_clock` locks each row at it; `clock_mhz = MHZ` (`--locked-clock`) states
+  the clock of every configuration timed at a locked clock the file does not record. A file
+  whose configurations' runs (`times`) spread by more than 1.25× gets a note (\"Clocks of
+  imported measurements\", above).
 - **Nsight Compute** (`--ncu CSV...` or `kind = \"ncu\"`): `ncu --csv --page raw` exports,
   per NVIDIA's Nsight Compute CLI User Guide (\"Output Pages\", \"Console Output\": `--csv`,
   `--page raw`, `--print-units`): a header row (`ID`, `Kernel Name`, `Block Size`, `Grid
@@ -470,7 +517,7 @@ Importers:
 An import specification is a TOML file of `[[import]]` tables, each with a `kind` (`rows`,
 `kernel-tuner`, `ncu`, `gpu-benches`) and that importer's fields (the command-line flags'
 names with `_`: `files`, `source`, `kernel`, `problem_size`, `grid_div_x`, `defines`,
-`args`, `gpu`, `sample`, `seed`, `group`, `arch`; `dir`, `kernels`, `sets`, `sample` for
+`args`, `gpu`, `sample`, `seed`, `group`, `arch`, `clock_mhz`; `dir`, `kernels`, `sets`, `sample` for
 gpu-benches); relative paths are relative to the specification. The corpus of this page is
 `tests/fixtures/measured/corpus-gpu-benches.toml` and `corpus-kernel-tuner.toml`.
 

@@ -58,6 +58,10 @@ pub struct Args {
     /// Importers: compile .cu sources for this architecture (default: each GPU's).
     #[arg(long)]
     pub arch: Option<String>,
+    /// Kernel Tuner: the SM clock the configurations were timed at, where it was locked
+    /// (MHz; a configuration's `nvml_gr_clock` takes precedence).
+    #[arg(long = "locked-clock", value_name = "MHZ")]
+    pub locked_clock: Option<f64>,
     /// Kernel Tuner: take N configurations (seeded, stratified; plus each file's best);
     /// gpu-benches: at most N rows per sweep.
     #[arg(long, value_name = "N")]
@@ -166,6 +170,7 @@ pub fn imports(args: &Args) -> anyhow::Result<Vec<(Import, PathBuf)>> {
                 seed: args.seed,
                 group: args.group.clone(),
                 arch: args.arch.clone(),
+                clock_mhz: args.locked_clock,
             }),
             here.clone(),
         ));

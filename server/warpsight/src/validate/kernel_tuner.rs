@@ -69,6 +69,10 @@ pub struct Import {
     /// Architecture to compile for (default: each GPU's).
     #[serde(default)]
     pub arch: Option<String>,
+    /// The SM clock every configuration was timed at, in MHz, where it was locked and the
+    /// file does not say so (a configuration's `nvml_gr_clock` takes precedence).
+    #[serde(default)]
+    pub clock_mhz: Option<f64>,
 }
 
 /// The seed used when none is given.
@@ -91,6 +95,25 @@ pub struct Entry {
     pub time: Result<f64, String>,
     /// The board power Kernel Tuner's NVML observer recorded (`nvml_power`, W), if any.
     pub power_w: Option<f64>,
+    /// The time of each run Kernel Tuner averaged (`times`, ms), where the file keeps them.
+    pub runs: Vec<f64>,
+}
+
+/// Runs of one configuration that spread by more than this (the slowest over the fastest,
+/// the first run left out as warm-up) were timed across a change of the SM clock: a GPU
+/// that idled while the next configuration compiled ramps its clock up during the runs, or
+/// throttles. In two Kernel Tuner caches of an A100 PCIe, 2 % and 13 % of the sampled
+/// configurations step by 1.3-1.8× within their 32 runs, where the runs after the first
+/// stay within 1.2× of each other on the RTX A4000 timed beside it (docs/validation.md,
+/// "Clocks of imported measurements").
+pub const CLOCK_CHANGE_SPREAD: f64 = 1.25;
+
+/// The spread of a configuration's runs: the slowest over the fastest, the first run left
+/// out; `None` with fewer than three runs.
+pub fn run_spread(runs: &[f64]) -> Option<f64> {
+    let rest = runs.get(1..).filter(|r| r.len() >= 2)?;
+    let (lo, hi) = rest.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), t| (lo.min(*t), hi.max(*t)));
+    (lo > 0.0 && hi.is_finite()).then(|| hi / lo)
 }
 
 /// The tuning parameter through which Kernel Tuner locks the SM clock over NVML (its
@@ -142,7 +165,11 @@ pub fn parse_cache(text: &str) -> anyhow::Result<Cache> {
             None => Err("no time".to_string()),
         };
         let power_w = e.get("nvml_power").and_then(Value::as_f64).filter(|w| w.is_finite() && *w > 0.0);
-        entries.insert(key, Entry { params, time, power_w });
+        let runs = match e.get("times") {
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_f64).filter(|t| t.is_finite() && *t > 0.0).collect(),
+            _ => Vec::new(),
+        };
+        entries.insert(key, Entry { params, time, power_w, runs });
     }
     Ok(Cache { device_name: raw.device_name, kernel_name: raw.kernel_name, problem_size, keys: raw.tune_params_keys, entries })
 }
@@ -314,8 +341,13 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
             Some(set)
         }
     };
+    let clock_mhz = match imp.clock_mhz {
+        Some(c) => Some(gpu_spec::gpu::check_locked_clock(c).map_err(|e| anyhow::anyhow!("clock_mhz {e}"))?),
+        None => None,
+    };
     let mut rows = Vec::new();
     for (path, cache) in &caches {
+        let mut spreads = Vec::new();
         let problem_size = imp.problem_size.clone().unwrap_or_else(|| cache.problem_size.clone());
         if problem_size.is_empty() {
             bail!("{}: no problem_size in the file; give one", path.display());
@@ -333,6 +365,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
                 continue;
             }
             let (block, grid) = geometry(&e.params, &problem_size, &grid_div).with_context(|| format!("{file_name}: configuration {key}"))?;
+            spreads.extend(run_spread(&e.runs));
             let mut defines: Vec<String> = cache.keys.iter().map(|k| format!("{k}={}", e.params[k])).collect();
             for (d, name) in BLOCK_NAMES.iter().enumerate() {
                 if !e.params.contains_key(*name) {
@@ -362,10 +395,19 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
                 carveout: None,
                 launch: super::rows::LaunchMode::Stream,
                 footprint: None,
-                clock_mhz: e.params.get(CLOCK_PARAM).and_then(|v| v.parse::<f64>().ok()).and_then(|c| gpu_spec::gpu::check_locked_clock(c).ok()),
+                clock_mhz: e.params.get(CLOCK_PARAM).and_then(|v| v.parse::<f64>().ok()).and_then(|c| gpu_spec::gpu::check_locked_clock(c).ok()).or(clock_mhz),
                 registers: None,
                 arch: imp.arch.clone(),
             });
+        }
+        let changed: Vec<f64> = spreads.iter().copied().filter(|s| *s > CLOCK_CHANGE_SPREAD).collect();
+        if !changed.is_empty() {
+            notes.push(format!(
+                "{file_name}: the runs of {} of {} configurations spread by more than {CLOCK_CHANGE_SPREAD}× (up to {:.2}×; the first run left out): the SM clock changed while they were timed (ramping up after idling, or throttling), so their mean time mixes clocks; the models run at the boost clock, or at a clock the rows state (clock_mhz, docs/cli.md)",
+                changed.len(),
+                spreads.len(),
+                changed.iter().fold(0.0f64, |m, s| m.max(*s)),
+            ));
         }
     }
     Ok(Imported { rows, notes })
@@ -491,5 +533,38 @@ mod tests {
         // One sampled configuration plus the fastest ("64,2,2"), unless the sample is it.
         assert!(out.rows.iter().any(|r| r.label.as_deref() == Some("64,2,2")));
         assert!((1..=2).contains(&out.rows.len()));
+    }
+
+    /// A configuration whose runs step from one clock to another (the A100 PCIe caches:
+    /// 32 runs at 11.1 ms, then at 6.5 ms) is reported with the file; warm-up in the first
+    /// run and noise are not. A lock stated for the import applies where a configuration
+    /// names none.
+    #[test]
+    fn runs_timed_across_a_clock_change_are_reported_and_a_stated_lock_applies() {
+        assert_eq!(run_spread(&[2.0, 1.0, 1.0, 1.7]), Some(1.7));
+        assert_eq!(run_spread(&[9.0, 1.0]), None);
+        assert_eq!(run_spread(&[]), None);
+        let text = r#"{"device_name": "NVIDIA A100-PCIE-40GB", "kernel_name": "k", "problem_size": [64],
+          "tune_params_keys": ["block_size_x"],
+          "cache": {
+            "32": {"block_size_x": 32, "time": 8.8, "times": [11.2, 11.1, 11.1, 6.5, 6.5]},
+            "64": {"block_size_x": 64, "time": 1.1, "times": [1.5, 1.0, 1.05, 1.0]},
+            "128": {"block_size_x": 128, "time": 1.0}
+          }}"#;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.json"), text).unwrap();
+        let imp = Import { files: vec!["c.json".into()], source: "k.cu".into(), clock_mhz: Some(765.0), ..Import::default() };
+        let out = import(&imp, dir.path()).unwrap();
+        let notes: Vec<&String> = out.notes.iter().filter(|n| n.contains("SM clock changed")).collect();
+        assert_eq!(notes.len(), 1, "{:?}", out.notes);
+        assert!(notes[0].contains("1 of 2 configurations") && notes[0].contains("1.71×"), "{}", notes[0]);
+        assert!(out.rows.iter().all(|r| r.clock_mhz == Some(765.0)));
+        let steady = text.replace("6.5, 6.5", "11.1, 11.0");
+        std::fs::write(dir.path().join("c.json"), steady).unwrap();
+        let out = import(&Import { clock_mhz: None, ..imp.clone() }, dir.path()).unwrap();
+        assert!(out.notes.iter().all(|n| !n.contains("SM clock changed")), "{:?}", out.notes);
+        assert!(out.rows.iter().all(|r| r.clock_mhz.is_none()));
+        let bad = import(&Import { clock_mhz: Some(0.0), ..imp }, dir.path()).err().expect("a clock of 0 MHz is refused").to_string();
+        assert!(bad.contains("clock_mhz"), "{bad}");
     }
 }
