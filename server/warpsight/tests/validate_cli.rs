@@ -130,6 +130,10 @@ fn bad_rows_are_errors_with_their_line() {
     let (code, v) = json(&["validate", p.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(v["rows"][0]["reason"].as_str().unwrap().contains("no kernel `nokernel`"), "{v}");
+    // With every row failed, `--model` does not hide why they failed.
+    let (code, out, err) = warpsight(&["validate", p.to_str().unwrap(), "--model", "headline"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("no kernel `nokernel`"), "{out}\n{err}");
     // Nothing to do.
     let (code, _, err) = warpsight(&["validate"]);
     assert_eq!(code, 2);

@@ -230,7 +230,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let observations: Vec<analysis::validation::Observation> = results.iter().filter_map(run::RowResult::observation).collect();
     let mut summary = analysis::validation::summarize(&observations);
     if let Some(m) = &args.model {
-        if !summary.models.contains(m) {
+        // With no row analysed there are no predictions to name: the rows' failures are
+        // the report, not the model.
+        if !summary.models.is_empty() && !summary.models.contains(m) {
             bail!("--model `{m}`: no such model among the predictions (models: {})", summary.models.join(", "));
         }
         summary.models.retain(|x| x == m);
