@@ -403,7 +403,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
         let changed: Vec<f64> = spreads.iter().copied().filter(|s| *s > CLOCK_CHANGE_SPREAD).collect();
         if !changed.is_empty() {
             notes.push(format!(
-                "{file_name}: the runs of {} of {} configurations spread by more than {CLOCK_CHANGE_SPREAD}× (up to {:.2}×; the first run left out): the SM clock changed while they were timed (ramping up after idling, or throttling), so their mean time mixes clocks; the models run at the boost clock, or at a clock the rows state (clock_mhz, docs/cli.md)",
+                "{file_name}: the runs of {} of the {} configurations whose runs it keeps spread by more than {CLOCK_CHANGE_SPREAD}× (up to {:.2}×; the first run left out): the SM clock changed while they were timed (ramping up after idling, or throttling), so their mean time mixes clocks; the models run at the boost clock, or at a clock the rows state (clock_mhz, docs/cli.md)",
                 changed.len(),
                 spreads.len(),
                 changed.iter().fold(0.0f64, |m, s| m.max(*s)),
@@ -557,7 +557,7 @@ mod tests {
         let out = import(&imp, dir.path()).unwrap();
         let notes: Vec<&String> = out.notes.iter().filter(|n| n.contains("SM clock changed")).collect();
         assert_eq!(notes.len(), 1, "{:?}", out.notes);
-        assert!(notes[0].contains("1 of 2 configurations") && notes[0].contains("1.71×"), "{}", notes[0]);
+        assert!(notes[0].contains("1 of the 2 configurations") && notes[0].contains("1.71×"), "{}", notes[0]);
         assert!(out.rows.iter().all(|r| r.clock_mhz == Some(765.0)));
         let steady = text.replace("6.5, 6.5", "11.1, 11.0");
         std::fs::write(dir.path().join("c.json"), steady).unwrap();
