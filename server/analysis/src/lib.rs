@@ -829,7 +829,7 @@ fn activity_power(profile: &KernelProfile, gpu: &gpu_spec::Gpu, models: &perf_mo
         dram_bytes: bottleneck.breakdown.get("dram_bytes").copied().unwrap_or(0.0),
         // The breakdown's share is of the clock the model started from (the boost clock, or a
         // locked one); an instruction's energy goes with the share of the rated boost clock.
-        clock_ratio: bottleneck.breakdown.get(perf_models::bottleneck::CLOCK_RATIO).copied().unwrap_or(1.0) * gpu.boost_clock_mhz / gpu.rated_boost_mhz(),
+        clock_ratio: bottleneck.breakdown.get(perf_models::bottleneck::CLOCK_RATIO).copied().unwrap_or(1.0) * gpu.clock_share(),
         power_limited: bottleneck.breakdown.contains_key(perf_models::bottleneck::CLOCK_RATIO),
     };
     let board = activity::Board {

@@ -334,6 +334,14 @@ impl Gpu {
         self.rated_boost_clock_mhz.unwrap_or(self.boost_clock_mhz)
     }
 
+    /// The clock the models run at as a share of the product's boost clock: 1 on a database
+    /// GPU, the lock's share on a view with a locked clock ([`Gpu::with_locked_clock`]); 1
+    /// where either clock is not positive.
+    pub fn clock_share(&self) -> f64 {
+        let rated = self.rated_boost_mhz();
+        if rated > 0.0 && self.boost_clock_mhz > 0.0 { self.boost_clock_mhz / rated } else { 1.0 }
+    }
+
     /// The same GPU with its SM clock locked at `mhz` (`nvidia-smi --lock-gpu-clocks`, NVML's
     /// `nvmlDeviceSetGpuLockedClocks`, Kernel Tuner's `nvml_gr_clock`): the models run at that
     /// clock instead of the boost clock ([`Gpu::boost_clock_mhz`] takes it, the rated boost

@@ -156,9 +156,7 @@ impl Budget {
         } else {
             DEFAULT_MIN_CLOCK_RATIO
         };
-        let rated = gpu.rated_boost_mhz();
-        let clock_share = if rated > 0.0 && gpu.boost_clock_mhz > 0.0 { gpu.boost_clock_mhz / rated } else { 1.0 };
-        Some(Budget { limit_w, fixed_w, byte_pj: memory.byte_pj(), min_clock_ratio, clock_share })
+        Some(Budget { limit_w, fixed_w, byte_pj: memory.byte_pj(), min_clock_ratio, clock_share: gpu.clock_share() })
     }
 
     /// The board's power while a launch of `time_us` runs at clock share `clock_ratio` of the

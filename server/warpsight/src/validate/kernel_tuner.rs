@@ -341,10 +341,7 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
             Some(set)
         }
     };
-    let clock_mhz = match imp.clock_mhz {
-        Some(c) => Some(gpu_spec::gpu::check_locked_clock(c).map_err(|e| anyhow::anyhow!("clock_mhz {e}"))?),
-        None => None,
-    };
+    let clock_mhz = imp.clock_mhz.map(super::rows::ClockMhz::try_from).transpose().map_err(anyhow::Error::msg)?.map(|c| c.0);
     let mut rows = Vec::new();
     for (path, cache) in &caches {
         let mut spreads = Vec::new();
