@@ -58,7 +58,8 @@ async function refreshCompilerState(): Promise<void> {
 /**
  * The `warpsight.*` settings as the plain object the server reads
  * (docs/lsp-extensions.md § Configuration). Unset values (null) are left out, because the
- * server logs a malformed value for each null it receives; `server.path` is the extension's
+ * server logs a malformed value for each null it receives (but `lockedClockMhz`, whose null
+ * the server reads as the boost clock); `server.path` is the extension's
  * own and is not sent.
  */
 export function serverSettings(): Record<string, unknown> {
@@ -77,6 +78,9 @@ export function serverSettings(): Record<string, unknown> {
     if (v !== undefined && v !== null) launch[key] = v;
   }
   if (Object.keys(launch).length > 0) res.launch = launch;
+  // Sent when unset too: the server reads `null` as "unlock" (the boost clock), where an
+  // absent key would keep a clock set earlier in the session.
+  res.lockedClockMhz = cfg.get<number | null>("lockedClockMhz") ?? null;
   return res;
 }
 

@@ -117,6 +117,8 @@ pub(crate) struct RawSettings {
     #[serde(default, deserialize_with = "given")]
     pub(crate) graph_launch: Option<Value>,
     #[serde(default, deserialize_with = "given")]
+    pub(crate) locked_clock_mhz: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
     nvcc: Option<Value>,
     #[serde(default, deserialize_with = "given")]
     compile_timeout_ms: Option<Value>,
@@ -362,6 +364,17 @@ impl Config {
                 None => refuse("graphLaunch", v, "is not true or false"),
             }
         }
+        if let Some(v) = &raw.locked_clock_mhz {
+            // `null` unlocks (the boost clock), as an absent `--locked-clock` does.
+            match v {
+                Value::Null => self.analysis.locked_clock_mhz = None,
+                v => match typed::<f64>(v).map(gpu_spec::gpu::check_locked_clock) {
+                    Some(Ok(mhz)) => self.analysis.locked_clock_mhz = Some(mhz),
+                    Some(Err(_)) => refuse("lockedClockMhz", v, "is not a clock from 1 to 10000 MHz"),
+                    None => refuse("lockedClockMhz", v, "is not a number of MHz (or null for the boost clock)"),
+                },
+            }
+        }
         if let Some(v) = &raw.nvcc {
             match typed::<Option<String>>(v) {
                 Some(path) => self.nvcc = path.filter(|s| !s.is_empty()).map(PathBuf::from),
@@ -504,6 +517,13 @@ mod tests {
         assert!(!c.analysis.graph_launch);
         c.update(&json!({ "graphLaunch": true }));
         assert!(c.analysis.graph_launch);
+        // The boost clock unless the user locks one (`nvidia-smi --lock-gpu-clocks`); `null`
+        // unlocks it again.
+        assert_eq!(c.analysis.locked_clock_mhz, None);
+        c.update(&json!({ "lockedClockMhz": 1200 }));
+        assert_eq!(c.analysis.locked_clock_mhz, Some(1200.0));
+        c.update(&json!({ "lockedClockMhz": null }));
+        assert_eq!(c.analysis.locked_clock_mhz, None);
         // Not an object: ignored.
         c.update(&json!(42));
         assert_eq!(c.analysis.gpus, vec!["h100", "tesla-k20"]);
@@ -524,6 +544,7 @@ mod tests {
             "args": { "n": 2.5, "m": 3, "k": 2.0 },
             "defaultTripCount": "many",
             "graphLaunch": "yes",
+            "lockedClockMhz": 20000,
             "nvcc": 3,
             "compileTimeoutMs": 10,
             "compiler": "gcc",
@@ -543,6 +564,7 @@ mod tests {
                 "`args.n`: 2.5 is a floating-point value; the analysis folds integer arguments only (trip counts, addresses, guards), so it does not use it",
                 "`defaultTripCount`: \"many\" is not a number",
                 "`graphLaunch`: \"yes\" is not true or false",
+                "`lockedClockMhz`: 20000 is not a clock from 1 to 10000 MHz",
                 "`nvcc`: 3 is not a path (a string)",
                 "`compileTimeoutMs`: 10 is not a whole number of milliseconds from 1000 to 600000",
                 "`compiler`: \"gcc\" is not \"nvrtc\" or \"nvcc\"",

@@ -177,6 +177,20 @@ fn kernel_tuner_and_ncu_importers_from_the_command_line() {
     let r = v["rows"].as_array().unwrap().iter().find(|r| r["label"] == "64").unwrap();
     assert_eq!((r["grid"][0].as_u64(), r["block"][0].as_u64()), (Some(16384), Some(64)));
     assert!(v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("1 of 3")), "{v}");
+    // `--locked-clock`: every configuration timed at 705 MHz, half the A100's 1410 MHz
+    // boost clock, which the models run at (the SM-side terms take twice as long).
+    let at_boost: Vec<f64> = v["rows"].as_array().unwrap().iter().filter_map(|r| r["predicted_ms"]["headline"].as_f64()).collect();
+    assert!(v["rows"].as_array().unwrap().iter().all(|r| r.get("clock_mhz").is_none()), "{v}");
+    let (code, locked) = json(&["validate", "--kernel-tuner", dir.path().join("c.json").to_str().unwrap(), "--source", src.to_str().unwrap(), "--arg", "n=1048576", "--locked-clock", "705"]);
+    assert_eq!(code, 0, "{locked}");
+    let rows = locked["rows"].as_array().unwrap();
+    assert!(rows.iter().filter(|r| r["status"] == "analysed").all(|r| r["clock_mhz"] == 705.0), "{locked}");
+    let at_705: Vec<f64> = rows.iter().filter_map(|r| r["predicted_ms"]["headline"].as_f64()).collect();
+    assert_eq!(at_boost.len(), 2);
+    assert!(at_705.iter().zip(&at_boost).all(|(l, b)| l > b), "{at_705:?} against {at_boost:?} at the boost clock");
+    let (code, _, err) = warpsight(&["validate", "--kernel-tuner", dir.path().join("c.json").to_str().unwrap(), "--source", src.to_str().unwrap(), "--locked-clock", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("0 MHz is not a clock from 1 to 10000 MHz"), "{err}");
 
     let ncu = "==PROF== Connected to process 1\n\
 \"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n\

@@ -87,3 +87,34 @@ async fn the_workspace_gpu_files_are_loaded_and_a_bad_one_is_named() {
     assert!(report["kernels"][0]["gpus"].get("a40").is_some(), "{report}");
     ts.shutdown().await;
 }
+
+/// `lockedClockMhz` (as `--locked-clock`): the models run at the locked SM clock, which
+/// slows the SM-side work by the clock's share of the boost clock; `null` unlocks it.
+#[tokio::test]
+async fn a_locked_clock_in_the_settings_runs_the_models_at_it() {
+    let (mut ts, _) = TestServer::start_with(json!({}), json!({ "debounceMs": 0, "gpus": ["a100"] })).await;
+    let uri = "file:///w/vadd.ptx";
+    ts.open(uri, "ptx", crate::VADD).await;
+    ts.diagnostics(uri, 1).await;
+    let issue_us = |report: &Value| {
+        let b = &report["kernels"][0]["gpus"]["a100-sxm4-80gb"]["predictions"]["bottleneck"]["breakdown"];
+        b["issue_us"].as_f64().unwrap_or_else(|| panic!("no issue term: {report}"))
+    };
+    let boost = issue_us(&ts.request("warpsight/kernelReport", json!({ "uri": uri })).await);
+    async fn reanalyse(ts: &mut TestServer, uri: &str, version: i64, settings: Value) -> Value {
+        ts.notify("workspace/didChangeConfiguration", json!({ "settings": { "warpsight": settings } })).await;
+        ts.notify("textDocument/didChange", json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": crate::VADD }] })).await;
+        ts.diagnostics(uri, version).await;
+        ts.request("warpsight/kernelReport", json!({ "uri": uri })).await
+    }
+    // The A100's boost clock is 1410 MHz: at 705 the issue term doubles.
+    let locked = issue_us(&reanalyse(&mut ts, uri, 2, json!({ "gpus": ["a100"], "lockedClockMhz": 705 })).await);
+    assert!((locked / boost - 2.0).abs() < 1e-6, "issue term {boost} µs at the boost clock, {locked} µs at 705 MHz");
+    // A clock out of range is refused (a warning) and the previous one stays.
+    let kept = issue_us(&reanalyse(&mut ts, uri, 3, json!({ "gpus": ["a100"], "lockedClockMhz": 0 })).await);
+    assert_eq!(kept, locked);
+    assert!(warnings(&ts).iter().any(|m| m.contains("`lockedClockMhz`: 0 is not a clock from 1 to 10000 MHz")), "{:?}", warnings(&ts));
+    let unlocked = issue_us(&reanalyse(&mut ts, uri, 4, json!({ "gpus": ["a100"], "lockedClockMhz": null })).await);
+    assert_eq!(unlocked, boost);
+    ts.shutdown().await;
+}

@@ -307,6 +307,10 @@ pub struct RowReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_of_measurement: Option<String>,
     pub measured_ms: f64,
+    /// The locked SM clock the row was timed at, in MHz (its `clock_mhz`, a Kernel Tuner
+    /// configuration's `nvml_gr_clock`, or `--locked-clock`), which the models ran at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<f64>,
     /// `analysed`, `skipped` or `failed`.
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -356,6 +360,7 @@ impl RowResult {
             label: r.label.clone(),
             source_of_measurement: r.source_of_measurement.clone(),
             measured_ms: r.time_ms,
+            clock_mhz: r.clock_mhz,
             status: "analysed",
             reason: None,
             gpu_id: None,
