@@ -11,7 +11,7 @@
 //! here, so `row * n + col` with a known `n` gives a concrete stride.
 //!
 //! A `volatile` local variable read back from the stack depot is the value stored there
-//! (`local_slot`). Anything the walk cannot express (a value loaded from memory, a product of two
+//! (`ptx_ir::ir::Function::forwarded_local`). Anything the walk cannot express (a value loaded from memory, a product of two
 //! thread-dependent values, a register written on several paths that is not an induction
 //! variable) makes the form *irregular*: the access is data-dependent.
 
@@ -897,8 +897,8 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             // other loads give data.
             ("ld" | "ldu", InstrClass::Load(Space::Const)) => self.uniform(format!("ldconst:{id}")),
             // A local slot one store alone writes (a `volatile` local): the stored value.
-            ("ld", InstrClass::Load(Space::Local)) => match crate::local_slot::forwarded(self.func, id) {
-                Some(op) => self.operand(&op),
+            ("ld", InstrClass::Load(Space::Local)) => match self.func.forwarded_local(id) {
+                Some(op) => self.operand(op),
                 None => Affine::irregular(),
             },
             ("add", _) | ("sub", _) => {

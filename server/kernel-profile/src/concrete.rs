@@ -239,10 +239,10 @@ impl Lane<'_> {
         };
         let ops = func.operands_of(instr);
         // A local slot one store alone writes (a `volatile` local): the stored value.
-        if let Some(op) = crate::local_slot::forwarded(func, id) {
-            return self.operand(&op);
+        if let Some(op) = func.forwarded_local(id) {
+            return self.operand(op);
         }
-        IntOp::of(func, instr).eval(|i| self.operand(ops.get(i)?), param)
+        IntOp::of(func, id).eval(|i| self.operand(ops.get(i)?), param)
     }
 }
 
@@ -255,10 +255,18 @@ impl Lane<'_> {
 pub(crate) struct IntOp(Decoded);
 
 impl IntOp {
-    /// Decodes `instr`.
-    pub(crate) fn of(func: &Function, instr: &ptx_ir::Instr) -> IntOp {
-        IntOp(crate::predicate::decode(func, instr))
+    /// Decodes instruction `id`. A forwarded local load ([`Decoded::Forwarded`]) reads no
+    /// operand of its own: its callers evaluate the stored operand instead (or, as
+    /// [`IntOp::copy`], pass it as source 1).
+    pub(crate) fn of(func: &Function, id: InstrId) -> IntOp {
+        IntOp(crate::predicate::decode(func, id))
     }
+
+    /// A copy of source 1.
+    pub(crate) fn copy() -> IntOp {
+        IntOp(Decoded::Copy)
+    }
+
 
     /// The value written to the (first) destination from the value of source operand `i`
     /// (`src(i)`, 1-based as in the operand list) and of parameter `k` (`param(k)`);
@@ -277,7 +285,7 @@ impl IntOp {
                 let c = if n >= 3 { src(3)? } else { a };
                 crate::predicate::apply(op, ty, a, b, c)
             }
-            Decoded::Data | Decoded::Unsupported => None,
+            Decoded::Data | Decoded::Unsupported | Decoded::Forwarded => None,
         }
     }
 

@@ -95,14 +95,16 @@ fn param_of(func: &Function, r: RegId, depth: u32, budget: &mut u32) -> Option<O
     let [def] = func.defs_of(r) else { return None };
     let instr = func.instr(*def)?;
     let ops = func.operands_of(instr);
-    let mut of = |k: usize| match ops.get(k) {
+    let mut value = |op: Option<&Operand>| match op {
         Some(Operand::Reg(src)) => param_of(func, *src, depth + 1, budget),
         Some(Operand::Imm(_)) => Some(None),
         _ => None,
     };
-    match predicate::decode(func, instr) {
+    let mut of = |k: usize| value(ops.get(k));
+    match predicate::decode(func, *def) {
         Decoded::Param { index, .. } => Some(Some(index)),
         Decoded::Copy => of(1),
+        Decoded::Forwarded => value(func.forwarded_local(*def)),
         Decoded::Op { op: Op::Add, .. } => match (of(1), of(2)) {
             (Some(Some(p)), Some(None)) | (Some(None), Some(Some(p))) => Some(Some(p)),
             (Some(None), Some(None)) => Some(None),
@@ -154,13 +156,14 @@ fn chases(func: &Function, r: RegId, seen: &mut Vec<RegId>, depth: u32) -> Optio
             Some(Operand::Reg(src)) => chases(func, *src, seen, depth + 1),
             _ => None,
         };
-        let this = match predicate::decode(func, instr) {
+        let this = match predicate::decode(func, *def) {
             Decoded::Data => match instr.class {
                 InstrClass::Load(Space::Global | Space::Generic) if instr.access_bytes() == 8 => Some(true),
                 _ => None,
             },
             Decoded::Param { .. } => Some(false),
             Decoded::Copy => from(func.operands_of(instr).get(1), seen),
+            Decoded::Forwarded => from(func.forwarded_local(*def), seen),
             Decoded::Op { op: Op::Add, .. } => {
                 let ops = func.operands_of(instr);
                 match (ops.get(1), ops.get(2)) {
@@ -215,7 +218,7 @@ fn byte_loads(func: &Function, r: RegId, out: &mut Vec<InstrId>, depth: u32) -> 
     }
     let [def] = func.defs_of(r) else { return None };
     let instr = func.instr(*def)?;
-    match predicate::decode(func, instr) {
+    match predicate::decode(func, *def) {
         Decoded::Data if matches!(instr.class, InstrClass::Load(s) if s != Space::Param) => {
             if !out.contains(def) {
                 out.push(*def);
@@ -223,6 +226,10 @@ fn byte_loads(func: &Function, r: RegId, out: &mut Vec<InstrId>, depth: u32) -> 
             Some(())
         }
         Decoded::Param { .. } => Some(()),
+        Decoded::Forwarded => match func.forwarded_local(*def) {
+            Some(Operand::Reg(r)) => byte_loads(func, *r, out, depth + 1),
+            _ => Some(()),
+        },
         Decoded::Copy | Decoded::Op { .. } => {
             for op in &func.operands_of(instr)[1..] {
                 match op {
@@ -307,9 +314,14 @@ fn eval(func: &Function, r: RegId, load: InstrId, v: i64, depth: u32) -> Option<
             _ => None,
         }
     };
-    match predicate::decode(func, instr) {
+    match predicate::decode(func, *def) {
         Decoded::Param { .. } => Some((0, true)),
         Decoded::Copy => arg(1),
+        Decoded::Forwarded => match func.forwarded_local(*def)? {
+            Operand::Reg(r) => eval(func, *r, load, v, depth + 1),
+            Operand::Imm(c) => Some((*c, false)),
+            _ => None,
+        },
         Decoded::Op { op, ty } => {
             // A `setp` writing two predicates (`p|q`) is not followed.
             if !matches!(ops.first(), Some(Operand::Reg(_))) {

@@ -9,7 +9,6 @@ pub mod affine;
 mod build;
 pub mod concrete;
 mod frequency;
-mod local_slot;
 pub mod index_range;
 mod predicate;
 pub mod sass;

@@ -701,12 +701,16 @@ impl Compiler<'_, '_> {
             }
         };
         let unsupported = || Unknown::Unsupported(format!("`{}`", instr.opcode));
-        match decode(func, instr) {
+        match decode(func, id) {
             Decoded::Param { index, ty } => {
                 let v = *self.env.args.get(&index).ok_or(Unknown::Argument(index))?;
                 Ok(self.constant(ty.map_or(v, |t| t.norm(v))))
             }
             Decoded::Copy => src(self, 1),
+            Decoded::Forwarded => match func.forwarded_local(id) {
+                Some(op) => self.operand(op),
+                None => Err(Unknown::Data),
+            },
             Decoded::Data => Err(Unknown::Data),
             Decoded::Unsupported => Err(unsupported()),
             Decoded::Op { op, ty } => {
@@ -737,6 +741,9 @@ pub(crate) enum Decoded {
     Param { index: u32, ty: Option<IntTy> },
     /// `mov`, `cvta`: the first source.
     Copy,
+    /// A `ld.local` of a slot one `st.local` alone writes (a `volatile` local): the value
+    /// is the stored operand, [`ptx_ir::ir::Function::forwarded_local`].
+    Forwarded,
     /// An integer operation at its type (a `cvt`'s destination type; a `setp`'s operands').
     Op { op: Op, ty: IntTy },
     /// A load, an atomic or floating-point arithmetic: data, not a value of the launch.
@@ -755,8 +762,12 @@ pub(crate) fn arity(op: Op) -> usize {
     }
 }
 
-/// Decodes `instr` (its guard is the caller's business).
-pub(crate) fn decode(func: &Function, instr: &ptx_ir::Instr) -> Decoded {
+/// Decodes instruction `id` (its guard is the caller's business).
+pub(crate) fn decode(func: &Function, id: InstrId) -> Decoded {
+    let Some(instr) = func.instr(id) else { return Decoded::Unsupported };
+    if func.forwarded_local(id).is_some() {
+        return Decoded::Forwarded;
+    }
     let ops = func.operands_of(instr);
     let base = instr.base();
     let types: Vec<&str> = instr.modifiers().filter(|m| ptx::type_bytes(m) > 0 || *m == "pred").collect();

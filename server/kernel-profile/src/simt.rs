@@ -157,6 +157,10 @@ fn control_slice(func: &Function, seeds: &[RegId]) -> Vec<bool> {
             if let Some(instr) = func.instr(d) {
                 work.extend(func.srcs(instr).iter().copied().filter(|s| !seen[*s as usize]));
             }
+            // A forwarded local load's value is the register its one store wrote.
+            if let Some(Operand::Reg(s)) = func.forwarded_local(d) {
+                work.push(*s);
+            }
         }
     }
     in_slice
@@ -1098,9 +1102,14 @@ fn simulate_with(func: &Function, env: &Env<'_>, budget: u64, probes: &HashMap<I
                 _ => (None, None),
             };
             let clobber = func.dsts(instr).iter().filter_map(|&r| slot(r)).filter(|s| Some(*s) != dst && Some(*s) != dst2).collect();
+            let (op, srcs) = match func.forwarded_local(id) {
+                // A `volatile` local read back: a copy of what its one store wrote.
+                Some(stored) => (IntOp::copy(), vec![Src::of(func, stored, &slot_of, env, &shared_names)]),
+                None => (IntOp::of(func, id), ops.iter().skip(1).map(|o| Src::of(func, o, &slot_of, env, &shared_names)).collect()),
+            };
             list.push(Step::Exec(Prog {
-                op: IntOp::of(func, instr),
-                srcs: ops.iter().skip(1).map(|o| Src::of(func, o, &slot_of, env, &shared_names)).collect(),
+                op,
+                srcs,
                 dst,
                 dst2,
                 clobber,

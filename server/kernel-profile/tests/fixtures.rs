@@ -744,3 +744,18 @@ fn an_index_kept_in_a_volatile_local_is_the_index_stored_there() {
         assert_eq!(a.bank_conflict_ways, Some(1), "{a:#?}");
     }
 }
+
+#[test]
+fn a_loop_bound_kept_in_a_volatile_local_is_the_bound_stored_there() {
+    // tests/ptx/volatile_index.cu, volatile_bound: count = 8 + threadIdx.x % 4 kept in a
+    // `volatile` local, read back at each test of the loop. The control-flow simulation
+    // reads the stored value, so the loop runs 8 to 11 times by lane (9.5 on average; a
+    // warp runs it 11 times, as long as its longest lane), not the default 16 of a
+    // data-dependent exit; the loop's load executes 9.5 times per thread.
+    let path = format!("{}/tests/ptx/volatile_index.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let p = common::profile_text(&text, "volatile_index", "_Z14volatile_boundPKfPf", [4, 1, 1], [64, 1, 1], &[]);
+    assert_eq!(p.loops.len(), 1, "{:#?}", p.loops);
+    assert_eq!(p.loops[0].assumed_trip_count, 9.5, "{:#?}\n{:#?}", p.loops, p.assumptions);
+    assert!(!p.assumptions.iter().any(|a| a.contains("data-dependent")), "{:#?}", p.assumptions);
+}

@@ -689,6 +689,10 @@ pub struct Function {
     pub static_smem_bytes: u64,
     /// Bytes of body-level `.local` variables (the stack depot).
     pub local_bytes: u64,
+    /// Store-to-load forwarding through local memory: each `ld.local` whose fixed slot one
+    /// `st.local` alone writes, with the operand that store wrote, by instruction id
+    /// (`local_slot`; read with [`Function::forwarded_local`]).
+    pub local_forwards: Vec<(InstrId, Operand)>,
 }
 
 impl Function {
@@ -749,6 +753,12 @@ impl Function {
             .unwrap_or(&[])
     }
     /// The only instruction writing `reg`, if there is exactly one.
+    /// The value a `ld.local` reads when one `st.local` alone writes its slot: the operand
+    /// that store wrote (a register or an immediate). The load still executes; only its
+    /// value is known (a `volatile` local kept in the stack depot).
+    pub fn forwarded_local(&self, load: InstrId) -> Option<&Operand> {
+        self.local_forwards.binary_search_by_key(&load, |(id, _)| *id).ok().map(|i| &self.local_forwards[i].1)
+    }
     pub fn unique_def(&self, reg: RegId) -> Option<InstrId> {
         match self.defs_of(reg) {
             [one] => Some(*one),

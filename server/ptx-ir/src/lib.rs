@@ -16,6 +16,7 @@ mod classify;
 mod dump;
 mod induction;
 pub mod ir;
+mod local_slot;
 mod loops;
 mod lower;
 pub mod trip;

@@ -255,6 +255,7 @@ fn new_function(f: &ptx::Function<'_>, ptx_line: u32) -> Function {
         shared_vars: Vec::new(),
         static_smem_bytes: 0,
         local_bytes: 0,
+        local_forwards: Vec::new(),
     }
 }
 
@@ -557,6 +558,7 @@ impl<'a> LowerSink<'a> {
             }
         }
 
+        func.local_forwards = crate::local_slot::forwards(func);
         crate::loops::analyze(func, &mut self.diagnostics);
         if self.strip_entries && func.kind == FunctionKind::Entry {
             strip_body(func, &mut self.spare);
@@ -654,6 +656,7 @@ fn strip_body(func: &mut Function, spare: &mut Spare) {
     func.dom_pre = Vec::new();
     func.dom_post = Vec::new();
     func.loops = Vec::new();
+    func.local_forwards = Vec::new();
 }
 
 

@@ -13,3 +13,15 @@ __global__ void volatile_tile(const float *in, float *out, int n)
         __syncthreads();
     }
 }
+
+// A loop whose bound is kept in a `volatile` local, read back at each test of the loop:
+// 8 to 11 iterations by the thread's lane (8 + threadIdx.x % 4), for the test that the
+// control-flow simulation reads the stored value too.
+__global__ void volatile_bound(const float *in, float *out)
+{
+    volatile int count = 8 + threadIdx.x % 4;
+    float acc = 0.0f;
+    for (int i = 0; i < count; ++i)
+        acc += in[i * blockDim.x + threadIdx.x];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
