@@ -126,7 +126,9 @@ fn an_importer_file_given_as_rows_names_its_flag() {
     std::fs::write(&gz, enc.finish().unwrap()).unwrap();
     let ncu = dir.join("report.csv");
     std::fs::write(&ncu, "\"ID\",\"Process ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"gpu__time_duration.sum\"\n\"\",\"\",\"\",\"\",\"\",\"usecond\"\n").unwrap();
-    for (file, flag) in [(&plain, "--kernel-tuner"), (&gz, "--kernel-tuner"), (&ncu, "--ncu")] {
+    let t4 = dir.join("conv-results.json");
+    std::fs::write(&t4, r#"{"schema_version": "1.0.0", "results": [{"configuration": {"block_size_x": 128}, "times": {"runtimes": [0.1]}, "invalidity": "correct", "correctness": 1, "measurements": [{"name": "time", "value": 0.1, "unit": "ms"}]}]}"#).unwrap();
+    for (file, flag) in [(&plain, "--kernel-tuner"), (&gz, "--kernel-tuner"), (&ncu, "--ncu"), (&t4, "--kernel-tuner")] {
         let (code, stdout, stderr) = run(&["validate", file.to_str().unwrap()]);
         assert_eq!(code, 2, "{stderr}");
         assert!(stdout.is_empty(), "{stdout}");

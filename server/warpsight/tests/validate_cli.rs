@@ -192,6 +192,27 @@ fn kernel_tuner_and_ncu_importers_from_the_command_line() {
     assert_eq!(code, 2);
     assert!(err.contains("0 MHz is not a clock from 1 to 10000 MHz"), "{err}");
 
+    // The same measurements as a T4 results file (Kernel Tuner's store_output_file) with its
+    // metadata file beside it: the GPU from the metadata, kernel and problem size given.
+    let t4 = r#"{"schema_version": "1.0.0", "results": [
+        {"configuration": {"block_size_x": 64}, "times": {"runtimes": [0.03]}, "invalidity": "correct", "correctness": 1, "measurements": [{"name": "time", "value": 0.03, "unit": "ms"}]},
+        {"configuration": {"block_size_x": 128}, "times": {"runtimes": [0.02]}, "invalidity": "correct", "correctness": 1, "measurements": [{"name": "time", "value": 0.02, "unit": "ms"}]},
+        {"configuration": {"block_size_x": 256}, "times": {"runtimes": []}, "invalidity": "runtime", "correctness": 1, "measurements": []}]}"#;
+    std::fs::write(dir.path().join("saxpy_output.json"), t4).unwrap();
+    std::fs::write(
+        dir.path().join("saxpy_metadata.json"),
+        r#"{"schema_version": "1.0.0", "metadata": {"environment": {"device_query": {"nvidia-smi": {"nvidia_smi_log": {"gpu": {"product_name": "NVIDIA A100-SXM4-80GB"}}}}}}}"#,
+    )
+    .unwrap();
+    let t4_path = dir.path().join("saxpy_output.json");
+    let (code, t) = json(&["validate", "--kernel-tuner", t4_path.to_str().unwrap(), "--source", src.to_str().unwrap(), "--kernel", "saxpy", "--problem-size", "1048576", "--arg", "n=1048576"]);
+    assert_eq!(code, 0, "{t}");
+    assert_eq!(t["counts"]["analysed"], 2, "{t}");
+    let kt: Vec<f64> = v["rows"].as_array().unwrap().iter().filter_map(|r| r["predicted_ms"]["headline"].as_f64()).collect();
+    let t4p: Vec<f64> = t["rows"].as_array().unwrap().iter().filter_map(|r| r["predicted_ms"]["headline"].as_f64()).collect();
+    assert_eq!(kt, t4p, "the cache and the T4 file are the same measurements");
+    assert!(t["rows"].as_array().unwrap().iter().all(|r| r["gpu_id"] == "a100-sxm4-80gb"), "{t}");
+
     let ncu = "==PROF== Connected to process 1\n\
 \"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n\
 \"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"usecond\"\n\

@@ -501,7 +501,13 @@ Importers:
   tunes `nvml_gr_clock` locks each row at it; `clock_mhz = MHZ` (`--locked-clock`) states
   the clock of every configuration timed at a locked clock the file does not record. A file
   whose configurations' runs (`times`) spread by more than 1.25× gets a note (\"Clocks of
-  imported measurements\", above).
+  imported measurements\", above). Kernel Tuner's T4 results files (`store_output_file`,
+  the Open Autotuning Results Schema 1.0.0) are read too: each result's `configuration`,
+  `invalidity` (`correct` for one that ran), `measurements` (`time` in ms, `nvml_power`) and
+  `times.runtimes`; they name neither the kernel nor the problem size (give `kernel` and
+  `problem_size`), and the GPU is `gpu` or the `product_name` in the T4 metadata file
+  (`store_metadata_file`) beside them (NAME-metadata.json for NAME-results.json or
+  NAME-output.json).
 - **Nsight Compute** (`--ncu CSV...` or `kind = \"ncu\"`): `ncu --csv --page raw` exports,
   per NVIDIA's Nsight Compute CLI User Guide (\"Output Pages\", \"Console Output\": `--csv`,
   `--page raw`, `--print-units`): a header row (`ID`, `Kernel Name`, `Block Size`, `Grid

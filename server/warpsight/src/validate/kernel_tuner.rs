@@ -15,6 +15,18 @@
 //! (`nvml_gr_clock`, Kernel Tuner's NVML observer parameters) the row's clock is locked at
 //! it, and an entry's `nvml_power` (the board power NVML read while it ran, W) is the row's
 //! measured power.
+//!
+//! Also Kernel Tuner's T4 results files (`store_output_file`, the Open Autotuning Results
+//! Schema 1.0.0 of `kernel_tuner/schema/T4/1.0.0/results-schema.json`): `results`, each
+//! with its `configuration` (the tunable parameters), `invalidity` (`correct` for a
+//! configuration that ran), `times.runtimes` (the runs, ms) and `measurements` (`time`, the
+//! mean in ms, and the observers' values, `nvml_power` among them). They name neither the
+//! kernel nor the problem size nor the device: the import gives the first two, and the GPU
+//! is the import's `gpu` or the `product_name` that the T4 metadata file beside the results
+//! (`store_metadata_file`: `nvidia-smi --query -x` under
+//! `metadata.environment.device_query`) records, found by putting `metadata` for `results`
+//! or `output` in the file name. A configuration's key is its values joined by commas in
+//! parameter-name order.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read as _;
@@ -139,9 +151,98 @@ fn value_text(v: &Value) -> Option<String> {
     }
 }
 
-/// Parses a cache file's JSON text.
+/// One result of a T4 results file.
+#[derive(Deserialize)]
+struct RawT4Result {
+    configuration: BTreeMap<String, Value>,
+    #[serde(default)]
+    times: Option<RawT4Times>,
+    #[serde(default)]
+    invalidity: Option<String>,
+    #[serde(default)]
+    measurements: Vec<RawT4Measurement>,
+}
+
+#[derive(Deserialize)]
+struct RawT4Times {
+    #[serde(default)]
+    runtimes: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct RawT4Measurement {
+    name: String,
+    value: Value,
+    #[serde(default)]
+    unit: Option<String>,
+}
+
+/// A time measurement in ms: Kernel Tuner writes `ms` for its times (`store_output_file`);
+/// `s` and `us` are converted, any other unit is refused.
+fn t4_time_ms(m: &RawT4Measurement) -> Result<f64, String> {
+    let scale = match m.unit.as_deref().unwrap_or("ms") {
+        "ms" | "" => 1.0,
+        "s" => 1e3,
+        "us" | "µs" => 1e-3,
+        other => return Err(format!("time in unit `{other}`")),
+    };
+    match m.value.as_f64() {
+        Some(t) if t.is_finite() && t > 0.0 => Ok(t * scale),
+        _ => Err(format!("time {}", m.value)),
+    }
+}
+
+/// Parses a T4 results file (module documentation) into a cache without a device, kernel
+/// or problem size.
+fn parse_t4(v: Value) -> anyhow::Result<Cache> {
+    let results: Vec<RawT4Result> = serde_json::from_value(v.get("results").cloned().unwrap_or(Value::Null)).map_err(|e| anyhow::anyhow!("not a T4 results file: {e}"))?;
+    let keys: Vec<String> = results.first().map(|r| r.configuration.keys().cloned().collect()).unwrap_or_default();
+    let mut entries = BTreeMap::new();
+    for (i, r) in results.into_iter().enumerate() {
+        if r.configuration.keys().ne(keys.iter()) {
+            bail!("result {i}: its configuration has the parameters {:?}, where the first result's are {keys:?}", r.configuration.keys().collect::<Vec<_>>());
+        }
+        let mut params = BTreeMap::new();
+        for (k, v) in &r.configuration {
+            params.insert(k.clone(), value_text(v).with_context(|| format!("result {i}: `{k}` is {v}, not a number or a string"))?);
+        }
+        let measured = |name: &str| r.measurements.iter().find(|m| m.name == name);
+        let time = match r.invalidity.as_deref() {
+            Some("correct") | None => measured("time").map_or_else(|| Err("no time".to_string()), t4_time_ms),
+            Some(why) => Err(why.to_string()),
+        };
+        let power_w = measured("nvml_power").and_then(|m| m.value.as_f64()).filter(|w| w.is_finite() && *w > 0.0);
+        let runs = r.times.and_then(|t| t.runtimes).unwrap_or_default().iter().filter_map(Value::as_f64).filter(|t| t.is_finite() && *t > 0.0).collect();
+        let key = keys.iter().map(|k| params[k].as_str()).collect::<Vec<_>>().join(",");
+        entries.insert(key, Entry { params, time, power_w, runs });
+    }
+    Ok(Cache { device_name: String::new(), kernel_name: String::new(), problem_size: Vec::new(), keys, entries })
+}
+
+/// The GPU a T4 metadata file records: the `product_name` of every GPU in its
+/// `nvidia-smi --query -x` output (one GPU, or several of one product); an error says why
+/// not.
+pub fn t4_device(meta: &Value) -> Result<String, String> {
+    let gpus = meta.pointer("/metadata/environment/device_query/nvidia-smi/nvidia_smi_log/gpu").ok_or("no nvidia-smi query in it")?;
+    let list: Vec<&Value> = match gpus {
+        Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    let names: BTreeSet<&str> = list.iter().filter_map(|g| g.get("product_name").and_then(Value::as_str)).map(str::trim).collect();
+    match names.len() {
+        0 => Err("its nvidia-smi query names no GPU".into()),
+        1 => Ok(names.into_iter().next().unwrap_or_default().to_string()),
+        _ => Err(format!("its nvidia-smi query names several GPUs ({})", names.into_iter().collect::<Vec<_>>().join(", "))),
+    }
+}
+
+/// Parses a cache file's JSON text (or a T4 results file's).
 pub fn parse_cache(text: &str) -> anyhow::Result<Cache> {
-    let raw: RawCache = serde_json::from_str(text).map_err(|e| anyhow::anyhow!("not a Kernel Tuner cache (line {}: {e})", e.line()))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| anyhow::anyhow!("not a Kernel Tuner cache (line {}: {e})", e.line()))?;
+    if v.get("results").is_some_and(Value::is_array) && v.get("cache").is_none() {
+        return parse_t4(v);
+    }
+    let raw: RawCache = serde_json::from_value(v).map_err(|e| anyhow::anyhow!("not a Kernel Tuner cache ({e})"))?;
     let problem_size = match &raw.problem_size {
         None => Vec::new(),
         Some(Value::Number(n)) => vec![n.as_u64().context("problem_size is not a positive integer")?],
@@ -189,7 +290,21 @@ pub fn read_cache(path: &Path) -> anyhow::Result<Cache> {
     } else {
         String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))?
     };
-    parse_cache(&text).with_context(|| path.display().to_string())
+    let mut cache = parse_cache(&text).with_context(|| path.display().to_string())?;
+    if cache.device_name.is_empty() {
+        // A T4 results file: the device from its metadata file, where there is one beside it.
+        cache.device_name = t4_metadata_beside(path).unwrap_or_default();
+    }
+    Ok(cache)
+}
+
+/// The device of the T4 metadata file beside a results file (module documentation).
+fn t4_metadata_beside(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let meta = ["results", "output"].iter().filter(|w| name.contains(*w)).map(|w| path.with_file_name(name.replacen(w, "metadata", 1))).find(|p| p.is_file())?;
+    let bytes = cuda_frontend::files::read_bytes(&meta, crate::input::MAX_INPUT_BYTES).ok()?;
+    let v: Value = serde_json::from_slice(&bytes).ok()?;
+    t4_device(&v).ok()
 }
 
 /// A configuration's parameters as integers (for block and grid arithmetic).
@@ -288,6 +403,7 @@ pub fn stratified_sample(candidates: &[&BTreeMap<String, String>], n: usize, see
 }
 
 /// What an import produced.
+#[derive(Debug)]
 pub struct Imported {
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
@@ -350,7 +466,16 @@ pub fn import(imp: &Import, base: &Path) -> anyhow::Result<Imported> {
             bail!("{}: no problem_size in the file; give one", path.display());
         }
         let kernel = imp.kernel.clone().unwrap_or_else(|| cache.kernel_name.clone());
+        if kernel.is_empty() {
+            bail!("{}: the file does not name its kernel (a T4 results file); give one (--kernel, `kernel`)", path.display());
+        }
         let gpu = imp.gpu.clone().unwrap_or_else(|| cache.device_name.clone());
+        if gpu.is_empty() {
+            bail!(
+                "{}: the file does not name its GPU (a T4 results file without its metadata file beside it, NAME-metadata.json for NAME-results.json or NAME-output.json); give one (--gpu, `gpu`)",
+                path.display()
+            );
+        }
         let file_name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         let failed = cache.entries.values().filter(|e| e.time.is_err()).count();
         if failed > 0 {
@@ -463,6 +588,55 @@ mod tests {
         assert!(c.entries.values().all(|e| e.power_w.is_none() && !e.params.contains_key(CLOCK_PARAM)));
     }
 
+    /// A T4 results file (Kernel Tuner's `store_output_file`) with its metadata file
+    /// (`store_metadata_file`) beside it: the configurations that ran become rows, the GPU is
+    /// the metadata's `product_name`, the kernel and the problem size come from the import.
+    #[test]
+    fn t4_results_with_their_metadata() {
+        let results = r#"{"schema_version": "1.0.0", "results": [
+          {"timestamp": "2024-05-01 10:00:00", "configuration": {"block_size_x": 128, "tile_size_x": 2},
+           "times": {"compilation": 310.0, "benchmark": 12.0, "framework": 1.0, "search_algorithm": 0.1, "validation": 0.0, "runtimes": [0.51, 0.50, 0.50]},
+           "invalidity": "correct", "correctness": 1,
+           "measurements": [{"name": "time", "value": 0.503, "unit": "ms"}, {"name": "nvml_power", "value": 212.5, "unit": ""}],
+           "objectives": ["time"]},
+          {"timestamp": "2024-05-01 10:00:01", "configuration": {"block_size_x": 1024, "tile_size_x": 8},
+           "times": {"compilation": 290.0, "runtimes": []}, "invalidity": "compile", "correctness": 1,
+           "measurements": [{"name": "time", "value": "CompilationFailedConfig", "unit": "ms"}], "objectives": ["time"]}
+        ]}"#;
+        let metadata = r#"{"schema_version": "1.0.0", "metadata": {"hardware": {"lshw": []},
+          "environment": {"requirements": [], "device_query": {"nvidia-smi": {"nvidia_smi_log": {
+            "driver_version": "550.54", "gpu": {"@id": "00000000:17:00.0", "product_name": "NVIDIA A100-PCIE-40GB"}}}}}}}"#;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("conv-results.json"), results).unwrap();
+        std::fs::write(dir.path().join("conv-metadata.json"), metadata).unwrap();
+        let imp = Import { files: vec!["conv-results.json".into()], source: "k.cu".into(), kernel: Some("conv".into()), problem_size: Some(vec![4096]), ..Import::default() };
+        let out = import(&imp, dir.path()).unwrap();
+        assert_eq!(out.rows.len(), 1, "{:?}", out.notes);
+        let r = &out.rows[0];
+        assert_eq!((r.gpu.as_str(), r.kernel.as_str(), r.label.as_deref()), ("NVIDIA A100-PCIE-40GB", "conv", Some("128,2")));
+        assert_eq!((r.time_ms, r.power_w, r.block, r.grid), (0.503, Some(212.5), [128, 1, 1], [32, 1, 1]));
+        assert!(r.defines.contains(&"tile_size_x=2".to_string()), "{:?}", r.defines);
+        assert!(out.notes.iter().any(|n| n.contains("1 of 2 configurations have no time")), "{:?}", out.notes);
+        let c = read_cache(&dir.path().join("conv-results.json")).unwrap();
+        assert_eq!(c.entries["128,2"].runs, [0.51, 0.50, 0.50]);
+        assert_eq!(c.entries["1024,8"].time, Err("compile".to_string()));
+
+        // Without the kernel, or without the metadata and a GPU: said, with what to give.
+        let e = import(&Import { kernel: None, ..imp.clone() }, dir.path()).unwrap_err().to_string();
+        assert!(e.contains("does not name its kernel") && e.contains("--kernel"), "{e}");
+        std::fs::remove_file(dir.path().join("conv-metadata.json")).unwrap();
+        let e = import(&imp, dir.path()).unwrap_err().to_string();
+        assert!(e.contains("does not name its GPU") && e.contains("--gpu"), "{e}");
+        let out = import(&Import { gpu: Some("a100".into()), ..imp }, dir.path()).unwrap();
+        assert_eq!(out.rows[0].gpu, "a100");
+
+        // A metadata file of a machine with two different GPUs names neither.
+        let two: Value = serde_json::from_str(r#"{"metadata": {"environment": {"device_query": {"nvidia-smi": {"nvidia_smi_log": {"gpu": [
+            {"product_name": "NVIDIA A100-PCIE-40GB"}, {"product_name": "NVIDIA RTX A4000"}]}}}}}}"#).unwrap();
+        assert!(t4_device(&two).unwrap_err().contains("several GPUs"));
+        assert!(t4_device(&serde_json::json!({})).is_err());
+    }
+
     #[test]
     fn geometry_follows_kernel_tuner() {
         let p: BTreeMap<String, String> = [("block_size_x", "48"), ("block_size_y", "8"), ("tile_size_x", "3"), ("tile_size_y", "6")]
@@ -561,7 +735,7 @@ mod tests {
         let out = import(&Import { clock_mhz: None, ..imp.clone() }, dir.path()).unwrap();
         assert!(out.notes.iter().all(|n| !n.contains("SM clock changed")), "{:?}", out.notes);
         assert!(out.rows.iter().all(|r| r.clock_mhz.is_none()));
-        let bad = import(&Import { clock_mhz: Some(0.0), ..imp }, dir.path()).err().expect("a clock of 0 MHz is refused").to_string();
+        let bad = import(&Import { clock_mhz: Some(0.0), ..imp }, dir.path()).expect_err("a clock of 0 MHz is refused").to_string();
         assert!(bad.contains("clock_mhz"), "{bad}");
     }
 }

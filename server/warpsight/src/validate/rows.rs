@@ -451,12 +451,16 @@ pub fn load(path: &Path) -> anyhow::Result<Vec<Row>> {
 }
 
 /// What an importer's file given as a rows file is, and the flag that reads it: a Kernel
-/// Tuner cache (a JSON object with `tune_params_keys` and `cache`) or an Nsight Compute
+/// Tuner cache (a JSON object with `tune_params_keys` and `cache`), a Kernel Tuner T4
+/// results file (`results` of `configuration`s with their `invalidity`) or an Nsight Compute
 /// raw-page export (a CSV header naming `Kernel Name` and `gpu__time_duration.sum`).
 fn misplaced_import(text: &str) -> Option<&'static str> {
     let head = text.trim_start();
     if head.starts_with('{') && head.contains("\"tune_params_keys\"") && head.contains("\"cache\"") {
         return Some("it is a Kernel Tuner cache; import it with `--kernel-tuner FILE` (one flag per file) and `--source`");
+    }
+    if head.starts_with('{') && head.contains("\"results\"") && head.contains("\"configuration\"") && head.contains("\"invalidity\"") {
+        return Some("it is a Kernel Tuner T4 results file; import it with `--kernel-tuner FILE`, `--source`, `--kernel` and `--problem-size`");
     }
     let header = text.lines().find(|l| l.contains("\"Kernel Name\""));
     if header.is_some_and(|l| l.contains("gpu__time_duration")) {
