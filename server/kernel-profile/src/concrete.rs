@@ -267,7 +267,6 @@ impl IntOp {
         IntOp(Decoded::Copy)
     }
 
-
     /// The value written to the (first) destination from the value of source operand `i`
     /// (`src(i)`, 1-based as in the operand list) and of parameter `k` (`param(k)`);
     /// `None` when something needed is unknown.
