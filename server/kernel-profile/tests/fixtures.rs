@@ -759,3 +759,19 @@ fn a_loop_bound_kept_in_a_volatile_local_is_the_bound_stored_there() {
     assert_eq!(p.loops[0].assumed_trip_count, 9.5, "{:#?}\n{:#?}", p.loops, p.assumptions);
     assert!(!p.assumptions.iter().any(|a| a.contains("data-dependent")), "{:#?}", p.assumptions);
 }
+
+#[test]
+fn a_loop_bound_argument_kept_in_a_volatile_local_is_the_trip_count() {
+    // tests/ptx/volatile_index.cu, volatile_param_bound: count = n kept in a `volatile`
+    // local and read back at each test of the loop. The loop analysis reads the stored
+    // value: the trip count is the argument `n` (`param_2` in PTX), symbolic without it and 12 with
+    // n = 12, where the default 16 of a data-dependent exit was assumed before.
+    let path = format!("{}/tests/ptx/volatile_index.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let kernel = "_Z20volatile_param_boundPKfPfi";
+    let p = common::profile_text(&text, "volatile_index", kernel, [4, 1, 1], [64, 1, 1], &[("param_2", 12)]);
+    assert_eq!(p.loops.len(), 1, "{:#?}", p.loops);
+    assert_eq!((p.loops[0].trip_count, p.loops[0].assumed_trip_count), (Some(12.0), 12.0), "{:#?}", p.loops);
+    let symbolic = common::profile_text(&text, "volatile_index", kernel, [4, 1, 1], [64, 1, 1], &[]);
+    assert_eq!(symbolic.loops[0].trip_count_expr.as_deref(), Some("param_2"), "{:#?}", symbolic.loops);
+}

@@ -426,6 +426,17 @@ impl<'f> LoopCx<'f> {
         (e.size() <= MAX_EXPR_NODES).then_some(e)
     }
 
+    /// The value of `reg` when its one definition is a `ld.local` that reads a slot one
+    /// store alone writes, and the stored operand is a constant or a register the loop does
+    /// not change: that operand's value on entry.
+    fn forwarded_invariant(&self, reg: RegId) -> Option<Expr> {
+        match self.f.forwarded_local(self.f.unique_def(reg)?)? {
+            Operand::Imm(v) => Some(Expr::Const(*v)),
+            Operand::Reg(s) if self.is_invariant(*s) => self.value_outside(*s, MAX_DEPTH),
+            _ => None,
+        }
+    }
+
     fn operand_value(&self, op: &Operand, depth: u32) -> Option<Expr> {
         match op {
             Operand::Imm(v) => Some(Expr::Const(*v)),
@@ -785,6 +796,11 @@ impl<'f> LoopCx<'f> {
             Operand::Reg(r) if self.is_invariant(*r) => self
                 .value_outside(*r, MAX_DEPTH)
                 .ok_or("the loop bound is not a constant or a kernel parameter expression")?,
+            // A bound kept in a `volatile` local and read back at each test: the value its one
+            // store wrote ([`Function::forwarded_local`]), when that does not change in the loop.
+            Operand::Reg(r) => self
+                .forwarded_invariant(*r)
+                .ok_or("the loop bound changes inside the loop")?,
             _ => return Err("the loop bound changes inside the loop".into()),
         };
         // `iv + c OP B` ⇔ `iv OP B - c`.

@@ -25,3 +25,14 @@ __global__ void volatile_bound(const float *in, float *out)
         acc += in[i * blockDim.x + threadIdx.x];
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
+
+// The same loop with its bound a kernel argument kept in a `volatile` local: the trip count
+// is the argument, for the test that the loop analysis reads the stored value too.
+__global__ void volatile_param_bound(const float *in, float *out, int n)
+{
+    volatile int count = n;
+    float acc = 0.0f;
+    for (int i = 0; i < count; ++i)
+        acc += in[i * blockDim.x + threadIdx.x];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
