@@ -75,7 +75,6 @@ fn errors(samples: &[calibrate::Sample<'_>], before: &Params, after: &Params) ->
     };
     let mape = |r: &[f64]| if r.is_empty() { f64::NAN } else { r.iter().map(|x| (x - 1.0).abs()).sum::<f64>() / r.len() as f64 };
     let median = |r: &[f64]| analysis::validation::median(r).unwrap_or(f64::NAN);
-    let log_error = |r: &[f64]| if r.is_empty() { f64::NAN } else { r.iter().map(|x| x.ln().abs()).sum::<f64>() / r.len() as f64 };
     let (rb, ra) = (ratios(before), ratios(after));
     ErrorPair {
         n: ra.len(),
@@ -83,8 +82,8 @@ fn errors(samples: &[calibrate::Sample<'_>], before: &Params, after: &Params) ->
         mape_after: mape(&ra),
         median_ratio_before: median(&rb),
         median_ratio_after: median(&ra),
-        log_error_before: log_error(&rb),
-        log_error_after: log_error(&ra),
+        log_error_before: calibrate::mean_abs_log_error(samples, before),
+        log_error_after: calibrate::mean_abs_log_error(samples, after),
     }
 }
 
