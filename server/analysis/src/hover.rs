@@ -445,6 +445,7 @@ mod tests {
             trip_count: Some(0.0),
             trip_count_expr: None,
             assumed_trip_count: 0.0,
+            stated_at: None,
         };
         assert_eq!(loop_label(t, &l, None), "×0 · 0% of instructions");
     }

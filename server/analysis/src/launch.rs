@@ -28,24 +28,80 @@ pub struct Annotation {
     pub errors: Vec<String>,
 }
 
-/// Every `// warpsight:` annotation of a text (the grammar of [`launch_spec`]; in PTX
-/// there are no names to fold, so values are integer constant expressions).
+/// Every `// warpsight:` launch annotation of a text (the grammar of [`launch_spec`]; in
+/// PTX there are no names to fold, so values are integer constant expressions). Loop
+/// annotations (`trips=`) are [`loop_annotations`].
 pub fn annotations(text: &str) -> Vec<Annotation> {
-    let mut res = Vec::new();
+    annotation_lines(text)
+        .filter(|(_, _, body)| !launch_spec::is_loop_annotation(body))
+        .map(|(offset, _, body)| {
+            let (launch, errors) = parse_items(body, &mut eval_const);
+            Annotation { offset, launch, errors }
+        })
+        .collect()
+}
+
+/// The annotation comments of a text: (byte offset of the line, 0-based line index, body).
+fn annotation_lines(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
     let mut offset = 0;
-    for line in text.split_inclusive('\n') {
+    text.split_inclusive('\n').enumerate().filter_map(move |(index, line)| {
         let start = offset;
         offset += line.len();
-        let Some(pos) = line.find("warpsight:") else { continue };
+        let pos = line.find("warpsight:")?;
         let before = line[..pos].trim_end();
         if !before.ends_with("//") && !before.ends_with("/*") && !before.ends_with('*') {
-            continue;
+            return None;
         }
-        let Some(body) = launch_spec::annotation_body(&line[pos..]) else { continue };
-        let (launch, errors) = parse_items(body, &mut eval_const);
-        res.push(Annotation { offset: start, launch, errors });
+        launch_spec::annotation_body(&line[pos..]).map(|body| (start, index, body))
+    })
+}
+
+/// A `// warpsight: trips=N` comment in a PTX text: the trip count of the loop whose
+/// header starts on the line it ends (a trailing comment) or on the next line holding
+/// code, a label and the instruction after it (docs/cuda.md § Stating a launch).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopAnnotation {
+    pub offset: usize,
+    /// 1-based line of the comment.
+    pub line: u32,
+    /// `None` when the comment could not be read (`errors` says why).
+    pub stated: Option<kernel_profile::StatedTrips>,
+    pub errors: Vec<String>,
+}
+
+/// Every loop annotation of a PTX text, in text order.
+pub fn loop_annotations(text: &str) -> Vec<LoopAnnotation> {
+    let lines: Vec<&str> = text.lines().collect();
+    // A line holding PTX: not blank, not only a comment.
+    let code = |l: &str| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with("//") && !t.starts_with("/*") && !t.starts_with('*')
+    };
+    // The next line holding code at or after each line, computed once from the end.
+    let mut next: Vec<Option<usize>> = vec![None; lines.len() + 1];
+    for i in (0..lines.len()).rev() {
+        next[i] = if code(lines[i]) { Some(i) } else { next[i + 1] };
     }
-    res
+    let next_code = |from: usize| next.get(from).copied().flatten();
+    annotation_lines(text)
+        .filter(|(_, _, body)| launch_spec::is_loop_annotation(body))
+        .map(|(offset, index, body)| {
+            let (trips, mut errors) = launch_spec::parse_trips(body, &mut eval_const);
+            let own = lines.get(index).and_then(|l| l.find("//").or_else(|| l.find("/*")).map(|p| &l[..p])).is_some_and(code);
+            let first = if own { Some(index) } else { next_code(index + 1) };
+            let lines_of = first.map(|f| {
+                let label = lines[f].split("//").next().unwrap_or("").trim_end().ends_with(':');
+                let last = if label { next_code(f + 1).unwrap_or(f) } else { f };
+                (f as u32 + 1, last as u32 + 1)
+            });
+            if lines_of.is_none() {
+                errors.push("a `trips=` annotation stands on or just before a loop's header: no code follows it".into());
+            }
+            let line = index as u32 + 1;
+            let stated = trips.zip(lines_of).map(|(trips, lines)| kernel_profile::StatedTrips { file: None, lines, trips, annotation_line: line, in_kernel: true });
+            LoopAnnotation { offset, line, stated, errors }
+        })
+        .collect()
 }
 
 /// Combines the sources in priority order. Each field comes from the first source that
@@ -115,6 +171,14 @@ mod tests {
         assert_eq!(a[0].launch.args.get("N"), Some(&1024));
         assert_eq!(a[0].launch.args.get("m"), Some(&16));
         assert!(a[0].errors.is_empty());
+        // A loop annotation is not a launch: it names the loop whose header follows.
+        let text = "// warpsight: grid=8\n.entry k()\n{\n// warpsight: trips=40\n$L__BB0_1:\n\tadd.s32 %r1, %r1, 1;\n\tbra $L__BB0_1; // warpsight: trips=x\n}\n";
+        assert_eq!(annotations(text).len(), 1);
+        let loops = loop_annotations(text);
+        assert_eq!(loops.len(), 2);
+        let s = loops[0].stated.as_ref().expect("read");
+        assert_eq!((s.lines, s.trips, s.annotation_line, s.file.as_deref()), ((5, 6), 40.0, 4, None));
+        assert_eq!((loops[1].line, loops[1].stated.is_none(), loops[1].errors.len()), (7, true, 1));
         let bad = annotations("// warpsight: grid=abc block=0 k\n");
         assert_eq!(bad[0].errors.len(), 3, "{:?}", bad[0].errors);
         assert!(annotations("printf(\"warpsight: no\");").is_empty());

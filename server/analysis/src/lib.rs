@@ -170,6 +170,12 @@ pub struct KernelContext {
     /// Why the kernel's launch site could not be folded, when it could not (a sentence
     /// naming what stopped it: "the launch at line 42 was not folded: `TW` unknown").
     pub call_site_note: Option<String>,
+    /// Loop trip counts stated in the CUDA source (`// warpsight: trips=N`), by line of
+    /// the main source file.
+    pub stated_trips: Vec<kernel_profile::StatedTrips>,
+    /// Annotations in the kernel's part of the source that could not be read, one
+    /// sentence each (said with the profile's assumptions).
+    pub annotation_notes: Vec<String>,
 }
 
 /// Extra knowledge about the module from outside the PTX text.
@@ -482,14 +488,31 @@ fn resolve_gpus(settings: &Settings, syntax: &mut Vec<SyntaxDiagnostic>) -> (Vec
 /// a module with thousands of kernels and annotations is not searched once per pair.
 struct AnnotationIndex {
     annotations: Vec<launch::Annotation>,
+    /// The loop annotations (`trips=`), in text order.
+    loops: Vec<launch::LoopAnnotation>,
     kernel_starts: Vec<u32>,
+}
+
+/// The PTX annotations of one kernel: its launch, and the trip counts stated on its loops.
+#[derive(Clone, Copy)]
+struct PtxAnnotations<'a> {
+    launch: Option<&'a launch::Annotation>,
+    loops: &'a [launch::LoopAnnotation],
 }
 
 impl AnnotationIndex {
     fn new(text: &str, module: &ptx_ir::Module) -> AnnotationIndex {
         let mut kernel_starts: Vec<u32> = module.kernels().map(|k| k.span.start).collect();
         kernel_starts.sort_unstable();
-        AnnotationIndex { annotations: launch::annotations(text), kernel_starts }
+        AnnotationIndex { annotations: launch::annotations(text), loops: launch::loop_annotations(text), kernel_starts }
+    }
+
+    /// The annotations of the kernel `func`: its launch annotation, and the loop
+    /// annotations inside its body.
+    fn for_kernel(&self, func: &ptx_ir::Function) -> PtxAnnotations<'_> {
+        let from = self.loops.partition_point(|a| (a.offset as u32) < func.span.start);
+        let to = self.loops.partition_point(|a| (a.offset as u32) < func.span.end);
+        PtxAnnotations { launch: self.of(func.span.start), loops: &self.loops[from..to.max(from)] }
     }
 
     fn of(&self, kernel_start: u32) -> Option<&launch::Annotation> {
@@ -524,7 +547,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
         .kernels()
         .filter(|func| settings.only_kernel.as_ref().is_none_or(|k| *k == func.name))
         .map(|func| {
-            let ptx_annotation = annotations.of(func.span.start);
+            let ptx_annotation = annotations.for_kernel(func);
             let cx = context.kernels.get(&func.name).cloned().unwrap_or_default();
             let Some(memo) = memo.as_deref_mut() else {
                 return analyze_kernel(&module, func, ptx_annotation, &cx, &context.used_args, settings, &gpus);
@@ -536,7 +559,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
                 .filter_map(|c| c.callee.as_deref().and_then(|n| module.function(n)))
                 .map(|f| text.get(f.span.start as usize..f.span.end as usize).unwrap_or(""))
                 .collect();
-            let annotation = ptx_annotation.map(|a| a.launch.clone());
+            let annotation = ptx_annotation.launch.map(|a| a.launch.clone());
             let bucket = memo.entries.entry(text_hash(body, &callees)).or_default();
             if let Some(e) = bucket.iter_mut().find(|e| e.context == cx && e.annotation == annotation) {
                 let mut k = e.kernel.clone();
@@ -639,7 +662,7 @@ impl KernelStream {
             }
         };
         let func = &self.module.functions[index];
-        let ptx_annotation = self.annotations.of(func.span.start);
+        let ptx_annotation = self.annotations.for_kernel(func);
         let cx = self.context.kernels.get(&func.name).cloned().unwrap_or_default();
         let kernel = analyze_kernel(&self.module, func, ptx_annotation, &cx, &self.context.used_args, &self.settings, &self.gpus);
         if let Some(stub) = stub {
@@ -659,14 +682,26 @@ impl Iterator for KernelStream {
 fn analyze_kernel(
     module: &ptx_ir::Module,
     func: &ptx_ir::Function,
-    ptx_annotation: Option<&launch::Annotation>,
+    ptx_annotations: PtxAnnotations<'_>,
     cx: &KernelContext,
     used_args: &std::collections::BTreeSet<String>,
     settings: &Settings,
     gpus: &[gpu_spec::Gpu],
 ) -> KernelAnalysis {
     let empty = PartialLaunch::default();
+    let ptx_annotation = ptx_annotations.launch;
     let annotation = cx.annotation.as_ref().or(ptx_annotation.map(|a| &a.launch)).unwrap_or(&empty);
+    // Trip counts stated on loops: in the CUDA source (the front end's), or in the PTX.
+    let mut stated_trips = cx.stated_trips.clone();
+    stated_trips.extend(ptx_annotations.loops.iter().filter_map(|a| a.stated.clone()));
+    // What could not be read in the annotations, said with the assumptions.
+    let mut annotation_notes = cx.annotation_notes.clone();
+    for a in ptx_annotations.loops {
+        annotation_notes.extend(a.errors.iter().map(|e| format!("the annotation at PTX line {} is not read: {e}", a.line)));
+    }
+    if let Some(a) = ptx_annotation {
+        annotation_notes.extend(a.errors.iter().map(|e| format!("the launch annotation before the kernel is not read in part: {e}")));
+    }
     let call_site = cx.call_site.as_ref().unwrap_or(&empty);
     // A user value the front end used for a host variable (`--arg Width=1024` feeding
     // `dim3 grid(Width / 16)`) is not a kernel argument: leave it out here, so it is not
@@ -710,6 +745,7 @@ fn analyze_kernel(
                 source_param_names: &cx.param_names,
                 demangled: demangled.clone(),
                 options: &settings.profile,
+                stated_trips: &stated_trips,
             };
             let mut profile = built.entry(gpu.cc.major <= 1).or_insert_with(|| kernel_profile::build(&input)).clone()?;
             profile.gpu = gpu.id.clone();
@@ -720,6 +756,7 @@ fn analyze_kernel(
             if let Some(note) = cx.call_site_note.as_ref().filter(|_| !fully_stated) {
                 profile.assumptions.push(note.clone());
             }
+            profile.assumptions.extend(annotation_notes.iter().cloned());
             let threads = u32::try_from(launch.threads_per_block()).unwrap_or(u32::MAX);
             let occupancy = gpu
                 .occupancy(threads, profile.resources.registers_per_thread, profile.resources.static_smem_bytes, launch.dynamic_smem)

@@ -57,6 +57,8 @@ fn examples() -> Vec<Example> {
         Example { args: &[("param_3", 1024)], ..ex("uncoalesced-global-access", "matmul_naive", "matmul_naive", [64, 64, 1], [16, 16, 1]) },
         ex("shared-bank-conflict", "transpose_naive", "transpose_naive", [64, 64, 1], [32, 32, 1]),
         ex("divergent-branch-in-loop", "reduce_tree", "reduce_tree", [256, 1, 1], [256, 1, 1]),
+        // "1024 blocks of 256 threads on an A100"
+        Example { args: &[("param_0", 262144)], ..ex("unknown-trip-count", "spmv_csr", "spmv_csr_scalar", [1024, 1, 1], [256, 1, 1]) },
         // "with 1000 blocks of 256 threads on an A100"
         ex("tail-wave", "saxpy", "saxpy", [1000, 1, 1], [256, 1, 1]),
         // "second pass": reduce_tree<<<1, BLOCK_SIZE>>>.

@@ -515,3 +515,20 @@ fn every_code_is_documented() {
         assert!(doc.contains(&format!("## `{code}`")), "docs/diagnostics.md lacks a section for {code}");
     }
 }
+
+#[test]
+fn stated_trip_counts_go_above_the_loop_and_compile() {
+    let nvcc = require_nvcc!();
+    // The CSR row loop's finding, placed on its `.cu` line (the fix edits the CUDA source
+    // where the kernel's file is known; here the PTX alone gives the line).
+    let a = analyze_fixture("spmv_csr", [1024, 1, 1], [256, 1, 1]);
+    let f = of_code(&a, "spmv_csr_scalar", "unknown-trip-count");
+    assert_eq!(f.len(), 1, "{f:?}");
+    let fix = FixKind::StateTripCount { source_line: f[0].source_line, ptx_line: f[0].ptx_line, trips: 24 };
+    let src = read("tests/fixtures/cu/spmv_csr.cu");
+    let edited = fixes::apply(&src, &fixes::edits(&fix, &src, "spmv_csr_scalar", None));
+    let line = cu_line("spmv_csr", "for (int jj = row_start; jj < row_end; jj++)") as usize;
+    assert_eq!(edited.lines().nth(line - 1), Some("        // warpsight: trips=24"), "{edited}");
+    assert_eq!(edited.lines().nth(line), src.lines().nth(line - 1), "the loop follows the comment");
+    compile(&nvcc, "spmv_csr", &edited);
+}

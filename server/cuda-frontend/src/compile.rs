@@ -197,6 +197,8 @@ pub struct Prepared {
     pub kernel_decls: Vec<KernelDecl>,
     pub launch_sites: Vec<LaunchSite>,
     pub annotations: Vec<Annotation>,
+    /// The `trips=` annotations on loops.
+    pub loop_annotations: Vec<crate::launch::LoopAnnotation>,
     pub launch_bounds: Vec<LaunchBounds>,
     /// The `--arg` names the launch folding read (used even when no kernel parameter
     /// has that name).

@@ -6,6 +6,22 @@
 pub fn analysis_context(p: &crate::compile::Prepared) -> analysis::Context {
     use crate::launch::SiteOrigin;
     let mut cx = analysis::Context { used_args: p.used_args.iter().cloned().collect(), ..Default::default() };
+    // Loop trip counts stated in the source, by line of the main file as the PTX's `.file`
+    // names it (none without line information: nothing to match the lines to).
+    let files = crate::mapping::file_table(&p.ptx);
+    let main_file = crate::mapping::main_file_index(&files, &p.path).and_then(|i| files.iter().find(|(f, _)| *f == i)).map(|(_, path)| path.clone());
+    let stated_trips: Vec<kernel_profile::StatedTrips> = p
+        .loop_annotations
+        .iter()
+        .filter_map(|a| {
+            Some(kernel_profile::StatedTrips { file: Some(main_file.clone()?), lines: a.lines?, trips: a.trips?, annotation_line: a.line, in_kernel: false })
+        })
+        .collect();
+    // The kernel definitions of the file by line: an annotation's problems are said on the
+    // kernel whose definition precedes it.
+    let mut definitions: Vec<(u32, &str)> = p.kernel_decls.iter().filter(|d| d.is_definition && d.file.is_none()).map(|d| (d.line, d.name.as_str())).collect();
+    definitions.sort_unstable();
+    let owner = |line: u32| definitions.iter().rev().find(|(l, _)| *l <= line).map(|(_, n)| *n);
     for m in &p.kernels {
         // Parameter names from the kernel's declaration wherever it lives: the file, or an
         // included local header.
@@ -38,7 +54,38 @@ pub fn analysis_context(p: &crate::compile::Prepared) -> analysis::Context {
         // The `.file` path of the main source, so kernel-level findings land on the
         // definition's line like instruction-level ones land on theirs.
         let source = m.line.map(|l| (m.file.clone().unwrap_or_else(|| p.path.display().to_string()), l));
-        cx.kernels.insert(m.ptx_name.clone(), analysis::KernelContext { demangled, param_names, call_site, annotation, resources, source, call_site_note });
+        let mut annotation_notes = Vec::new();
+        for a in &p.loop_annotations {
+            if owner(a.line) == Some(m.base_name.as_str()) {
+                annotation_notes.extend(a.errors.iter().map(|e| format!("the annotation at line {} is not read: {e}", a.line)));
+                if a.errors.is_empty() && main_file.is_none() {
+                    annotation_notes.push(format!("the annotation at line {} is not used: the PTX has no line information to find its loop by", a.line));
+                }
+            }
+        }
+        for a in &p.annotations {
+            let mine = match &a.target {
+                crate::launch::AnnotationTarget::Kernel { kernel, .. } | crate::launch::AnnotationTarget::Launch { kernel, .. } => *kernel == m.base_name,
+                crate::launch::AnnotationTarget::Unattached => false,
+            };
+            if mine {
+                annotation_notes.extend(a.errors.iter().map(|e| format!("the annotation at line {} is not read in part: {e}", a.line)));
+            }
+        }
+        cx.kernels.insert(
+            m.ptx_name.clone(),
+            analysis::KernelContext {
+                demangled,
+                param_names,
+                call_site,
+                annotation,
+                resources,
+                source,
+                call_site_note,
+                stated_trips: stated_trips.iter().map(|s| kernel_profile::StatedTrips { in_kernel: owner(s.annotation_line) == Some(m.base_name.as_str()), ..s.clone() }).collect(),
+                annotation_notes,
+            },
+        );
     }
     cx
 }

@@ -193,12 +193,30 @@ pub struct Annotation {
     pub errors: Vec<String>,
 }
 
+/// A `// warpsight: trips=N` comment on or just before a loop: the loop's trip count, as
+/// the user states it where no analysis can read it (docs/cuda.md § Stating a launch).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopAnnotation {
+    /// The comment's line.
+    pub line: u32,
+    /// The lines of the loop's head, first to last: the keyword to the `)` of a `for` or
+    /// `while`; the whole of a `do { ... } while (...)`, whose test nvcc puts at its end.
+    /// `None` when no loop starts there.
+    pub lines: Option<(u32, u32)>,
+    pub trips: Option<f64>,
+    /// Problems reading the comment, or no loop after it.
+    pub errors: Vec<String>,
+}
+
 /// Everything found in one `.cu` file's text.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SourceScan {
     pub kernels: Vec<KernelDecl>,
     pub launch_sites: Vec<LaunchSite>,
     pub annotations: Vec<Annotation>,
+    /// The `trips=` annotations, in text order.
+    #[serde(default)]
+    pub loop_annotations: Vec<LoopAnnotation>,
     pub launch_bounds: Vec<LaunchBounds>,
     /// The user values (`--arg NAME=VALUE`) that the folding read: they were used, even
     /// when no kernel has a parameter of that name.
@@ -322,7 +340,12 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
     let mut annotations = Vec::new();
     let mut launch_ann: HashMap<usize, usize> = HashMap::new();
     let mut kernel_ann: HashMap<String, usize> = HashMap::new();
+    let mut loop_annotations = Vec::new();
     for c in &lexed.annotations {
+        if launch_spec::is_loop_annotation(c.text) {
+            loop_annotations.push(parse_loop_annotation(c.text, c.line, c.offset, toks, &env, &mut used));
+            continue;
+        }
         let next_kernel = kernels
             .iter()
             .filter(|k| toks[k.name_tok].offset > c.offset)
@@ -577,9 +600,66 @@ pub fn scan_source_with(src: &str, input: &ScanInput<'_>) -> SourceScan {
         kernels,
         launch_sites: sites,
         annotations,
+        loop_annotations,
         launch_bounds,
         used_args: used.used,
     }
+}
+
+/// The lines of the head of the loop a loop annotation at byte `offset` (line `line`)
+/// stands on or before: a trailing comment names the loop its line starts with, any other
+/// the loop of the next code token. `Err` says what is there instead.
+fn loop_head_lines(toks: &[Tok<'_>], line: u32, offset: usize) -> Result<(u32, u32), String> {
+    // Tokens are in text order: binary searches, so that many annotations in a long file
+    // cost no scan each.
+    let first_on_line = Some(toks.partition_point(|t| t.line < line)).filter(|&k| toks.get(k).is_some_and(|t| t.line == line));
+    let at = match first_on_line {
+        Some(k) if toks[k].offset < offset => k,
+        _ => Some(toks.partition_point(|t| t.offset <= offset)).filter(|&k| k < toks.len()).ok_or_else(|| "no loop follows it".to_string())?,
+    };
+    let kw = &toks[at];
+    match kw.text {
+        "for" | "while" => {
+            let close = toks.get(at + 1).filter(|t| t.is("(")).and_then(|_| matching(toks, at + 1));
+            let close = close.ok_or_else(|| format!("the `{}` at line {} has no `( ... )`", kw.text, kw.line))?;
+            Ok((kw.line, toks[close].line))
+        }
+        "do" => {
+            // `do { body } while (cond);`: nvcc tests at the `while`, so the loop's PTX
+            // carries any line of the statement.
+            let body_end = toks.get(at + 1).filter(|t| t.is("{")).and_then(|_| matching(toks, at + 1));
+            let body_end = body_end.ok_or_else(|| format!("the `do` at line {} has no braced body", kw.line))?;
+            let cond_end = toks
+                .get(body_end + 1)
+                .filter(|t| t.is("while"))
+                .and_then(|_| toks.get(body_end + 2))
+                .filter(|t| t.is("("))
+                .and_then(|_| matching(toks, body_end + 2))
+                .unwrap_or(body_end);
+            Ok((kw.line, toks[cond_end].line))
+        }
+        _ => Err(format!("line {} starts with `{}`, not a `for`, `while` or `do` loop", kw.line, kw.text)),
+    }
+}
+
+fn parse_loop_annotation(text: &str, line: u32, offset: usize, toks: &[Tok<'_>], env: &Env<'_>, used: &mut Trace) -> LoopAnnotation {
+    let mut eval = |expr: &str| -> Result<i64, String> {
+        let mut t = Trace::default();
+        let v = env.eval_text(expr, &mut t);
+        for u in &t.used {
+            used.used(u);
+        }
+        v.ok_or_else(|| format!("`{expr}` is not a constant"))
+    };
+    let (trips, mut errors) = launch_spec::parse_trips(text, &mut eval);
+    let lines = match loop_head_lines(toks, line, offset) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            errors.push(format!("a `trips=` annotation stands on or just before a loop: {e}"));
+            None
+        }
+    };
+    LoopAnnotation { line, lines, trips, errors }
 }
 
 /// The host's allocation calls whose size [`allocations`] folds: they take the address of

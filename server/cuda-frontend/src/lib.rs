@@ -38,7 +38,7 @@ pub use compile::{
 pub use diagnostics::{CompilerDiagnostic, Severity};
 pub use incremental::{KernelSpan, kernel_spans};
 pub use launch::{
-    Annotation, AnnotationTarget, KernelDecl, KernelParam, LaunchBounds, LaunchSite, ScanInput,
+    Annotation, AnnotationTarget, KernelDecl, KernelParam, LaunchBounds, LaunchSite, LoopAnnotation, ScanInput,
     SiteOrigin, SourceScan, scan_source, scan_source_with,
 };
 pub use launch_spec::PartialLaunch;

@@ -45,6 +45,7 @@ fn main() {
             source_param_names: &[],
             demangled: None,
             options: &options,
+            stated_trips: &[],
         };
         let p = kernel_profile::build(&input).expect("kernel");
         println!("{}", serde_json::to_string_pretty(&p).expect("json"));

@@ -67,6 +67,8 @@ pub struct ProfileInput<'a> {
     pub source_param_names: &'a [String],
     pub demangled: Option<String>,
     pub options: &'a ProfileOptions,
+    /// Trip counts the user states for loops ([`StatedTrips`]).
+    pub stated_trips: &'a [StatedTrips],
 }
 
 /// Builds the profile of one kernel. `None` when the module has no such kernel body.
@@ -93,7 +95,8 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
         TripCount::Constant(_) => false,
     });
     let mut static_notes = Vec::new();
-    let (static_infos, static_trips) = loops(module, func, &env, input.options, input.source_param_names, &mut static_notes, None);
+    let knobs = LoopKnobs { options: input.options, source_names: input.source_param_names, stated: input.stated_trips };
+    let (static_infos, static_trips) = loops(module, func, &env, &knobs, &mut static_notes, None);
     let frequencies =
         frequency::block_frequencies(func, &static_trips, &env, input.options.unknown_branch_probability, input.source_param_names, &mut static_notes);
     // Shared-memory accesses whose bank conflicts the simulation evaluates (`shared_probes`);
@@ -112,7 +115,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     };
     let (loops_info, freq, active_lanes, shared_ways, reach, busiest) = match sim {
         Some(Ok(s)) => {
-            let (infos, _) = loops(module, func, &env, input.options, input.source_param_names, &mut assumptions, Some(&s));
+            let (infos, _) = loops(module, func, &env, &knobs, &mut assumptions, Some(&s));
             assumptions.push(format!(
                 "block executions from simulating the control flow of every warp of {} of the {} blocks (each branch follows from the thread and block indices, the launch and the arguments): a warp executes a block when any of its lanes does, so lanes that disagree cost both paths{}",
                 s.blocks_simulated,
@@ -532,15 +535,23 @@ fn loops(
     module: &Module,
     func: &Function,
     env: &Env<'_>,
-    options: &ProfileOptions,
-    source_names: &[String],
+    knobs: &LoopKnobs<'_>,
     assumptions: &mut Vec<String>,
     sim: Option<&simt::Simulated>,
 ) -> (Vec<LoopInfo>, Vec<f64>) {
+    let LoopKnobs { options, source_names, stated } = *knobs;
     let mut infos = Vec::new();
     let mut used = Vec::new();
     let mut choices = concrete::DefChoices::for_function(func);
     let unrolled = unroll_split(func);
+    let stated_of = stated_loops(module, func, stated);
+    let named: HashSet<*const StatedTrips> = stated_of.values().map(|s| *s as *const StatedTrips).collect();
+    for s in stated.iter().filter(|s| s.in_kernel && !named.contains(&(*s as *const StatedTrips))) {
+        assumptions.push(format!(
+            "the annotation at line {} states {} trips for a loop the PTX does not have: nvcc unrolled it whole (its count is a constant, which the analysis counts) or removed it",
+            s.annotation_line, s.trips
+        ));
+    }
     for (li, lp) in func.loops.iter().enumerate() {
         let (source_file, source_line) = match lp.loc {
             Some(loc) if loc.line > 0 => (module.file(loc.file).map(str::to_string), Some(loc.line)),
@@ -550,6 +561,15 @@ fn loops(
             Some(l) => format!("line {l}"),
             None => format!("PTX line {}", lp.ptx_line),
         };
+        let stated = stated_of.get(&li).copied();
+        // What stands in for a count no analysis reads: the user's statement, else the
+        // default; with the words that say which.
+        let (fallback, fallback_said) = match stated {
+            Some(s) => (s.trips, format!("{} as stated by the annotation at line {}", s.trips, s.annotation_line)),
+            None => (options.default_trip_count, format!("assumed {}", options.default_trip_count)),
+        };
+        let stated_count = stated.map(|s| s.trips);
+        let mut fell_back = false;
         // The symbolic count, with parameters named as the source does when the CUDA front
         // end told us, and whether it depends on the thread.
         let symbolic = match &lp.trip_count {
@@ -611,11 +631,28 @@ fn loops(
                         (Some(v), Some(expr), v)
                     }
                     None => {
-                        assumptions.push(format!(
-                            "loop at {place}: trip count `{expr}` depends on values not supplied (use --arg NAME=VALUE): assumed {}",
-                            options.default_trip_count
-                        ));
-                        (None, Some(expr), options.default_trip_count)
+                        fell_back = true;
+                        let hint = if stated.is_some() { "" } else { " (use --arg NAME=VALUE)" };
+                        match symbolic_unroll_part(formula) {
+                            // One of nvcc's two loops of a source loop unrolled by `u`
+                            // (`X & (u-1)` and `(X - (X & (u-1))) / u`): its share of the
+                            // source loop's count, as for the unknown counts below.
+                            Some((part, u)) => {
+                                let n = fallback.max(0.0).round();
+                                let v = match part {
+                                    UnrollPart::Remainder => n % f64::from(u),
+                                    UnrollPart::Main => (n / f64::from(u)).floor(),
+                                };
+                                assumptions.push(format!(
+                                    "loop at {place}: trip count `{expr}` depends on values not supplied{hint}; it is one of the two loops of a source loop nvcc unrolled by {u}, which runs {n} ({fallback_said}): {v}"
+                                ));
+                                (stated.map(|_| v), Some(expr), v)
+                            }
+                            None => {
+                                assumptions.push(format!("loop at {place}: trip count `{expr}` depends on values not supplied{hint}: {fallback_said}"));
+                                (stated_count, Some(expr), fallback)
+                            }
+                        }
                     }
                 }
             }
@@ -631,7 +668,8 @@ fn loops(
                     // the source loop is taken to run the default count `n`, n mod u
                     // iterations in the remainder loop and n / u in the unrolled one.
                     let (part, u) = unrolled[&li];
-                    let n = options.default_trip_count.max(0.0).round();
+                    fell_back = true;
+                    let n = fallback.max(0.0).round();
                     let v = match part {
                         UnrollPart::Remainder => n % f64::from(u),
                         UnrollPart::Main => (n / f64::from(u)).floor(),
@@ -641,25 +679,99 @@ fn loops(
                         UnrollPart::Remainder => "the remainder loop",
                         UnrollPart::Main => "the unrolled body",
                     };
-                    assumptions.push(format!(
-                        "loop at {place}: trip count unknown ({why}); it is {what} of a source loop nvcc unrolled by {u}, which is assumed to run {n}: {v}"
-                    ));
-                    (None, None, v)
+                    let runs = match stated {
+                        Some(s) => format!("which runs {n} as stated by the annotation at line {}", s.annotation_line),
+                        None => format!("which is assumed to run {n}"),
+                    };
+                    assumptions.push(format!("loop at {place}: trip count unknown ({why}); it is {what} of a source loop nvcc unrolled by {u}, {runs}: {v}"));
+                    (stated.map(|_| v), None, v)
                 }
                 None => {
+                    fell_back = true;
                     let why = lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into());
-                    assumptions.push(format!("loop at {place}: trip count unknown ({why}): assumed {}", options.default_trip_count));
-                    (None, None, options.default_trip_count)
+                    assumptions.push(format!("loop at {place}: trip count unknown ({why}): {fallback_said}"));
+                    (stated_count, None, fallback)
                 }
             },
         };
+        // A statement the analysis did not need: the count it reads wins, and is said.
+        let stated_at = match stated {
+            Some(s) if fell_back => Some(s.annotation_line),
+            Some(s) => {
+                assumptions.push(format!(
+                    "loop at {place}: the annotation at line {} states {} trips, not used: the analysis reads the count ({assumed})",
+                    s.annotation_line, s.trips
+                ));
+                None
+            }
+            None => None,
+        };
         used.push(assumed);
-        infos.push(LoopInfo { ptx_line: lp.ptx_line, source_file, source_line, depth: lp.depth, trip_count, trip_count_expr, assumed_trip_count: assumed });
+        infos.push(LoopInfo { ptx_line: lp.ptx_line, source_file, source_line, depth: lp.depth, trip_count, trip_count_expr, assumed_trip_count: assumed, stated_at });
     }
     if choices.exhausted() {
         assumptions.push(budget_note(func));
     }
     (infos, used)
+}
+
+/// The loops each statement of a trip count names, by loop index: the loops whose line
+/// (the `.loc` of a source loop's back edge, or the PTX line of the header in a PTX text)
+/// falls in the lines of the statement's loop head, the outermost of them (a `do` loop's
+/// lines hold its body and the loops in it); nvcc's remainder and unrolled loops of one
+/// source loop are both named (`unroll_split` shares the count between them).
+fn stated_loops<'s>(module: &Module, func: &Function, stated: &'s [StatedTrips]) -> HashMap<usize, &'s StatedTrips> {
+    let mut out = HashMap::new();
+    if stated.is_empty() {
+        return out;
+    }
+    // The loops by PTX line and by source line (file name, line), sorted for range
+    // searches; and by (`.loc`, depth), for nvcc's pairs.
+    let mut by_ptx: Vec<(u32, usize)> = func.loops.iter().enumerate().map(|(li, lp)| (lp.ptx_line, li)).collect();
+    by_ptx.sort_unstable();
+    let mut by_source: Vec<(&str, u32, usize)> = func
+        .loops
+        .iter()
+        .enumerate()
+        .filter_map(|(li, lp)| lp.loc.filter(|l| l.line > 0).and_then(|l| Some((module.file(l.file)?, l.line, li))))
+        .collect();
+    by_source.sort_unstable();
+    let key = |li: usize| func.loops[li].loc.filter(|l| l.line > 0).map(|l| (l.file, l.line, func.loops[li].depth));
+    let mut pairs: HashMap<(u32, u32, u32), Vec<usize>> = HashMap::new();
+    for li in 0..func.loops.len() {
+        if let Some(k) = key(li) {
+            pairs.entry(k).or_default().push(li);
+        }
+    }
+    for s in stated {
+        let (first, last) = s.lines;
+        let mut hits: Vec<usize> = match &s.file {
+            None => {
+                let from = by_ptx.partition_point(|&(l, _)| l < first);
+                by_ptx[from..].iter().take_while(|&&(l, _)| l <= last).map(|&(_, li)| li).collect()
+            }
+            Some(f) => {
+                let from = by_source.partition_point(|&(file, l, _)| (file, l) < (f.as_str(), first));
+                by_source[from..].iter().take_while(|&&(file, l, _)| file == f.as_str() && l <= last).map(|&(_, _, li)| li).collect()
+            }
+        };
+        // In PTX with line information, the loop named by its header brings the loops of
+        // the same source line and depth: nvcc's unrolled loop and its remainder.
+        if s.file.is_none() {
+            let mut more: Vec<usize> = hits.iter().filter_map(|&li| key(li)).flat_map(|k| pairs.get(&k).into_iter().flatten().copied()).collect();
+            hits.append(&mut more);
+            hits.sort_unstable();
+            hits.dedup();
+        }
+        let hits: Vec<(usize, u32)> = hits.into_iter().map(|li| (li, func.loops[li].depth)).collect();
+        let Some(outer) = hits.iter().map(|h| h.1).min() else { continue };
+        for (li, depth) in hits {
+            if depth == outer {
+                out.entry(li).or_insert(s);
+            }
+        }
+    }
+    out
 }
 
 /// The assumption recorded when the lane-by-lane evaluation ran out of budget.
@@ -733,6 +845,42 @@ fn walk_of(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<Walk> {
     let iv = lp.induction_vars.iter().find(|v| v.reg == reg)?;
     match iv.step {
         ptx_ir::trip::Expr::Const(step) if step != 0 => Some(Walk { loop_index: u32::try_from(li).ok()?, pointer: func.reg_name(reg).to_string(), bytes_per_iteration: step }),
+        _ => None,
+    }
+}
+
+/// What [`loops`] reads besides the function: the options (the default count), the
+/// parameter names of the source (for the formulas' text) and the counts the user states.
+#[derive(Clone, Copy)]
+struct LoopKnobs<'a> {
+    options: &'a ProfileOptions,
+    source_names: &'a [String],
+    stated: &'a [StatedTrips],
+}
+
+/// Which of nvcc's two loops of a source loop unrolled by `u` a symbolic count is: the
+/// remainder loop's `X & (u − 1)`, or the unrolled loop's `(X − (X & (u − 1))) / u`, with
+/// `u` a power of two from 2 to 32 (what nvcc emits for `for (j = 0; j < m; ++j)`).
+fn symbolic_unroll_part(formula: &ptx_ir::Expr) -> Option<(UnrollPart, u32)> {
+    use ptx_ir::trip::{BinOp, Expr};
+    let mask = |e: &Expr| match e {
+        Expr::Bin(BinOp::And, _, c) => match **c {
+            Expr::Const(m) if (1..=31).contains(&m) && (m + 1).count_ones() == 1 => Some((m + 1) as u32),
+            _ => None,
+        },
+        _ => None,
+    };
+    // In the form a person writes it: the trip-count formula's `x - 0`, `ceil(x / 1)`
+    // and the compiler's signed division idiom dropped.
+    let formula = formula.simplified();
+    if let Some(u) = mask(&formula) {
+        return Some((UnrollPart::Remainder, u));
+    }
+    match &formula {
+        Expr::Bin(BinOp::Div | BinOp::CeilDiv, num, den) => match (&**num, &**den) {
+            (Expr::Bin(BinOp::Sub, _, masked), Expr::Const(d)) if mask(masked) == Some(*d as u32) => Some((UnrollPart::Main, *d as u32)),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -971,7 +1119,7 @@ fn accumulate_counts(
                 let env_args = HashMap::new();
                 let env = Env { block: [1, 1, 1], grid: [1, 1, 1], args: &env_args };
                 let mut sink = Vec::new();
-                let (_, trips) = loops(module, callee, &env, options, &[], &mut sink, None);
+                let (_, trips) = loops(module, callee, &env, &LoopKnobs { options, source_names: &[], stated: &[] }, &mut sink, None);
                 let cfreq = frequency::loop_products(callee, &trips);
                 let folding = sass::analyse(callee).with_trip_counts(|b| loop_trips(callee, b, |li| trips.get(li).copied()));
                 accumulate_counts(module, callee, &folding, &cfreq, n, counts, visiting, options, depth + 1, budget, assumptions);

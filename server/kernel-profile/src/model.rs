@@ -498,6 +498,30 @@ pub struct LoopInfo {
     pub trip_count_expr: Option<String>,
     /// The trip count the profile used (the known one, or the stated default).
     pub assumed_trip_count: f64,
+    /// The line of the `// warpsight: trips=N` annotation that gave the trip count, when
+    /// one did ([`StatedTrips`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_at: Option<u32>,
+}
+
+/// A loop's trip count as the user states it, a `// warpsight: trips=N` comment on or
+/// just before the loop, for a loop whose count no analysis reads (it ends on data) or
+/// that depends on an argument nobody supplied (docs/cuda.md § Stating a launch). A count
+/// the analysis knows is kept, and the statement is said to be unused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatedTrips {
+    /// The `.file` path of the source the lines are in; `None` for lines of the PTX text.
+    pub file: Option<String>,
+    /// The lines the loop's head spans, first and last (1-based): the loop whose `.loc`
+    /// (its back edge's) falls in them, or in PTX the loop whose header starts there.
+    pub lines: (u32, u32),
+    pub trips: f64,
+    /// The line of the annotation, for the messages.
+    pub annotation_line: u32,
+    /// `true` when the annotation stands in this kernel's part of the text (after its
+    /// definition, before the next one's): one that names none of its loops is then said.
+    #[serde(default)]
+    pub in_kernel: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

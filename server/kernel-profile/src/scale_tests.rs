@@ -68,6 +68,7 @@ fn profile_work_is_linear_in_the_kernel() {
             source_param_names: &[],
             demangled: None,
             options: &options,
+            stated_trips: &[],
         };
         crate::work::take();
         let profile = crate::build(&input).expect("profile");
@@ -122,6 +123,7 @@ fn the_lane_evaluation_budget_bounds_agreeing_redefinitions() {
             source_param_names: &[],
             demangled: None,
             options: &options,
+            stated_trips: &[],
         };
         crate::work::take();
         let profile = crate::build(&input).expect("profile");
@@ -175,6 +177,7 @@ fn profile_of(text: &str) -> (u64, crate::KernelProfile) {
         source_param_names: &[],
         demangled: None,
         options: &options,
+        stated_trips: &[],
     };
     crate::work::take();
     let profile = crate::build(&input).expect("profile");

@@ -39,6 +39,7 @@ fn profile_text(text: &str, kernel: &str, grid: u32, block: u32, args: &[(&str, 
         source_param_names: &[],
         demangled: None,
         options,
+        stated_trips: &[],
     };
     kernel_profile::build(&input).expect("profile")
 }

@@ -23,6 +23,10 @@
 //!   the bytes the kernel's data-dependent accesses range over (a gather's table, a
 //!   pointer chase's buffer: addresses no analysis can follow); every other key is a
 //!   kernel argument or source variable value. No spaces inside a value.
+//! - **loop annotations**: `trips=N` alone, on or just before a loop, states the loop's
+//!   trip count where no analysis can read it (a loop that ends on data: an escape-time
+//!   iteration, a convergence test, a CSR row); a value from 0 to 10^9, an integer
+//!   constant expression or a decimal (`37.5`, an average over the threads).
 //! - **argument names** (`--arg NAME=VALUE`): an identifier, or `argv[K]` for the `K`-th
 //!   command-line argument a host program converts with `atoi`/`strtol`/`std::stoi`.
 //!
@@ -236,6 +240,8 @@ pub enum Key<'t> {
     /// `bytes.NAME`: bytes allocated for pointer argument NAME (what a data-dependent
     /// access through it ranges over).
     Bytes(&'t str),
+    /// `trips`: a loop's trip count, on a loop annotation ([`parse_trips`]).
+    Trips,
     /// A kernel argument or source variable.
     Value(&'t str),
 }
@@ -249,6 +255,7 @@ impl<'t> Key<'t> {
             "block" => Key::Block,
             "smem" | "dynamic_smem" | "dyn_smem" => Key::Smem,
             "footprint" => Key::Footprint,
+            "trips" => Key::Trips,
             _ => match key.strip_prefix("bytes.") {
                 Some(name) => Key::Bytes(name),
                 None => Key::Value(key),
@@ -287,6 +294,7 @@ pub fn parse_items(text: &str, eval: &mut Eval<'_>) -> (PartialLaunch, Vec<Strin
                 Ok(v) => launch.footprint = Some(v),
                 Err(e) => errors.push(format!("{key} {e}")),
             },
+            Key::Trips => errors.push(format!("`{item}` states a loop's trip count: write it alone in its own comment, on or just before the loop")),
             Key::Bytes(name) => {
                 if !valid_arg_name(name) {
                     errors.push(format!("`{item}`: `{name}` is not a name"));
@@ -316,6 +324,52 @@ pub fn parse_items(text: &str, eval: &mut Eval<'_>) -> (PartialLaunch, Vec<Strin
         }
     }
     (launch, errors)
+}
+
+/// The most a `trips` item may state: 10^9, the bound of `--default-trip-count` too
+/// (`analysis::settings::limits::MAX_DEFAULT_TRIP_COUNT`).
+pub const MAX_TRIPS: f64 = 1e9;
+
+/// `true` when an annotation's items state a loop's trip count (a `trips=` item): the
+/// annotation then belongs to the loop it stands on or before, read with [`parse_trips`],
+/// not to a kernel or a launch.
+pub fn is_loop_annotation(text: &str) -> bool {
+    text.split_whitespace().any(|item| item.split_once('=').is_some_and(|(k, _)| Key::of(k) == Key::Trips))
+}
+
+/// Parses a loop annotation (`trips=1000`, `trips=37.5`, `trips=MAX_ITER / 4`), folding
+/// the value with `eval`: the trip count (0 to [`MAX_TRIPS`]) and one error per item that
+/// could not be read; any other item is an error (a launch is stated before the kernel).
+pub fn parse_trips(text: &str, eval: &mut Eval<'_>) -> (Option<f64>, Vec<String>) {
+    let mut trips = None;
+    let mut errors = Vec::new();
+    let mut others = Vec::new();
+    for item in text.split_whitespace() {
+        let Some((key, value)) = item.split_once('=').filter(|(k, _)| Key::of(k) == Key::Trips) else {
+            others.push(item);
+            continue;
+        };
+        let v = match parse_value_with(value, eval) {
+            Ok(ArgValue::Int(v)) => v as f64,
+            Ok(ArgValue::Float(f)) => f,
+            Err(e) => {
+                errors.push(format!("{key} `{value}`: {e}"));
+                continue;
+            }
+        };
+        if (0.0..=MAX_TRIPS).contains(&v) {
+            trips = Some(v);
+        } else {
+            errors.push(format!("{key} `{value}` is not a trip count (0 to 10^9)"));
+        }
+    }
+    if !others.is_empty() {
+        errors.push(format!(
+            "`{}`: a loop annotation states only `trips=N` (a launch is stated in a comment before the kernel or its launch)",
+            others.join(" ")
+        ));
+    }
+    (trips, errors)
 }
 
 /// The most bytes a `footprint` may state: 2^48 (256 TiB), beyond any GPU's memory.
@@ -710,5 +764,24 @@ mod tests {
         assert_eq!(annotation_body(" plain comment"), None);
         assert_eq!(annotation_body(" warpsight: grid=4 */"), Some("grid=4"));
         assert_eq!(annotation_body("/ warpsight:block=2"), Some("block=2"));
+    }
+
+    #[test]
+    fn loop_annotations() {
+        assert!(is_loop_annotation("trips=256"));
+        assert!(is_loop_annotation("n=4 trips=8"));
+        assert!(!is_loop_annotation("grid=4 block=32 n=8"));
+        assert_eq!(parse_trips("trips=1<<8", &mut eval_const), (Some(256.0), vec![]));
+        assert_eq!(parse_trips("trips=37.5", &mut eval_const), (Some(37.5), vec![]));
+        assert_eq!(parse_trips("trips=0", &mut eval_const), (Some(0.0), vec![]));
+        for bad in ["trips=-1", "trips=2e9", "trips=x"] {
+            let (t, errors) = parse_trips(bad, &mut eval_const);
+            assert_eq!((t, errors.len()), (None, 1), "{bad}: {errors:?}");
+        }
+        // Launch items do not belong on a loop, and `trips` does not belong on a launch.
+        let (t, errors) = parse_trips("trips=8 grid=4", &mut eval_const);
+        assert_eq!((t, errors.len()), (Some(8.0), 1), "{errors:?}");
+        let (l, errors) = parse_items("grid=4 trips=8", &mut eval_const);
+        assert_eq!((l.grid, l.args.len(), errors.len()), (Some([4, 1, 1]), 0, 1), "{errors:?}");
     }
 }

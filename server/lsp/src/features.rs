@@ -140,6 +140,14 @@ pub fn code_actions(doc: &Document, uri: &lsp::Uri, a: &DocAnalysis, range: lsp:
                         let line_start = doc.offset(doc.line_start(k.ptx_line.saturating_sub(1)), enc);
                         vec![analysis::fixes::TextEdit { start: line_start, end: line_start, new_text: format!("{note}\n") }]
                     }
+                    // A loop in PTX: the comment goes above its header's first line.
+                    (None, analysis::fixes::FixKind::StateTripCount { ptx_line, trips, .. }) => {
+                        let line_start = doc.offset(doc.line_start(ptx_line.saturating_sub(1)), enc);
+                        let line_end = doc.offset(doc.line_end(ptx_line.saturating_sub(1), enc), enc);
+                        let line = doc.text.byte_slice(line_start..line_end).to_string();
+                        let indent: String = line.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+                        vec![analysis::fixes::TextEdit { start: line_start, end: line_start, new_text: format!("{indent}// warpsight: trips={trips}\n") }]
+                    }
                     (None, _) => continue,
                 };
                 if edits.is_empty() {

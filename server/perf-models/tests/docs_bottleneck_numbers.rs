@@ -46,6 +46,7 @@ fn profile(kernel: &str, grid: u32) -> (KernelProfile, f64) {
         source_param_names: &[],
         demangled: None,
         options: &options,
+        stated_trips: &[],
     })
     .expect("profile");
     // PTX instructions per thread before ptxas's folding: each basic block's PTX

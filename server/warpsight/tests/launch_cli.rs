@@ -117,3 +117,72 @@ fn an_unfolded_launch_says_what_stopped_it() {
     assert_eq!(k["launch"]["args"]["n"], 1048576);
     assert!(!assumptions(&k).iter().any(|a| a.contains("ignored")), "{:?}", assumptions(&k));
 }
+
+/// An escape-time loop, a loop on an argument the launch does not fold, a `do` loop on
+/// data and a loop of a constant count, each with a `// warpsight: trips=` comment; and one
+/// that stands before no loop.
+const TRIPS: &str = r#"#define MAX_ITER 256
+__global__ void loops(float *out, const float *in, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float zr = in[i], zi = 0.0f, acc = 0.0f;
+    int it = 0;
+    // warpsight: trips=MAX_ITER/4
+    while (zr * zr + zi * zi < 4.0f && it < MAX_ITER) {
+        float t = zr * zr - zi * zi + 0.25f;
+        zi = 2.0f * zr * zi;
+        zr = t;
+        ++it;
+    }
+    for (int j = 0; j < m; ++j) acc += in[(i + j) % n]; // warpsight: trips=37.5
+    int k = i;
+    // warpsight: trips=3
+    do {
+        acc += in[k];
+        k = (int)in[k + 1];
+    } while (k > 0);
+    // warpsight: trips=5
+    for (int c = 0; c < 8; ++c) acc *= 0.5f;
+    // warpsight: trips=9
+    out[i] = acc + zr + it;
+}
+int main(int argc, char **argv) { loops<<<1024, 256>>>(0, 0, 1 << 20, argc); }
+"#;
+
+#[test]
+fn trips_comments_state_the_counts_of_loops_the_analysis_cannot_read() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("trips.cu");
+    std::fs::write(&file, TRIPS).expect("write");
+    let k = analyze(&nvcc, &file, &[]);
+    let loops = k["loops"].as_array().cloned().unwrap_or_default();
+    let at = |line: u64| loops.iter().filter(|l| l["source_line"] == line).cloned().collect::<Vec<Value>>();
+    // The escape-time loop runs what the comment on line 6 says, folded with the macro.
+    let w = at(7);
+    assert!(!w.is_empty() && w.iter().all(|l| l["stated_at"] == 6 && l["trip_count"] == 64.0), "{loops:#?}");
+    // The launch passes `argc` as `m`, which does not fold: the comment on the loop's own
+    // line gives 37.5, rounded to 38 iterations that nvcc's unroll by 4 splits into 9
+    // passes of its unrolled loop and 2 of its remainder loop.
+    let mut f: Vec<f64> = at(13).iter().inspect(|l| assert_eq!(l["stated_at"], 13, "{l:#}")).filter_map(|l| l["trip_count"].as_f64()).collect();
+    f.sort_by(f64::total_cmp);
+    assert_eq!(f, [2.0, 9.0], "{loops:#?}");
+    let notes = assumptions(&k);
+    // The `do` loop's test sits on its `while` line, inside the lines the comment names.
+    let d = at(19);
+    assert!(d.iter().any(|l| l["stated_at"] == 15 && l["trip_count"] == 3.0), "{loops:#?}\n{notes:#?}");
+    // A loop of a constant count that nvcc unrolled whole: the comment names no loop of
+    // the PTX, and says so.
+    assert!(loops.iter().all(|l| l["stated_at"] != 20), "{loops:#?}");
+    assert!(notes.iter().any(|a| a.contains("annotation at line 20 states 5 trips for a loop the PTX does not have")), "{notes:#?}");
+    // A comment before no loop is said, not applied.
+    assert!(notes.iter().any(|a| a.contains("annotation at line 22 is not read") && a.contains("not a `for`, `while` or `do` loop")), "{notes:#?}");
+    // Given `m`, the count is read and the comment is said to be unused.
+    let k = analyze(&nvcc, &file, &["--arg", "m=0"]);
+    assert!(assumptions(&k).iter().any(|a| a.contains("annotation at line 13 states 37.5 trips, not used")), "{:#?}", assumptions(&k));
+    // Without the comments the escape-time loop runs the default.
+    let plain = dir.path().join("plain.cu");
+    std::fs::write(&plain, TRIPS.replace("// warpsight: trips=MAX_ITER/4", "")).expect("write");
+    let k = analyze(&nvcc, &plain, &[]);
+    let loops = k["loops"].as_array().cloned().unwrap_or_default();
+    assert!(loops.iter().filter(|l| l["source_line"] == 7).all(|l| l["stated_at"].is_null() && l["trip_count"].is_null()), "{loops:#?}");
+}

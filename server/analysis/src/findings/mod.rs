@@ -46,6 +46,7 @@ pub mod shared_bank_conflict;
 pub mod tail_wave;
 mod trace;
 pub mod uncoalesced_global_access;
+pub mod unknown_trip_count;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -78,7 +79,7 @@ pub struct Finding {
 }
 
 /// Every finding code, in documentation order.
-pub const CODES: [&str; 14] = [
+pub const CODES: [&str; 15] = [
     memory_bound::CODE,
     latency_bound::CODE,
     power_limited::CODE,
@@ -90,6 +91,7 @@ pub const CODES: [&str; 14] = [
     uncoalesced_global_access::CODE,
     shared_bank_conflict::CODE,
     divergent_branch_in_loop::CODE,
+    unknown_trip_count::CODE,
     tail_wave::CODE,
     grid_too_small::CODE,
     compiler_error::CODE,
@@ -109,6 +111,7 @@ pub fn default_severity(code: &str) -> Option<Severity> {
         uncoalesced_global_access::CODE => uncoalesced_global_access::SEVERITY,
         shared_bank_conflict::CODE => shared_bank_conflict::SEVERITY,
         divergent_branch_in_loop::CODE => divergent_branch_in_loop::SEVERITY,
+        unknown_trip_count::CODE => unknown_trip_count::SEVERITY,
         tail_wave::CODE => tail_wave::SEVERITY,
         grid_too_small::CODE => grid_too_small::SEVERITY,
         compiler_error::CODE => compiler_error::SEVERITY,
@@ -130,6 +133,7 @@ pub fn check_kernel(kernel: &KernelAnalysis, module: &ptx_ir::Module, acc: &mut 
     uncoalesced_global_access::check(&cx, acc);
     shared_bank_conflict::check(&cx, acc);
     divergent_branch_in_loop::check(&cx, acc);
+    unknown_trip_count::check(&cx, acc);
     tail_wave::check(&cx, acc);
     grid_too_small::check(&cx, acc);
 }

@@ -22,6 +22,7 @@ mod launch_bounds;
 mod pad;
 mod restrict;
 pub(crate) mod scan;
+mod trips;
 
 /// A code action of a finding: a title for the menu and what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +50,10 @@ pub enum FixKind {
     /// Insert a `// warpsight: grid=... block=...` annotation before the kernel (where the
     /// launch configuration is unknown).
     InsertAnnotation { text: String },
+    /// Insert a `// warpsight: trips=N` comment above the loop whose `.loc` is on
+    /// `source_line` (the line of the `for`, `while` or `do` it belongs to), or, in a PTX
+    /// file, above the loop's header on `ptx_line`.
+    StateTripCount { source_line: Option<u32>, ptx_line: u32, trips: u64 },
 }
 
 /// The launch a [`FixKind::SetBlockSize`] edits: 1-based line and column of the kernel
@@ -82,6 +87,7 @@ pub fn edits(fix: &FixKind, cu_text: &str, kernel_base_name: &str, site: Option<
         FixKind::PadSharedArray { variable, from_row, to_row } => pad::edits(&src, name, variable, *from_row, *to_row),
         FixKind::RestrictConst { param_index } => restrict::edits(&src, name, *param_index),
         FixKind::InsertAnnotation { text } => annotation::edits(&src, name, text),
+        FixKind::StateTripCount { source_line, trips, .. } => source_line.map_or_else(Vec::new, |l| trips::edits(&src, l, *trips)),
     };
     res.sort_by_key(|e| (e.start, e.end));
     res.dedup();

@@ -64,6 +64,7 @@ pub(super) fn prepare_unchecked(path: &Path, text: Option<&str>, opts: &Options,
     p.kernel_decls = scan.kernels;
     p.launch_sites = scan.launch_sites;
     p.annotations = scan.annotations;
+    p.loop_annotations = scan.loop_annotations;
     p.launch_bounds = scan.launch_bounds;
     p.used_args = scan.used_args;
     let flags = cf.key_flags();
@@ -136,6 +137,7 @@ impl Prepared {
             kernel_decls: Vec::new(),
             launch_sites: Vec::new(),
             annotations: Vec::new(),
+            loop_annotations: Vec::new(),
             launch_bounds: Vec::new(),
             used_args: Vec::new(),
             cancelled: false,

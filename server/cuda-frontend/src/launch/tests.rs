@@ -556,3 +556,20 @@ int main() {
     let n: u64 = 1 << 20;
     assert_eq!(l.allocations, vec![("in".to_string(), n * 4), ("bins".to_string(), 1024), ("w".to_string(), 2 * n * 4)], "{l:?}");
 }
+
+#[test]
+fn loop_annotations_name_the_lines_of_the_loop_head_after_them() {
+    let src = "#define N 64\n__global__ void k(int *a) {\n    // warpsight: trips=N/2\n    for (int i = 0;\n         a[i] != 0;\n         ++i) a[i] = 0;\n    while (a[0]) a[0]--; // warpsight: trips=7.5\n    // warpsight: trips=3\n    do {\n        a[1]--;\n    } while (a[1] > 0);\n    // warpsight: trips=2 grid=4\n    a[2] = 0;\n}\n// warpsight: grid=8 block=32\n__global__ void after() {}\n";
+    let s = scan_source(src, &[]);
+    type Got = (u32, Option<(u32, u32)>, Option<f64>, usize);
+    let got: Vec<Got> = s.loop_annotations.iter().map(|a| (a.line, a.lines, a.trips, a.errors.len())).collect();
+    assert_eq!(
+        got,
+        [(3, Some((4, 6)), Some(32.0), 0), (7, Some((7, 7)), Some(7.5), 0), (8, Some((9, 11)), Some(3.0), 0), (12, None, Some(2.0), 2)],
+        "{:#?}",
+        s.loop_annotations
+    );
+    // The loop annotations do not attach to a kernel or a launch; the launch one still does.
+    assert_eq!(s.annotations.len(), 1);
+    assert_eq!(s.annotations[0].target, AnnotationTarget::Kernel { kernel: "after".into(), line: 16 });
+}

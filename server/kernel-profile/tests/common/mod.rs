@@ -82,6 +82,7 @@ fn profile_launch(text: &str, file: &str, kernel: &str, cc: (u32, u32), launch: 
         source_param_names: &[],
         demangled: None,
         options,
+        stated_trips: &[],
     };
     kernel_profile::build(&input).expect("profile")
 }

@@ -266,3 +266,48 @@ async fn while_a_cu_compile_is_pending_the_untouched_kernels_keep_their_hints_ma
     assert!(after.iter().any(|(l, s)| *l == shift + 1 && s.contains("occ") && !s.ends_with(" · pending")), "{after:?}");
     ts.shutdown().await;
 }
+
+#[tokio::test]
+async fn ptx_code_action_states_an_unknown_trip_count() {
+    // spmv_csr_scalar's row loop ends on row_ptr's values: `unknown-trip-count`, whose
+    // quick fix inserts `// warpsight: trips=16` above the loop's header; edited to the
+    // real count, the comment gives the loop (nvcc's unrolled loop and its remainder) its
+    // count, and the finding goes.
+    let mut ts = start(json!({ "launch": { "grid": 1024, "block": 256 }, "args": { "param_0": 262144 } })).await;
+    let text = fixture_ptx("spmv_csr");
+    let uri = "file:///w/spmv.ptx";
+    ts.open(uri, "ptx", &text).await;
+    let diags = ts.diagnostics(uri, 1).await;
+    let unknown_before = diags.iter().filter(|x| x["code"] == "unknown-trip-count").count();
+    assert_eq!(unknown_before, 2, "the scalar and the vector kernel's row loops: {diags:?}");
+    let d = diags.iter().find(|d| d["code"] == "unknown-trip-count").unwrap_or_else(|| panic!("no unknown-trip-count diagnostic: {diags:?}")).clone();
+    let actions = ts.request("textDocument/codeAction", json!({ "textDocument": { "uri": uri }, "range": d["range"], "context": { "diagnostics": [d] } })).await;
+    let actions = actions.as_array().cloned().unwrap_or_default();
+    let action = actions
+        .iter()
+        .find(|a| a["title"].as_str().is_some_and(|t| t.contains("trips=N")))
+        .unwrap_or_else(|| panic!("no trip-count quick fix among {actions:?}"));
+    let edits = action["edit"]["documentChanges"][0]["edits"].as_array().cloned().unwrap_or_default();
+    assert_eq!(edits.len(), 1, "{action}");
+    let edit = &edits[0];
+    assert_eq!(edit["newText"].as_str().map(str::trim), Some("// warpsight: trips=16"), "{action}");
+    assert_eq!(edit["range"]["end"], edit["range"]["start"], "an insertion: {action}");
+    let line = edit["range"]["start"]["line"].as_u64().expect("line") as usize;
+    // Applied, and edited to 40 iterations per row, as a user would.
+    let new_text = edit["newText"].as_str().expect("text").replace("trips=16", "trips=40");
+    ts.notify("textDocument/didChange", json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "range": edit["range"], "text": new_text }] })).await;
+    let diags = ts.diagnostics(uri, 2).await;
+    assert!(diags.iter().all(|d| d["code"] != "syntax"), "{diags:?}");
+    let report = ts.request("warpsight/kernelReport", json!({ "uri": uri, "kernel": "_Z15spmv_csr_scalariPKiS0_PKfS2_Pf" })).await;
+    let loops = report["kernels"][0]["loops"].as_array().cloned().unwrap_or_default();
+    let stated: Vec<f64> = loops.iter().filter(|l| l["stated_at"] == line as u64 + 1).filter_map(|l| l["trip_count"].as_f64()).collect();
+    // 40 = 10 passes of the loop unrolled by 4, and none of the remainder.
+    let mut sorted = stated.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(sorted, [0.0, 10.0], "{loops:#?}");
+    let before = text.lines().nth(line).unwrap_or("");
+    assert!(!before.trim().is_empty(), "the comment went above a line of the loop: {before:?}");
+    // One finding fewer: the stated loop's (the vector kernel's row loop keeps its own).
+    assert_eq!(diags.iter().filter(|x| x["code"] == "unknown-trip-count").count(), unknown_before - 1, "{diags:?}");
+    ts.shutdown().await;
+}

@@ -93,6 +93,7 @@ pub fn built(text: &str, kernel: &str, gpu: &str, cc: (u32, u32), grid: [u32; 3]
         source_param_names: &[],
         demangled: None,
         options: &options,
+        stated_trips: &[],
     })
     .expect("profile")
 }

@@ -253,11 +253,12 @@ fn print_loops(out: &mut impl Write, loops: &[kernel_profile::LoopInfo]) -> std:
             Some(line) => format!("line {line}"),
             None => format!("PTX line {}", lp.ptx_line),
         };
-        let count = match (lp.trip_count, &lp.trip_count_expr) {
-            (Some(n), Some(e)) => format!("{n} (= {e})"),
-            (Some(n), None) => format!("{n}"),
-            (None, Some(e)) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
-            (None, None) => format!("unknown: assumed {}", lp.assumed_trip_count),
+        let count = match (lp.trip_count, &lp.trip_count_expr, lp.stated_at) {
+            (Some(n), _, Some(at)) => format!("{n} (stated by the annotation at line {at})"),
+            (Some(n), Some(e), None) => format!("{n} (= {e})"),
+            (Some(n), None, None) => format!("{n}"),
+            (None, Some(e), _) => format!("{e}, unresolved: assumed {}", lp.assumed_trip_count),
+            (None, None, _) => format!("unknown: assumed {}", lp.assumed_trip_count),
         };
         writeln!(out, "    loop         {at} (depth {}): trip count {count}", lp.depth)?;
     }
