@@ -643,15 +643,7 @@ fn loop_head_lines(toks: &[Tok<'_>], line: u32, offset: usize) -> Result<(u32, u
 }
 
 fn parse_loop_annotation(text: &str, line: u32, offset: usize, toks: &[Tok<'_>], env: &Env<'_>, used: &mut Trace) -> LoopAnnotation {
-    let mut eval = |expr: &str| -> Result<i64, String> {
-        let mut t = Trace::default();
-        let v = env.eval_text(expr, &mut t);
-        for u in &t.used {
-            used.used(u);
-        }
-        v.ok_or_else(|| format!("`{expr}` is not a constant"))
-    };
-    let (trips, mut errors) = launch_spec::parse_trips(text, &mut eval);
+    let (trips, mut errors) = launch_spec::parse_trips(text, &mut annotation_eval(env, used));
     let lines = match loop_head_lines(toks, line, offset) {
         Ok(l) => Some(l),
         Err(e) => {
@@ -964,6 +956,20 @@ fn find_launches(toks: &[Tok<'_>]) -> Vec<RawLaunch> {
     out
 }
 
+/// The evaluator of an annotation's values: they fold against the file's macros and
+/// constants (`n=N`, `block=TILE,TILE`, `trips=MAX_ITER/4`), and the names they read are
+/// recorded in `used`.
+fn annotation_eval<'e>(env: &'e Env<'_>, used: &'e mut Trace) -> impl FnMut(&str) -> Result<i64, String> + 'e {
+    move |expr: &str| {
+        let mut t = Trace::default();
+        let v = env.eval_text(expr, &mut t);
+        for u in &t.used {
+            used.used(u);
+        }
+        v.ok_or_else(|| format!("`{expr}` is not a constant"))
+    }
+}
+
 fn parse_annotation(
     text: &str,
     line: u32,
@@ -971,16 +977,7 @@ fn parse_annotation(
     env: &Env<'_>,
     used: &mut Trace,
 ) -> Annotation {
-    // Values fold against the file's macros and constants (`n=N`, `block=TILE,TILE`).
-    let mut eval = |expr: &str| -> Result<i64, String> {
-        let mut t = Trace::default();
-        let v = env.eval_text(expr, &mut t);
-        for u in &t.used {
-            used.used(u);
-        }
-        v.ok_or_else(|| format!("`{expr}` is not a constant"))
-    };
-    let (launch, errors) = launch_spec::parse_items(text, &mut eval);
+    let (launch, errors) = launch_spec::parse_items(text, &mut annotation_eval(env, used));
     Annotation {
         line,
         target,
