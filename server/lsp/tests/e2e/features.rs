@@ -311,3 +311,48 @@ async fn ptx_code_action_states_an_unknown_trip_count() {
     assert_eq!(diags.iter().filter(|x| x["code"] == "unknown-trip-count").count(), unknown_before - 1, "{diags:?}");
     ts.shutdown().await;
 }
+
+/// `.cu` end to end: the quick fix of `unknown-trip-count` inserts the comment above the
+/// loop's `for`; edited and recompiled, the comment gives that loop its count, and the
+/// kernel after it (untouched, one line lower now) keeps its own finding on its own line.
+#[tokio::test]
+async fn cuda_trip_count_quick_fix_states_the_count_of_its_loop_only() {
+    let nvcc = root().join(".cuda/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc");
+    if !nvcc.exists() {
+        assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {} is missing", nvcc.display());
+        return;
+    }
+    let text = "__global__ void rows(const int *ptr, const float *v, float *y) {\n    int r = blockIdx.x * blockDim.x + threadIdx.x;\n    float s = 0.0f;\n    for (int k = ptr[r]; k < ptr[r + 1]; ++k)\n        s += v[k];\n    y[r] = s;\n}\n\n__global__ void cols(const int *ptr, const float *v, float *y) {\n    int r = blockIdx.x * blockDim.x + threadIdx.x;\n    float s = 0.0f;\n    for (int k = ptr[r]; k < ptr[r + 1]; ++k)\n        s += 2.0f * v[k];\n    y[r] = s;\n}\nint main() { rows<<<1024, 256>>>(0, 0, 0); cols<<<1024, 256>>>(0, 0, 0); }\n";
+    let dir = tempfile::Builder::new().prefix("warpsight-e2e-trips-").tempdir().unwrap();
+    let path = dir.path().join("rows.cu");
+    std::fs::write(&path, text).unwrap();
+    let uri = format!("file://{}", path.display());
+    let mut ts = start(json!({ "nvcc": nvcc.to_string_lossy() })).await;
+    ts.open(&uri, "cuda-cpp", text).await;
+    let diags = ts.diagnostics(&uri, 1).await;
+    let unknown = |diags: &[Value]| -> Vec<u64> {
+        let mut l: Vec<u64> = diags.iter().filter(|d| d["code"] == "unknown-trip-count").filter_map(|d| d["range"]["start"]["line"].as_u64()).collect();
+        l.sort_unstable();
+        l
+    };
+    assert_eq!(unknown(&diags), [3, 11], "the two row loops: {diags:?}");
+    let d = diags.iter().find(|d| d["code"] == "unknown-trip-count" && d["range"]["start"]["line"] == 3).cloned().expect("first");
+    let actions = ts.request("textDocument/codeAction", json!({ "textDocument": { "uri": uri }, "range": d["range"], "context": { "diagnostics": [d] } })).await;
+    let action = actions.as_array().into_iter().flatten().find(|a| a["title"].as_str().is_some_and(|t| t.contains("trips=N"))).cloned().unwrap_or_else(|| panic!("{actions}"));
+    let edit = action["edit"]["documentChanges"][0]["edits"][0].clone();
+    assert_eq!(edit["newText"], "    // warpsight: trips=16\n", "{action}");
+    assert_eq!(edit["range"]["start"], json!({ "line": 3, "character": 0 }), "{action}");
+    let new_text = edit["newText"].as_str().expect("text").replace("16", "40");
+    ts.notify("textDocument/didChange", json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "range": edit["range"], "text": new_text }] })).await;
+    let diags = ts.diagnostics(&uri, 2).await;
+    assert_eq!(unknown(&diags), [12], "only `cols`' loop, one line lower: {diags:?}");
+    let report = ts.request("warpsight/kernelReport", json!({ "uri": uri })).await;
+    let kernels = report["kernels"].as_array().cloned().unwrap_or_default();
+    let loops_of = |name: &str| kernels.iter().find(|k| k["name"].as_str().is_some_and(|n| n.contains(name))).map(|k| k["loops"].clone()).unwrap_or_default();
+    let rows = loops_of("rows");
+    let stated: f64 = rows.as_array().into_iter().flatten().filter(|l| l["stated_at"] == 4).filter_map(|l| l["trip_count"].as_f64()).sum();
+    // 40 iterations: 10 passes of the loop nvcc unrolled by 4 and none of its remainder.
+    assert_eq!(stated, 10.0, "{rows:#}");
+    assert!(loops_of("cols").as_array().into_iter().flatten().all(|l| l["stated_at"].is_null()), "{:#}", loops_of("cols"));
+    ts.shutdown().await;
+}
