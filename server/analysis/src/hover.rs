@@ -446,6 +446,7 @@ mod tests {
             trip_count_expr: None,
             assumed_trip_count: 0.0,
             stated_at: None,
+            trip_bound: None,
         };
         assert_eq!(loop_label(t, &l, None), "×0 · 0% of instructions");
     }

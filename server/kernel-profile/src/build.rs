@@ -570,6 +570,7 @@ fn loops(
         };
         let stated_count = stated.map(|s| s.trips);
         let mut fell_back = false;
+        let bound = trip_bound(lp, env);
         // The symbolic count, with parameters named as the source does when the CUDA front
         // end told us, and whether it depends on the thread.
         let symbolic = match &lp.trip_count {
@@ -689,8 +690,26 @@ fn loops(
                 None => {
                     fell_back = true;
                     let why = lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into());
-                    assumptions.push(format!("loop at {place}: trip count unknown ({why}): {fallback_said}"));
-                    (stated_count, None, fallback)
+                    match bound {
+                        // A counted exit beside the data-dependent one: the loop runs at most
+                        // that many times, whatever the default or a statement says.
+                        Some(b) if b < fallback => {
+                            let over = match stated {
+                                Some(s) => format!("the annotation at line {} states {}, more than that", s.annotation_line, s.trips),
+                                None => format!("less than the default {}", options.default_trip_count),
+                            };
+                            assumptions.push(format!("loop at {place}: trip count unknown ({why}); at most {b} (its counted exit, {over}): assumed {b}"));
+                            (stated.map(|_| b), None, b)
+                        }
+                        Some(b) => {
+                            assumptions.push(format!("loop at {place}: trip count unknown ({why}); at most {b} (its counted exit): {fallback_said}"));
+                            (stated_count, None, fallback)
+                        }
+                        None => {
+                            assumptions.push(format!("loop at {place}: trip count unknown ({why}): {fallback_said}"));
+                            (stated_count, None, fallback)
+                        }
+                    }
                 }
             },
         };
@@ -707,12 +726,34 @@ fn loops(
             None => None,
         };
         used.push(assumed);
-        infos.push(LoopInfo { ptx_line: lp.ptx_line, source_file, source_line, depth: lp.depth, trip_count, trip_count_expr, assumed_trip_count: assumed, stated_at });
+        let trip_bound = bound.filter(|_| trip_count.is_none() || stated_at.is_some());
+        infos.push(LoopInfo { ptx_line: lp.ptx_line, source_file, source_line, depth: lp.depth, trip_count, trip_count_expr, assumed_trip_count: assumed, stated_at, trip_bound });
     }
     if choices.exhausted() {
         assumptions.push(budget_note(func));
     }
     (infos, used)
+}
+
+/// The least of a loop's upper bounds ([`ptx_ir::Loop::trip_bounds`]: its counted exits
+/// beside a data-dependent one) that the launch and the arguments evaluate; a bound that
+/// differs between threads is averaged over them.
+fn trip_bound(lp: &ptx_ir::Loop, env: &Env<'_>) -> Option<f64> {
+    lp.trip_bounds
+        .iter()
+        .filter_map(|b| match b {
+            TripCount::Constant(c) => Some(*c as f64),
+            TripCount::Symbolic { formula, launch, .. } => {
+                if launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId)) {
+                    thread_average(formula, env).map(|(v, _, _)| v)
+                } else {
+                    eval_expr(formula, env, false)
+                }
+            }
+            TripCount::Unknown => None,
+        })
+        .map(|v| saturate(v.max(0.0)))
+        .min_by(f64::total_cmp)
 }
 
 /// The loops each statement of a trip count names, by loop index: the loops whose line

@@ -502,6 +502,11 @@ pub struct LoopInfo {
     /// one did ([`StatedTrips`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_at: Option<u32>,
+    /// For a loop whose count is not known: the most it can run, from a counted exit
+    /// beside the one that depends on data (`it < MAX_ITER` in `while (|z| < 2 && it <
+    /// MAX_ITER)`, a `for`'s test beside a `break`), when the arguments evaluate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trip_bound: Option<f64>,
 }
 
 /// A loop's trip count as the user states it, a `// warpsight: trips=N` comment on or

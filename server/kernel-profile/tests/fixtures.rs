@@ -775,3 +775,24 @@ fn a_loop_bound_argument_kept_in_a_volatile_local_is_the_trip_count() {
     let symbolic = common::profile_text(&text, "volatile_index", kernel, [4, 1, 1], [64, 1, 1], &[]);
     assert_eq!(symbolic.loops[0].trip_count_expr.as_deref(), Some("param_2"), "{:#?}", symbolic.loops);
 }
+
+#[test]
+fn a_counted_exit_caps_the_assumed_count_of_a_loop_that_ends_on_data() {
+    // ptx-ir's tests/data/bounded.cu: loops that end on data beside a counted exit. The
+    // count stays unknown; the counted exit bounds it (`trip_bound`), and caps the default
+    // where it is less: `newton` runs at most 5 steps, not the default 16; `escape` at
+    // most `max_iter` = 256, so the default 16 stands, with the bound said; `search` at
+    // most n = 10 (its `break` aside).
+    let path = format!("{}/../ptx-ir/tests/data/bounded.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let p = common::profile_text(&text, "bounded", "_Z6newtonPf", [64, 1, 1], [256, 1, 1], &[]);
+    assert_eq!((p.loops[0].trip_count, p.loops[0].assumed_trip_count, p.loops[0].trip_bound), (None, 5.0, Some(5.0)), "{:#?}", p.loops);
+    assert!(p.assumptions.iter().any(|a| a.contains("at most 5 (its counted exit, less than the default 16): assumed 5")), "{:#?}", p.assumptions);
+    let p = common::profile_text(&text, "bounded", "_Z6escapePhPKfi", [64, 1, 1], [256, 1, 1], &[("param_2", 256)]);
+    assert_eq!((p.loops[0].assumed_trip_count, p.loops[0].trip_bound), (16.0, Some(256.0)), "{:#?}", p.loops);
+    let p = common::profile_text(&text, "bounded", "_Z6searchPKiPiii", [64, 1, 1], [256, 1, 1], &[("param_3", 10)]);
+    assert_eq!((p.loops[0].assumed_trip_count, p.loops[0].trip_bound), (10.0, Some(10.0)), "{:#?}", p.loops);
+    // Without `n` the bound is not evaluated: the default stands, and no bound is shown.
+    let p = common::profile_text(&text, "bounded", "_Z6searchPKiPiii", [64, 1, 1], [256, 1, 1], &[]);
+    assert_eq!((p.loops[0].assumed_trip_count, p.loops[0].trip_bound), (16.0, None), "{:#?}", p.loops);
+}

@@ -89,6 +89,17 @@ impl Function {
             if let Some(note) = &l.trip_note {
                 let _ = write!(out, " note=\"{note}\"");
             }
+            for b in &l.trip_bounds {
+                match b {
+                    TripCount::Constant(c) => {
+                        let _ = write!(out, " at_most={c}");
+                    }
+                    TripCount::Symbolic { expr, .. } => {
+                        let _ = write!(out, " at_most=\"{expr}\"");
+                    }
+                    TripCount::Unknown => {}
+                }
+            }
             let _ = writeln!(out);
             for iv in &l.induction_vars {
                 let op = match iv.kind {

@@ -120,7 +120,7 @@ pub(crate) fn analyze_loop(
     reducible: bool,
     groups: &std::cell::RefCell<DefGroups>,
 ) {
-    let (ivs, test, trip, note) = {
+    let (ivs, test, trip, note, bounds) = {
         let f: &Function = func;
         let Some(l) = f.loops.get(li as usize) else {
             return;
@@ -134,13 +134,15 @@ pub(crate) fn analyze_loop(
             },
             Err(why) => (None, TripCount::Unknown, Some(why)),
         };
-        (ivs, test, trip, note)
+        let bounds = if matches!(trip, TripCount::Unknown) { cx.trip_bounds(l, &ivs) } else { Vec::new() };
+        (ivs, test, trip, note, bounds)
     };
     if let Some(l) = func.loops.get_mut(li as usize) {
         l.induction_vars = ivs;
         l.exit_test = test;
         l.trip_count = trip;
         l.trip_note = note;
+        l.trip_bounds = bounds;
     }
 }
 
@@ -687,7 +689,14 @@ impl<'f> LoopCx<'f> {
         {
             return Err("the exit test does not run on every iteration".into());
         }
-        let blk = &self.f.blocks[*exiting as usize];
+        let (branch_id, flip, setp_id) = self.exit_branch(*exiting)?;
+        self.compare_test(setp_id, branch_id, flip, ivs)
+    }
+
+    /// The exit branch of `exiting`, whether the loop continues on its predicate's false
+    /// value (`flip`), and the instruction that computes the predicate.
+    fn exit_branch(&self, exiting: BlockId) -> Result<(InstrId, bool, InstrId), String> {
+        let blk = &self.f.blocks[exiting as usize];
         let branch_id = blk.terminator().ok_or("the exiting block is empty")?;
         let branch = self.instr(branch_id).ok_or("bad instruction id")?;
         let guard = match (branch.base(), branch.guard) {
@@ -697,21 +706,70 @@ impl<'f> LoopCx<'f> {
         let taken_in_loop = blk.target.is_some_and(|t| self.in_loop(t));
         // Continue iff the predicate equals `want`.
         let flip = guard.negated ^ !taken_in_loop;
+        let setp_id = self
+            .single_def_in(blk, guard.reg)
+            .ok_or("the branch predicate is not computed in the loop")?;
+        Ok((branch_id, flip, setp_id))
+    }
 
-        let setp_id = blk
-            .instrs
+    /// The instruction of the loop that defines `reg`: the last one in `blk`, else the
+    /// loop's only definition of it.
+    fn single_def_in(&self, blk: &crate::ir::BasicBlock, reg: RegId) -> Option<InstrId> {
+        blk.instrs
             .clone()
             .rev()
-            .find(|&i| {
-                self.instr(i)
-                    .is_some_and(|it| self.f.dsts(it).contains(&guard.reg))
-            })
+            .find(|&i| self.instr(i).is_some_and(|it| self.f.dsts(it).contains(&reg)))
             .or_else(|| {
-                let mut d = self.defs_in_loop(guard.reg);
+                let mut d = self.defs_in_loop(reg);
                 let first = d.next();
                 if d.next().is_some() { None } else { first }
             })
-            .ok_or("the branch predicate is not computed in the loop")?;
+    }
+
+    /// Upper bounds of the trip count of a loop whose count is unknown: the count of each
+    /// exit that runs on every iteration and compares an induction variable with a bound
+    /// (a `for`'s test beside a `break`), and of each comparison that a combined test
+    /// needs to hold to continue (`and.pred` of the two, or `or.pred` of their negations:
+    /// `while (|z| < 2 && it < MAX)`). Each is what the loop would run were that test its
+    /// only exit; the others can only end it sooner.
+    fn trip_bounds(&self, l: &Loop, ivs: &[InductionVar]) -> Vec<TripCount> {
+        let mut out = Vec::new();
+        for &exiting in &l.exiting {
+            if !l.latches.iter().all(|&latch| self.f.dominates(exiting, latch)) {
+                continue;
+            }
+            let Ok((branch_id, flip, def)) = self.exit_branch(exiting) else { continue };
+            let Some(d) = self.instr(def) else { continue };
+            let ops = self.f.operands_of(d);
+            // Comparisons that must all hold (with `flip`) for the loop to continue.
+            let parts: Vec<InstrId> = match (d.base(), flip, ops) {
+                ("setp", _, _) => vec![def],
+                ("and", false, [_, a, b]) | ("or", true, [_, a, b]) if d.guard.is_none() => {
+                    let blk = &self.f.blocks[d.block as usize];
+                    [a, b].iter().filter_map(|o| o.reg()).filter_map(|r| self.single_def_in(blk, r)).collect()
+                }
+                _ => Vec::new(),
+            };
+            for part in parts {
+                if let Ok((test, init, kind, step)) = self.compare_test(part, branch_id, flip, ivs)
+                    && let Ok(tc) = trip_count(&test, init, kind, &step)
+                {
+                    out.push(tc);
+                }
+            }
+        }
+        out
+    }
+
+    /// The exit test of comparison `setp_id`, which `branch_id` tests (`flip`: the loop
+    /// continues on its false value), and the induction variable it compares.
+    fn compare_test(
+        &self,
+        setp_id: InstrId,
+        branch_id: InstrId,
+        flip: bool,
+        ivs: &[InductionVar],
+    ) -> Result<(ExitTest, Option<Expr>, IvKind, Expr), String> {
         let setp = self.instr(setp_id).ok_or("bad instruction id")?;
         let ops = self.f.operands_of(setp);
         if setp.base() != "setp" || ops.len() != 3 || setp.guard.is_some() {

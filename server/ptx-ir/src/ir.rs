@@ -615,6 +615,11 @@ pub struct Loop {
     pub trip_count: TripCount,
     /// Why the trip count is unknown (for the profile's list of assumptions).
     pub trip_note: Option<String>,
+    /// Upper bounds of an unknown trip count: the counts of the loop's counted exits when
+    /// others end it on data (`for (i = 0; i < n; ++i) { if (a[i] == key) break; }`, or
+    /// `while (|z| < 2 && it < MAX)` tested as one `and.pred`). Empty when the count is
+    /// known or nothing bounds it.
+    pub trip_bounds: Vec<TripCount>,
     /// The `.loc` of the loop's back-edge branch (or of its first located instruction).
     pub loc: Option<SrcLoc>,
     /// 1-based PTX line of the header's first instruction (or of its label).

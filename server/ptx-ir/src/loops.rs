@@ -291,6 +291,7 @@ fn find_loops(func: &mut Function, reachable: &[bool], diags: &mut Vec<Diagnosti
             exit_test: None,
             trip_count: TripCount::Unknown,
             trip_note: None,
+            trip_bounds: Vec::new(),
             loc: latch_loc.or(header_loc),
             ptx_line: func.blocks[h].ptx_line,
         });

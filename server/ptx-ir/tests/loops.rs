@@ -457,3 +457,39 @@ fn block_stride_loop_counted_on_a_copy_of_its_counter() {
     }
     assert_eq!(f.loops[1].depth, 2);
 }
+
+/// Loops that end on data but that a counted exit bounds (`tests/data/bounded.cu`): the
+/// count stays unknown, and `trip_bounds` holds what the counted exit alone would run.
+#[test]
+fn counted_exits_bound_loops_that_end_on_data() {
+    let m = load("bounded.ptx");
+    let only_loop = |name: &str| {
+        let f = kernel(&m, name);
+        assert_eq!(f.loops.len(), 1, "{name}: {:?}", f.loops);
+        f.loops[0].clone()
+    };
+    // `while (|z|^2 < 4 && it < max_iter)`: one `and.pred`, bounded by `max_iter`.
+    let l = only_loop("_Z6escapePhPKfi");
+    assert!(matches!(l.trip_count, TripCount::Unknown), "{:?}", l.trip_count);
+    assert!(l.trip_note.as_deref().is_some_and(|n| n.contains("and.pred")), "{:?}", l.trip_note);
+    assert_eq!(l.trip_bounds.len(), 1, "{:?}", l.trip_bounds);
+    assert_eq!(eval(&l.trip_bounds[0], &[(2, 256.0)], &[]), Some(256.0), "{:?}", l.trip_bounds);
+    // A counted `for` with a `break`: two exits, the counted one bounds it by `n`.
+    let l = only_loop("_Z6searchPKiPiii");
+    assert!(matches!(l.trip_count, TripCount::Unknown), "{:?}", l.trip_count);
+    assert_eq!(l.exiting.len(), 2);
+    assert_eq!(l.trip_bounds.iter().filter_map(|b| eval(b, &[(3, 100.0)], &[])).collect::<Vec<_>>(), [100.0], "{:?}", l.trip_bounds);
+    // `for (it = 0; it < 5 && e > 1e-6f; ++it)`: at most 5.
+    let l = only_loop("_Z6newtonPf");
+    assert!(matches!(l.trip_count, TripCount::Unknown), "{:?}", l.trip_count);
+    assert_eq!(l.trip_bounds, [TripCount::Constant(5)], "{:?}", l.trip_bounds);
+    // A counted loop has no bounds: its count is known.
+    let m = load("loops.ptx");
+    for f in &m.functions {
+        for l in &f.loops {
+            if !matches!(l.trip_count, TripCount::Unknown) {
+                assert!(l.trip_bounds.is_empty(), "{}: {:?}", f.name, l);
+            }
+        }
+    }
+}

@@ -6,8 +6,10 @@
 //! arguments it was given, nor what simulating the warps' control flow counts: a loop
 //! that ends on data (an escape-time iteration, a convergence test, a CSR row whose
 //! bounds are loaded), or whose formula needs an argument nobody supplied. The profile
-//! then runs it the default number of times (16, `--default-trip-count`), and the time,
-//! the bound and the power of the kernel follow from that guess. One finding per source
+//! then runs it the default number of times (16, `--default-trip-count`), or as many as a
+//! counted exit beside the data-dependent one allows when that is fewer (the message
+//! names that bound), and the time, the bound and the power of the kernel follow from
+//! that guess. One finding per source
 //! loop (nvcc's unrolled loop and its remainder loop are one).
 //!
 //! ## Why is this bad?
@@ -50,6 +52,10 @@ pub(crate) fn check(cx: &Ctx<'_>, acc: &mut Vec<Finding>) {
                     None => "its exit depends on data".to_string(),
                 }
             }
+        };
+        let why = match l.trip_bound {
+            Some(b) => format!("{why}, and its counted exit ends it after at most {b} iterations"),
+            None => why,
         };
         // nvcc's unrolled loop and its remainder share the source loop's assumed count.
         let assumed = if group.len() == 1 {
