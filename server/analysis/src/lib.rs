@@ -364,6 +364,9 @@ struct MemoEntry {
     /// The kernel's own inputs besides its text (compared as values).
     context: KernelContext,
     annotation: Option<PartialLaunch>,
+    /// The trip counts stated in the kernel's PTX, at their PTX lines: a kernel that moved
+    /// with them is analysed again (the profile names those lines).
+    loop_annotations: Vec<launch::LoopAnnotation>,
     kernel: KernelAnalysis,
     /// Where the kernel started when it was analysed (to shift positions on reuse).
     start: u32,
@@ -560,8 +563,10 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
                 .map(|f| text.get(f.span.start as usize..f.span.end as usize).unwrap_or(""))
                 .collect();
             let annotation = ptx_annotation.launch.map(|a| a.launch.clone());
+            // Compared without their byte offsets, which move with the kernel.
+            let loop_annotations: Vec<launch::LoopAnnotation> = ptx_annotation.loops.iter().map(|a| launch::LoopAnnotation { offset: 0, ..a.clone() }).collect();
             let bucket = memo.entries.entry(text_hash(body, &callees)).or_default();
-            if let Some(e) = bucket.iter_mut().find(|e| e.context == cx && e.annotation == annotation) {
+            if let Some(e) = bucket.iter_mut().find(|e| e.context == cx && e.annotation == annotation && e.loop_annotations == loop_annotations) {
                 let mut k = e.kernel.clone();
                 k.shift(i64::from(func.span.start) - i64::from(e.start), i64::from(func.ptx_line) - i64::from(e.line));
                 e.used = generation;
@@ -569,7 +574,7 @@ pub fn analyze_memo(text: &str, settings: &Settings, context: &Context, mut memo
             }
             memo.kernel_runs += 1;
             let k = analyze_kernel(&module, func, ptx_annotation, &cx, &context.used_args, settings, &gpus);
-            bucket.push(MemoEntry { context: cx, annotation, kernel: k.clone(), start: func.span.start, line: func.ptx_line, used: generation });
+            bucket.push(MemoEntry { context: cx, annotation, loop_annotations, kernel: k.clone(), start: func.span.start, line: func.ptx_line, used: generation });
             k
         })
         .collect();

@@ -134,3 +134,28 @@ fn one_profile_per_bank_count_serves_every_gpu() {
     let ways = |p: &kernel_profile::KernelProfile| p.memory_accesses.iter().find(|m| m.space == kernel_profile::Space::Shared).and_then(|m| m.bank_conflict_ways);
     assert_eq!((ways(a100), ways(c1060)), (Some(32), Some(16)));
 }
+
+/// A kernel with a `// warpsight: trips=N` comment in its PTX names that comment's line in
+/// its profile: moved, it is analysed again (the lines must follow), while a moved kernel
+/// without one is still reused.
+#[test]
+fn a_kernel_with_a_stated_trip_count_is_analysed_again_when_it_moves() {
+    let text = fixture("spmv_csr");
+    // Above the scalar kernel's row loop: the header of its first loop.
+    let plain = analyze(&text, &Settings::default(), &Context::default());
+    let header = plain.kernels[0].targets[0].profile.loops[0].ptx_line as usize;
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(header - 1, "// warpsight: trips=24");
+    let stated = lines.join("\n") + "\n";
+    let (settings, cx) = (Settings::default(), Context::default());
+    let mut memo = Memo::default();
+    let first = analyze_memo(&stated, &settings, &cx, Some(&mut memo));
+    let at = |a: &analysis::FileAnalysis| a.kernels[0].targets[0].profile.loops.iter().filter_map(|l| l.stated_at).collect::<Vec<_>>();
+    assert!(!at(&first).is_empty() && at(&first).iter().all(|&l| l as usize == header), "{:?}", first.kernels[0].targets[0].profile.loops);
+    assert_eq!(memo.kernel_runs, 2);
+    let shifted = stated.replacen(".address_size 64", ".address_size 64\n// a comment", 1);
+    let moved = analyze_memo(&shifted, &settings, &cx, Some(&mut memo));
+    assert_eq!(memo.kernel_runs, 3, "the kernel with the comment ran again, the other did not");
+    assert!(at(&moved).iter().all(|&l| l as usize == header + 1), "{:?}", moved.kernels[0].targets[0].profile.loops);
+    assert_eq!(at(&moved), at(&analyze(&shifted, &settings, &cx)));
+}
