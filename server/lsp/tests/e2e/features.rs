@@ -190,11 +190,7 @@ async fn what_if_keeps_the_launch_parts_it_is_not_given() {
 /// `.cu` end to end through the real nvcc, when the project's toolchain is installed.
 #[tokio::test]
 async fn cuda_source_gets_hints_on_its_own_lines() {
-    let nvcc = root().join(".cuda/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc");
-    if !nvcc.exists() {
-        assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {} is missing", nvcc.display());
-        return;
-    }
+    let Some(nvcc) = crate::support::project_nvcc() else { return };
     let src_path = root().join("tests/fixtures/cu/matmul_naive.cu");
     let text = std::fs::read_to_string(&src_path).unwrap();
     let dir = tempfile::Builder::new().prefix("warpsight-e2e-").tempdir().unwrap();
@@ -228,11 +224,7 @@ async fn cuda_source_gets_hints_on_its_own_lines() {
 
 #[tokio::test]
 async fn while_a_cu_compile_is_pending_the_untouched_kernels_keep_their_hints_marked() {
-    let nvcc = root().join(".cuda/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc");
-    if !nvcc.exists() {
-        assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {} is missing", nvcc.display());
-        return;
-    }
+    let Some(nvcc) = crate::support::project_nvcc() else { return };
     let text = "__global__ void scale(float* p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] *= 2.0f;\n}\n\n__global__ void shift(float* p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] += 1.0f;\n}\n";
     let dir = tempfile::Builder::new().prefix("warpsight-e2e-pending-").tempdir().unwrap();
     let path = dir.path().join("two.cu");
@@ -317,11 +309,7 @@ async fn ptx_code_action_states_an_unknown_trip_count() {
 /// kernel after it (untouched, one line lower now) keeps its own finding on its own line.
 #[tokio::test]
 async fn cuda_trip_count_quick_fix_states_the_count_of_its_loop_only() {
-    let nvcc = root().join(".cuda/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc");
-    if !nvcc.exists() {
-        assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {} is missing", nvcc.display());
-        return;
-    }
+    let Some(nvcc) = crate::support::project_nvcc() else { return };
     let text = "__global__ void rows(const int *ptr, const float *v, float *y) {\n    int r = blockIdx.x * blockDim.x + threadIdx.x;\n    float s = 0.0f;\n    for (int k = ptr[r]; k < ptr[r + 1]; ++k)\n        s += v[k];\n    y[r] = s;\n}\n\n__global__ void cols(const int *ptr, const float *v, float *y) {\n    int r = blockIdx.x * blockDim.x + threadIdx.x;\n    float s = 0.0f;\n    for (int k = ptr[r]; k < ptr[r + 1]; ++k)\n        s += 2.0f * v[k];\n    y[r] = s;\n}\nint main() { rows<<<1024, 256>>>(0, 0, 0); cols<<<1024, 256>>>(0, 0, 0); }\n";
     let dir = tempfile::Builder::new().prefix("warpsight-e2e-trips-").tempdir().unwrap();
     let path = dir.path().join("rows.cu");

@@ -6,10 +6,6 @@ use serde_json::{Value, json};
 
 use crate::support::TestServer;
 
-fn root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// A private scratch directory (an unpredictable name, removed when dropped).
 fn scratch(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new().prefix(&format!("warpsight-e2e-sec-{name}-")).tempdir().expect("scratch dir")
@@ -35,11 +31,7 @@ const KERNEL: &str = "__global__ void scale(float* p, int n) { int i = blockIdx.
 /// nvcc's shell would run in the server's working directory, where the marker is looked for.
 #[tokio::test]
 async fn opening_a_file_whose_name_holds_shell_syntax_runs_nothing() {
-    let nvcc = root().join(".cuda/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc");
-    if !nvcc.exists() {
-        assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {} is missing", nvcc.display());
-        return;
-    }
+    let Some(nvcc) = crate::support::project_nvcc() else { return };
     let cwd = std::env::current_dir().expect("cwd");
     let dir_tmp = scratch("inj");
     let dir = dir_tmp.path();

@@ -158,3 +158,14 @@ impl TestServer {
         assert_eq!(end.exit_code(), 0);
     }
 }
+
+/// The project's nvcc (`.cuda/`, installed by scripts/test-all.sh), for the `.cu` tests;
+/// `None` when it is not installed, which is an error when `WARPSIGHT_REQUIRE_CUDA` is set.
+pub fn project_nvcc() -> Option<std::path::PathBuf> {
+    let nvcc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.cuda/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc");
+    if nvcc.exists() {
+        return Some(nvcc);
+    }
+    assert!(std::env::var_os("WARPSIGHT_REQUIRE_CUDA").is_none(), "WARPSIGHT_REQUIRE_CUDA is set but {} is missing", nvcc.display());
+    None
+}
