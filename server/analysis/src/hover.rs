@@ -341,14 +341,16 @@ pub fn kernel_label(t: &TargetAnalysis, p: &InlayParts) -> String {
     parts.join(" · ")
 }
 
-/// The hint of a loop: its trip count (with `?` when assumed) and its share of the
-/// kernel's dynamic instructions, "×64 · 93% of instructions". `func`: the kernel's lowered
+/// The hint of a loop: its trip count (with `?` when assumed, and `≤ N` when a counted
+/// exit bounds an unknown count) and its share of the kernel's dynamic instructions,
+/// "×64 · 93% of instructions", "×16? ≤256 · 80% of instructions". `func`: the kernel's lowered
 /// function, whose loop blocks give the share exactly ([`loop_share`]).
 pub fn loop_label(t: &TargetAnalysis, l: &kernel_profile::LoopInfo, func: Option<&ptx_ir::Function>) -> String {
     let share = loop_share(t, l, func);
-    let count = match l.trip_count {
-        Some(n) => format!("×{n:.0}"),
-        None => format!("×{:.0}?", l.assumed_trip_count),
+    let count = match (l.trip_count, l.trip_bound) {
+        (Some(n), _) => format!("×{n:.0}"),
+        (None, Some(b)) => format!("×{:.0}? ≤{b:.0}", l.assumed_trip_count),
+        (None, None) => format!("×{:.0}?", l.assumed_trip_count),
     };
     format!("{count} · {share:.0}% of instructions")
 }
@@ -449,6 +451,9 @@ mod tests {
             trip_bound: None,
         };
         assert_eq!(loop_label(t, &l, None), "×0 · 0% of instructions");
+        // An unknown count that a counted exit bounds says the bound.
+        let bounded = kernel_profile::LoopInfo { trip_count: None, assumed_trip_count: 16.0, trip_bound: Some(256.0), ..l.clone() };
+        assert!(loop_label(t, &bounded, None).starts_with("×16? ≤256 · "), "{}", loop_label(t, &bounded, None));
     }
 
     #[test]
