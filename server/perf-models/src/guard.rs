@@ -60,7 +60,7 @@ pub fn check(profile: &KernelProfile) -> Result<(), String> {
             .collect();
         let why = if loops.is_empty() { String::new() } else { format!(" (loop trip counts: {})", loops.join(", ")) };
         return Err(format!(
-            "cannot predict: each thread would execute about {:.3e} instructions, more than {MAX_EXECUTIONS_PER_THREAD:e} (days of run time at any clock){why}; give the loops' real trip counts (`--arg NAME=VALUE`, the `args` setting) or a smaller default trip count",
+            "cannot predict: each thread would execute about {:.3e} instructions, more than {MAX_EXECUTIONS_PER_THREAD:e} (days of run time at any clock){why}; give the loops' real trip counts (`--arg NAME=VALUE`, the `args` setting, or a `// warpsight: trips=N` comment above a loop) or a smaller default trip count",
             total.max(busiest)
         ));
     }
