@@ -707,6 +707,13 @@ fn analyze_kernel(
     if let Some(a) = ptx_annotation {
         annotation_notes.extend(a.errors.iter().map(|e| format!("the launch annotation before the kernel is not read in part: {e}")));
     }
+    // One by one up to a few, the rest counted (a file of many unreadable comments would
+    // otherwise bury the other assumptions).
+    if annotation_notes.len() > kernel_profile::MAX_ANNOTATION_NOTES {
+        let more = annotation_notes.len() - kernel_profile::MAX_ANNOTATION_NOTES;
+        annotation_notes.truncate(kernel_profile::MAX_ANNOTATION_NOTES);
+        annotation_notes.push(format!("{more} more annotation problems of this kernel are not listed"));
+    }
     let call_site = cx.call_site.as_ref().unwrap_or(&empty);
     // A user value the front end used for a host variable (`--arg Width=1024` feeding
     // `dim3 grid(Width / 16)`) is not a kernel argument: leave it out here, so it is not

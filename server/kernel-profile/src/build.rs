@@ -546,11 +546,15 @@ fn loops(
     let unrolled = unroll_split(func);
     let stated_of = stated_loops(module, func, stated);
     let named: HashSet<*const StatedTrips> = stated_of.values().map(|s| *s as *const StatedTrips).collect();
-    for s in stated.iter().filter(|s| s.in_kernel && !named.contains(&(*s as *const StatedTrips))) {
+    let unmatched: Vec<&StatedTrips> = stated.iter().filter(|s| s.in_kernel && !named.contains(&(*s as *const StatedTrips))).collect();
+    for s in unmatched.iter().take(MAX_ANNOTATION_NOTES) {
         assumptions.push(format!(
             "the annotation at line {} states {} trips for a loop the PTX does not have: nvcc unrolled it whole (its count is a constant, which the analysis counts) or removed it",
             s.annotation_line, s.trips
         ));
+    }
+    if unmatched.len() > MAX_ANNOTATION_NOTES {
+        assumptions.push(format!("{} more annotations state trips for loops the PTX does not have", unmatched.len() - MAX_ANNOTATION_NOTES));
     }
     for (li, lp) in func.loops.iter().enumerate() {
         let (source_file, source_line) = match lp.loc {
@@ -889,6 +893,10 @@ fn walk_of(func: &Function, instr: &ptx_ir::ir::Instr) -> Option<Walk> {
         _ => None,
     }
 }
+
+/// The most annotations said one by one (a file of many comments naming no loop would
+/// otherwise bury the other assumptions); the rest are counted in one line.
+pub const MAX_ANNOTATION_NOTES: usize = 8;
 
 /// What [`loops`] reads besides the function: the options (the default count), the
 /// parameter names of the source (for the formulas' text) and the counts the user states.

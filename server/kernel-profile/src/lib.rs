@@ -20,5 +20,5 @@ mod work;
 #[cfg(test)]
 mod scale_tests;
 
-pub use build::{ProfileInput, ProfileOptions, build};
+pub use build::{MAX_ANNOTATION_NOTES, ProfileInput, ProfileOptions, build};
 pub use model::*;
