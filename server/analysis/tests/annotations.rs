@@ -3,9 +3,10 @@
 
 use analysis::{Context, Settings, analyze};
 
+mod common;
+
 fn fixture(name: &str) -> String {
-    let path = format!("{}/../../tests/fixtures/ptx/sm_80/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    common::read(&format!("tests/fixtures/ptx/sm_80/{name}.ptx"))
 }
 
 /// Many unreadable loop annotations in one kernel's PTX are said a few at a time: eight

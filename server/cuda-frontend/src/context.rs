@@ -10,18 +10,20 @@ pub fn analysis_context(p: &crate::compile::Prepared) -> analysis::Context {
     // names it (none without line information: nothing to match the lines to).
     let files = crate::mapping::file_table(&p.ptx);
     let main_file = crate::mapping::main_file_index(&files, &p.path).and_then(|i| files.iter().find(|(f, _)| *f == i)).map(|(_, path)| path.clone());
-    let stated_trips: Vec<kernel_profile::StatedTrips> = p
-        .loop_annotations
-        .iter()
-        .filter_map(|a| {
-            Some(kernel_profile::StatedTrips { file: Some(main_file.clone()?), lines: a.lines?, trips: a.trips?, annotation_line: a.line, in_kernel: false })
-        })
-        .collect();
-    // The kernel definitions of the file by line: an annotation's problems are said on the
-    // kernel whose definition precedes it.
+    // The kernel definitions of the file by line: an annotation belongs to the kernel whose
+    // definition precedes it (its problems are said there), found once per annotation.
     let mut definitions: Vec<(u32, &str)> = p.kernel_decls.iter().filter(|d| d.is_definition && d.file.is_none()).map(|d| (d.line, d.name.as_str())).collect();
     definitions.sort_unstable();
-    let owner = |line: u32| definitions.iter().rev().find(|(l, _)| *l <= line).map(|(_, n)| *n);
+    let owner = |line: u32| definitions.partition_point(|(l, _)| *l <= line).checked_sub(1).map(|i| definitions[i].1);
+    let owners: Vec<Option<&str>> = p.loop_annotations.iter().map(|a| owner(a.line)).collect();
+    let stated_trips: Vec<(kernel_profile::StatedTrips, Option<&str>)> = p
+        .loop_annotations
+        .iter()
+        .zip(&owners)
+        .filter_map(|(a, o)| {
+            Some((kernel_profile::StatedTrips { file: Some(main_file.clone()?), lines: a.lines?, trips: a.trips?, annotation_line: a.line, in_kernel: false }, *o))
+        })
+        .collect();
     for m in &p.kernels {
         // Parameter names from the kernel's declaration wherever it lives: the file, or an
         // included local header.
@@ -55,8 +57,8 @@ pub fn analysis_context(p: &crate::compile::Prepared) -> analysis::Context {
         // definition's line like instruction-level ones land on theirs.
         let source = m.line.map(|l| (m.file.clone().unwrap_or_else(|| p.path.display().to_string()), l));
         let mut annotation_notes = Vec::new();
-        for a in &p.loop_annotations {
-            if owner(a.line) == Some(m.base_name.as_str()) {
+        for (a, o) in p.loop_annotations.iter().zip(&owners) {
+            if *o == Some(m.base_name.as_str()) {
                 annotation_notes.extend(a.errors.iter().map(|e| format!("the annotation at line {} is not read: {e}", a.line)));
                 if a.errors.is_empty() && main_file.is_none() {
                     annotation_notes.push(format!("the annotation at line {} is not used: the PTX has no line information to find its loop by", a.line));
@@ -82,7 +84,7 @@ pub fn analysis_context(p: &crate::compile::Prepared) -> analysis::Context {
                 resources,
                 source,
                 call_site_note,
-                stated_trips: stated_trips.iter().map(|s| kernel_profile::StatedTrips { in_kernel: owner(s.annotation_line) == Some(m.base_name.as_str()), ..s.clone() }).collect(),
+                stated_trips: stated_trips.iter().map(|(s, o)| kernel_profile::StatedTrips { in_kernel: *o == Some(m.base_name.as_str()), ..s.clone() }).collect(),
                 annotation_notes,
             },
         );
