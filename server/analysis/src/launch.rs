@@ -30,15 +30,14 @@ pub struct Annotation {
 
 /// Every `// warpsight:` launch annotation of a text (the grammar of [`launch_spec`]; in
 /// PTX there are no names to fold, so values are integer constant expressions). Loop
-/// annotations (`trips=`) are [`loop_annotations`].
+/// annotations (`trips=`) are [`loop_annotations`]; [`ptx_annotations`] reads both.
 pub fn annotations(text: &str) -> Vec<Annotation> {
-    annotation_lines(text)
-        .filter(|(_, _, body)| !launch_spec::is_loop_annotation(body))
-        .map(|(offset, _, body)| {
-            let (launch, errors) = parse_items(body, &mut eval_const);
-            Annotation { offset, launch, errors }
-        })
-        .collect()
+    ptx_annotations(text).0
+}
+
+fn launch_annotation(offset: usize, body: &str) -> Annotation {
+    let (launch, errors) = parse_items(body, &mut eval_const);
+    Annotation { offset, launch, errors }
 }
 
 /// The annotation comments of a text: (byte offset of the line, 0-based line index, body).
@@ -71,6 +70,25 @@ pub struct LoopAnnotation {
 
 /// Every loop annotation of a PTX text, in text order.
 pub fn loop_annotations(text: &str) -> Vec<LoopAnnotation> {
+    ptx_annotations(text).1
+}
+
+/// The launch and the loop annotations of a PTX text, in text order, from one pass over
+/// its lines (an analysis of a PTX document runs on every keystroke). The table of code
+/// lines that places a loop annotation is built only when the text has one.
+pub fn ptx_annotations(text: &str) -> (Vec<Annotation>, Vec<LoopAnnotation>) {
+    let mut launches = Vec::new();
+    let mut loops = Vec::new();
+    for (offset, index, body) in annotation_lines(text) {
+        if launch_spec::is_loop_annotation(body) {
+            loops.push((offset, index, body));
+        } else {
+            launches.push(launch_annotation(offset, body));
+        }
+    }
+    if loops.is_empty() {
+        return (launches, Vec::new());
+    }
     let lines: Vec<&str> = text.lines().collect();
     // A line holding PTX: not blank, not only a comment.
     let code = |l: &str| {
@@ -83,8 +101,8 @@ pub fn loop_annotations(text: &str) -> Vec<LoopAnnotation> {
         next[i] = if code(lines[i]) { Some(i) } else { next[i + 1] };
     }
     let next_code = |from: usize| next.get(from).copied().flatten();
-    annotation_lines(text)
-        .filter(|(_, _, body)| launch_spec::is_loop_annotation(body))
+    let loops = loops
+        .into_iter()
         .map(|(offset, index, body)| {
             let (trips, mut errors) = launch_spec::parse_trips(body, &mut eval_const);
             let own = lines.get(index).and_then(|l| l.find("//").or_else(|| l.find("/*")).map(|p| &l[..p])).is_some_and(code);
@@ -101,7 +119,8 @@ pub fn loop_annotations(text: &str) -> Vec<LoopAnnotation> {
             let stated = trips.zip(lines_of).map(|(trips, lines)| kernel_profile::StatedTrips { file: None, lines, trips, annotation_line: line, in_kernel: true });
             LoopAnnotation { offset, line, stated, errors }
         })
-        .collect()
+        .collect();
+    (launches, loops)
 }
 
 /// Combines the sources in priority order. Each field comes from the first source that

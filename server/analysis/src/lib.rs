@@ -507,7 +507,8 @@ impl AnnotationIndex {
     fn new(text: &str, module: &ptx_ir::Module) -> AnnotationIndex {
         let mut kernel_starts: Vec<u32> = module.kernels().map(|k| k.span.start).collect();
         kernel_starts.sort_unstable();
-        AnnotationIndex { annotations: launch::annotations(text), loops: launch::loop_annotations(text), kernel_starts }
+        let (annotations, loops) = launch::ptx_annotations(text);
+        AnnotationIndex { annotations, loops, kernel_starts }
     }
 
     /// The annotations of the kernel `func`: its launch annotation, and the loop
