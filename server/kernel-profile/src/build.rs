@@ -644,10 +644,7 @@ fn loops(
                             // source loop's count, as for the unknown counts below.
                             Some((part, u)) => {
                                 let n = fallback.max(0.0).round();
-                                let v = match part {
-                                    UnrollPart::Remainder => n % f64::from(u),
-                                    UnrollPart::Main => (n / f64::from(u)).floor(),
-                                };
+                                let v = part.share(n, u);
                                 assumptions.push(format!(
                                     "loop at {place}: trip count `{expr}` depends on values not supplied{hint}; it is one of the two loops of a source loop nvcc unrolled by {u}, which runs {n} ({fallback_said}): {v}"
                                 ));
@@ -675,10 +672,7 @@ fn loops(
                     let (part, u) = unrolled[&li];
                     fell_back = true;
                     let n = fallback.max(0.0).round();
-                    let v = match part {
-                        UnrollPart::Remainder => n % f64::from(u),
-                        UnrollPart::Main => (n / f64::from(u)).floor(),
-                    };
+                    let v = part.share(n, u);
                     let why = lp.trip_note.clone().unwrap_or_else(|| "not a counted loop".into());
                     let what = match part {
                         UnrollPart::Remainder => "the remainder loop",
@@ -941,6 +935,16 @@ enum UnrollPart {
     Remainder,
     /// `n / u` iterations of `u` copies of the body.
     Main,
+}
+
+impl UnrollPart {
+    /// This loop's iterations when the source loop, unrolled by `u`, runs `n` times.
+    fn share(self, n: f64, u: u32) -> f64 {
+        match self {
+            UnrollPart::Remainder => n % f64::from(u),
+            UnrollPart::Main => (n / f64::from(u)).floor(),
+        }
+    }
 }
 
 /// The loops of `func` that nvcc made of one source loop it unrolled by `u` (its default
