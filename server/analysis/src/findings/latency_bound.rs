@@ -114,7 +114,7 @@ fn check_target(cx: &Ctx<'_>, t: &TargetAnalysis) -> Option<Finding> {
         (None, None) => ("latency-bound", String::new(), "more independent work in flight per warp (several elements per thread, loads issued before their uses)"),
     };
     let message = format!(
-        "{kind} on {}: the headline model `{}` predicts {} limited by latency{dram}{waits}; {advice}{more_warps} are what will speed it up{full}",
+        "{kind} on {}: the headline model `{}` predicts {} limited by latency{dram}{waits}; {advice}{more_warps} will speed it up{full}",
         t.gpu.name,
         h.model,
         crate::display::time_us(h.time_us),
@@ -159,7 +159,7 @@ mod tests {
         assert!(m.contains(&format!("DRAM busy {} of the time", pct(b["dram_us"] / report.headline.time_us))), "{m}");
         assert!(m.contains("more independent loads in flight per warp"), "{m}");
         // 8 blocks of 8 warps fill the A100's 64 warp slots.
-        assert!(m.ends_with("are what will speed it up (all 64 warp slots per SM are already used)"), "{m}");
+        assert!(m.ends_with("before their uses) will speed it up (all 64 warp slots per SM are already used)"), "{m}");
         // An explicit launch: no annotation fix.
         assert!(f[0].fixes.is_empty());
     }
