@@ -156,6 +156,26 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    /// The L1 data cache per SM beside `resident` blocks of `smem_per_block` bytes of
+    /// shared memory each: the unified L1/shared storage less the blocks' shared memory,
+    /// and less at least the compute capability's smallest shared-memory carveout, which
+    /// the driver configures even for a kernel with no shared memory (CUDA C++
+    /// Programming Guide, "Shared Memory" of compute capability 7.x). That floor is 0 on
+    /// every CC but 7.5: Turing's smallest carveout is 32 KB, so its L1 is at most 64 KB
+    /// of the 96 (turing-wp: "as large as 64 KB in size, combined with a 32 KB per SM
+    /// shared memory allocation").
+    ///
+    /// The blocks' shared memory is not rounded up to the next carveout, nor the driver's
+    /// 1 KB reserve per block (CC 8.0 onwards) added, as the occupancy calculation does:
+    /// gpu-benches' pointer chase on the A100 (docs/validation.md) hits L1 at 160 kB as a
+    /// 192-KB L1 does, where the 8-KB carveout of one block's reserve would leave 184 KB
+    /// and double the predicted time of that row.
+    pub fn l1_bytes_per_sm(&self, smem_per_block: u64, resident: u32) -> u64 {
+        let unified = u64::from(self.l1_shared_bytes_per_sm);
+        let floor = self.limits.smem_carveouts_kib.first().map_or(0, |&kib| u64::from(kib) * 1024);
+        unified.saturating_sub(smem_per_block.saturating_mul(u64::from(resident)).max(floor))
+    }
+
     /// Peak FP32 throughput in GFLOP/s at the boost clock (an FMA counts as 2 FLOPs).
     pub fn peak_fp32_gflops(&self) -> f64 {
         2.0 * self.units.fp32_per_sm as f64 * self.sm_count as f64 * self.boost_clock_mhz / 1000.0

@@ -478,3 +478,24 @@ fn a_locked_clock_replaces_the_boost_clock_and_keeps_the_rated_one() {
         assert!(a4000.with_locked_clock(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn l1_is_the_unified_storage_less_shared_memory_and_turings_smallest_carveout() {
+    const KIB: u64 = 1024;
+    let gpu = |id: &str| db().gpu(id).expect(id);
+    // Turing: 96 KB unified, carveouts of 32 and 64 KB; L1 is at most 64 KB (turing-wp).
+    let t4 = gpu("tesla-t4");
+    assert_eq!(t4.limits.smem_carveouts_kib, vec![32, 64]);
+    assert_eq!(t4.l1_bytes_per_sm(0, 4), 64 * KIB);
+    assert_eq!(t4.l1_bytes_per_sm(8 * KIB, 2), 64 * KIB);
+    assert_eq!(t4.l1_bytes_per_sm(16 * KIB, 3), 48 * KIB);
+    assert_eq!(t4.l1_bytes_per_sm(64 * KIB, 1), 32 * KIB);
+    // Carveouts from 0 KB: the whole storage less the blocks' shared memory.
+    assert_eq!(gpu("a100-sxm4-80gb").l1_bytes_per_sm(0, 8), 192 * KIB);
+    assert_eq!(gpu("tesla-v100-pcie-16gb").l1_bytes_per_sm(16 * KIB, 2), 96 * KIB);
+    assert_eq!(gpu("rtx-3060").l1_bytes_per_sm(48 * KIB, 3), 0);
+    // Before Volta (no carveouts): as the storage is given.
+    let m = gpu("gtx-980");
+    assert!(m.limits.smem_carveouts_kib.is_empty());
+    assert_eq!(m.l1_bytes_per_sm(0, 8), u64::from(m.l1_shared_bytes_per_sm));
+}

@@ -179,7 +179,8 @@ pub fn walk_reopen_share(line_bytes: f64, l2_bytes: f64) -> f64 {
 pub struct CacheConfig {
     pub sm_count: u32,
     /// L1 data cache available to global loads per SM (bytes): the unified L1/shared size
-    /// less the shared memory the resident blocks use.
+    /// less the shared memory the resident blocks use, at least the smallest carveout
+    /// (`gpu_spec::Gpu::l1_bytes_per_sm`).
     pub l1_bytes_per_sm: u64,
     pub l2_bytes: u64,
     /// Blocks of this kernel resident per SM (the occupancy calculator's answer).

@@ -629,13 +629,14 @@ pub struct Estimate {
 }
 
 /// The cache configuration the traffic estimate needs: L1 is the unified L1/shared
-/// storage per SM less the shared memory of the resident blocks (what the carveout gives
-/// them is not L1), as the roofline floor takes it (`roofline::cache_config`).
+/// storage per SM less the shared-memory carveout of the resident blocks
+/// ([`gpu_spec::Gpu::l1_bytes_per_sm`]), as the roofline floor takes it
+/// (`roofline::cache_config`).
 pub fn cache_config(gpu: &gpu_spec::Gpu, profile: &KernelProfile, resident: u32) -> CacheConfig {
     let smem = u64::from(profile.resources.static_smem_bytes.saturating_add(profile.launch.dynamic_smem));
     CacheConfig {
         sm_count: gpu.sm_count,
-        l1_bytes_per_sm: u64::from(gpu.l1_shared_bytes_per_sm).saturating_sub(smem * u64::from(resident)),
+        l1_bytes_per_sm: gpu.l1_bytes_per_sm(smem, resident),
         l2_bytes: gpu.l2_bytes,
         resident_blocks_per_sm: resident,
         l1_caches_global_loads: kernel_profile::traffic::l1_caches_global_loads(gpu.cc.major),

@@ -72,13 +72,14 @@ pub fn dram_bytes_per_warp(profile: &KernelProfile) -> f64 {
 }
 
 /// The caches the traffic estimate needs, for this launch on this GPU: L1 is the unified
-/// L1/shared storage per SM (gpu-data `l1_shared_bytes_per_sm`) less the shared memory the
-/// resident blocks take; without a database entry, no L1 (the floor does not depend on it).
+/// L1/shared storage per SM (gpu-data `l1_shared_bytes_per_sm`) less the shared-memory
+/// carveout of the resident blocks ([`gpu_spec::Gpu::l1_bytes_per_sm`]); without a
+/// database entry, no L1 (the floor does not depend on it).
 pub fn cache_config(profile: &KernelProfile, gpu: &GpuParams) -> CacheConfig {
     let threads = u32::try_from(profile.launch.threads_per_block()).unwrap_or(u32::MAX);
     let smem = profile.resources.static_smem_bytes.saturating_add(profile.launch.dynamic_smem);
     let resident = gpu.resident_blocks_per_sm(threads, profile.resources.registers_per_thread, smem).max(1);
-    let l1 = gpu.spec.as_ref().map_or(0, |g| u64::from(g.l1_shared_bytes_per_sm)).saturating_sub(u64::from(smem) * u64::from(resident));
+    let l1 = gpu.spec.as_ref().map_or(0, |g| g.l1_bytes_per_sm(u64::from(smem), resident));
     CacheConfig {
         sm_count: gpu.sm_count,
         l1_bytes_per_sm: l1,
