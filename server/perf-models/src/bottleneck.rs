@@ -629,7 +629,7 @@ pub struct Estimate {
 }
 
 /// The cache configuration the traffic estimate needs: L1 is the unified L1/shared
-/// storage per SM less the shared-memory carveout of the resident blocks
+/// storage per SM less the resident blocks' shared memory, at least the smallest carveout
 /// ([`gpu_spec::Gpu::l1_bytes_per_sm`]), as the roofline floor takes it
 /// (`roofline::cache_config`).
 pub fn cache_config(gpu: &gpu_spec::Gpu, profile: &KernelProfile, resident: u32) -> CacheConfig {

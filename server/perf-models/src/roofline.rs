@@ -72,8 +72,8 @@ pub fn dram_bytes_per_warp(profile: &KernelProfile) -> f64 {
 }
 
 /// The caches the traffic estimate needs, for this launch on this GPU: L1 is the unified
-/// L1/shared storage per SM (gpu-data `l1_shared_bytes_per_sm`) less the shared-memory
-/// carveout of the resident blocks ([`gpu_spec::Gpu::l1_bytes_per_sm`]); without a
+/// L1/shared storage per SM (gpu-data `l1_shared_bytes_per_sm`) less the resident blocks'
+/// shared memory, at least the smallest carveout ([`gpu_spec::Gpu::l1_bytes_per_sm`]); without a
 /// database entry, no L1 (the floor does not depend on it).
 pub fn cache_config(profile: &KernelProfile, gpu: &GpuParams) -> CacheConfig {
     let threads = u32::try_from(profile.launch.threads_per_block()).unwrap_or(u32::MAX);
