@@ -167,9 +167,10 @@ impl Gpu {
     ///
     /// The blocks' shared memory is not rounded up to the next carveout, nor the driver's
     /// 1 KB reserve per block (CC 8.0 onwards) added, as the occupancy calculation does:
-    /// gpu-benches' pointer chase over 160 kB on the A100 40 GB (docs/validation.md, a
-    /// fitted row: partly L1 hits) is predicted at 0.96 of its time with a 192-KB L1, at
-    /// 1.88 with the 184 KB that the 8-KB carveout of one block's reserve would leave.
+    /// gpu-benches' pointer chase over 160 kB on the A100 40 GB (a row of the gpu-latency
+    /// set of docs/validation.md, fitted; partly L1 hits) is predicted at 0.96 of its time
+    /// with a 192-KB L1, at 1.88 with the 184 KB that the 8-KB carveout of one block's
+    /// reserve would leave.
     pub fn l1_bytes_per_sm(&self, smem_per_block: u64, resident: u32) -> u64 {
         let unified = u64::from(self.l1_shared_bytes_per_sm);
         let floor = self.limits.smem_carveouts_kib.first().map_or(0, |&kib| u64::from(kib) * 1024);
