@@ -146,7 +146,7 @@ pub fn code_actions(doc: &Document, uri: &lsp::Uri, a: &DocAnalysis, range: lsp:
                         let line_end = doc.offset(doc.line_end(ptx_line.saturating_sub(1), enc), enc);
                         let line = doc.text.byte_slice(line_start..line_end).to_string();
                         let indent: String = line.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
-                        vec![analysis::fixes::TextEdit { start: line_start, end: line_start, new_text: format!("{indent}// warpsight: trips={trips}\n") }]
+                        vec![analysis::fixes::TextEdit { start: line_start, end: line_start, new_text: analysis::fixes::trips_comment_line(&indent, *trips) }]
                     }
                     (None, _) => continue,
                 };

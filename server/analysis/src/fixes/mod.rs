@@ -24,6 +24,8 @@ mod restrict;
 pub(crate) mod scan;
 mod trips;
 
+pub use trips::comment_line as trips_comment_line;
+
 /// A code action of a finding: a title for the menu and what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fix {

@@ -25,7 +25,13 @@ pub(super) fn edits(src: &Source<'_>, line: u32, trips: u64) -> Vec<TextEdit> {
         return Vec::new();
     }
     let indent = &src.text[line_start..at];
-    vec![TextEdit { start: line_start, end: line_start, new_text: format!("{indent}// warpsight: trips={trips}\n") }]
+    vec![TextEdit { start: line_start, end: line_start, new_text: comment_line(indent, trips) }]
+}
+
+/// The line the fix inserts, in a `.cu` file and in PTX alike: the comment at the loop's
+/// indentation, with its newline.
+pub fn comment_line(indent: &str, trips: u64) -> String {
+    format!("{indent}// warpsight: trips={trips}\n")
 }
 
 /// The offset of the keyword of the loop whose `.loc` is on `line`.

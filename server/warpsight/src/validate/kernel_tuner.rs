@@ -151,6 +151,12 @@ fn value_text(v: &Value) -> Option<String> {
     }
 }
 
+/// The runs of a configuration (ms) as a cache or a T4 results file lists them: the
+/// positive finite numbers, anything else left out.
+fn run_times(runs: &[Value]) -> Vec<f64> {
+    runs.iter().filter_map(Value::as_f64).filter(|t| t.is_finite() && *t > 0.0).collect()
+}
+
 /// One result of a T4 results file.
 #[derive(Deserialize)]
 struct RawT4Result {
@@ -212,7 +218,7 @@ fn parse_t4(v: Value) -> anyhow::Result<Cache> {
             Some(why) => Err(why.to_string()),
         };
         let power_w = measured("nvml_power").and_then(|m| m.value.as_f64()).filter(|w| w.is_finite() && *w > 0.0);
-        let runs = r.times.and_then(|t| t.runtimes).unwrap_or_default().iter().filter_map(Value::as_f64).filter(|t| t.is_finite() && *t > 0.0).collect();
+        let runs = run_times(&r.times.and_then(|t| t.runtimes).unwrap_or_default());
         let key = keys.iter().map(|k| params[k].as_str()).collect::<Vec<_>>().join(",");
         entries.insert(key, Entry { params, time, power_w, runs });
     }
@@ -267,7 +273,7 @@ pub fn parse_cache(text: &str) -> anyhow::Result<Cache> {
         };
         let power_w = e.get("nvml_power").and_then(Value::as_f64).filter(|w| w.is_finite() && *w > 0.0);
         let runs = match e.get("times") {
-            Some(Value::Array(a)) => a.iter().filter_map(Value::as_f64).filter(|t| t.is_finite() && *t > 0.0).collect(),
+            Some(Value::Array(a)) => run_times(a),
             _ => Vec::new(),
         };
         entries.insert(key, Entry { params, time, power_w, runs });
