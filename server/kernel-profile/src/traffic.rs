@@ -44,9 +44,10 @@
 //!   docs/validation.md are the check. DRAM reads = footprint + re-reads across waves ×
 //!   (1 − kept(that gap's data)) + data shared within a wave × (1 − kept(the data of the blocks
 //!   launched between two that share it)) + a block's re-reads of its own data past L1 in
-//!   later passes (the reads per distinct sector beyond one per warp; those of its other
-//!   warps in the same step come from L2) / the blocks that read it at once × (1 −
-//!   kept(window)).
+//!   later passes (the reads per distinct sector beyond one per warp, those of its other
+//!   warps in the same step coming from L2; or a warp's later loops over its own data,
+//!   `own_pass_sectors`: a softmax's passes over a row per warp) / the blocks that read it
+//!   at once × (1 − kept(window)).
 //!   Blocks of the first wave start together and read the data they share through their
 //!   loops at the same step, so between two readers passes one step's data, not a
 //!   lifetime's (`step_share`; later waves start as blocks end, out of step).
@@ -589,6 +590,11 @@ struct ArrayTraffic {
     block: f64,
     window: f64,
     grid: f64,
+    /// Per block, the sectors its warps read again in a later loop over their own data (a
+    /// softmax's second and third passes over a row): over each warp, the distinct sectors
+    /// of each loop that passes over its data, summed over those loops, less the distinct
+    /// sectors of all of them ([`own_pass_sectors`]).
+    warp_passes: f64,
     /// Distinct sectors its stores touch over the grid.
     store_grid: f64,
     store_sectors: f64,
@@ -1087,6 +1093,8 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
     // Footprints per array.
     let grid_ext = Extents { block: launch.block, blocks: launch.grid.map(|g| u64::from(g.max(1))), trips: &trips };
     let block_ext = Extents { block: launch.block, blocks: [1, 1, 1], trips: &trips };
+    // One warp: 32 consecutive threads in launch order (x fastest).
+    let warp_ext = Extents { block: warp_shape(launch.block), blocks: [1, 1, 1], trips: &trips };
     let resident = (u64::from(caches.sm_count.max(1)) * u64::from(caches.resident_blocks_per_sm.max(1))).min(launch.blocks().max(1));
     let window_dims = window(launch.grid, resident);
     let window_ext = Extents { block: launch.block, blocks: window_dims, trips: &trips };
@@ -1207,6 +1215,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
             let block_sectors = s.sectors(&block_ext);
             let lifetime = reach * block_sectors;
             e.block += lifetime;
+            e.warp_passes += reach * warps_per_block * own_pass_sectors(members, &profile.loops, &warp_ext);
             step_data += lifetime * step_share(&s, &profile.loops, &trips, launch.block, block_sectors).unwrap_or(1.0);
             lifetime_data += lifetime;
             e.window += reach * s.sectors(&window_ext);
@@ -1388,13 +1397,20 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
         // (a row of B for every warp of a naive product's block: at once, from L2) or in a
         // later pass (a cache benchmark's sweep): the reads per distinct sector beyond one
         // per warp are the passes; an uncached load's re-read of the previous iteration's
-        // sector (`uncached_near`) is neither.
+        // sector (`uncached_near`) is neither. A warp that goes over its own data again in
+        // a later loop (a softmax's second and third passes over its row, a warp per row)
+        // makes passes too, however few warps share each sector
+        // ([`ArrayTraffic::warp_passes`]), those L1 does not keep (the capacity rule's
+        // `1 − hit`; all of an uncached load's).
         let per_sector = if a.block > 0.0 { (a.load_sectors_per_block - a.uncached_near / blocks.max(1.0)).max(0.0) / a.block } else { 1.0 };
         let later_passes = if per_sector > warps_per_block { 1.0 - warps_per_block / per_sector } else { 0.0 };
+        let uncached_share = if a.load_sectors > 0.0 { (a.uncached_load_sectors / a.load_sectors).clamp(0.0, 1.0) } else { 0.0 };
+        let own_passes = a.warp_passes * blocks * (uncached_share + (1.0 - uncached_share) * (1.0 - hit));
+        let pass_rereads = (own_rereads * later_passes).max(own_passes.min(own_rereads));
         let sectors = a.grid
             + (per_wave - a.grid) * (1.0 - kept_across)
             + (first_reads - per_wave) * (1.0 - kept_shared)
-            + own_rereads * later_passes / readers * (1.0 - kept_within);
+            + pass_rereads / readers * (1.0 - kept_within);
         reads += sectors * SECTOR_BYTES;
         t.dram_activations += sectors * a.visits_per_sector.0;
         t.load_shares.insert(
@@ -1562,6 +1578,45 @@ fn spills(profile: &KernelProfile, caches: &CacheConfig, t: &mut Traffic) {
         l1 / 1024.0,
         if in_l1 { "L1" } else { "L2 (estimate: reloaded before the write-back L2 evicts them)" }
     ));
+}
+
+/// The sectors one warp reads again in a later loop over its own data. The stream's
+/// members are grouped by the innermost loop their address moves in (members outside any
+/// loop together); a group whose distinct sectors (at most those it requests) cover at
+/// least half of all the members' is a pass over the warp's data, and each pass after the
+/// first re-reads its sectors. Members in one loop (a stencil's neighbours, an unrolled
+/// body's loads) read their shared sectors in the same iterations, not in passes; a
+/// remainder loop after an unrolled one reads the few elements left, not a pass: none.
+fn own_pass_sectors(members: &[&MemoryAccess], loops: &[crate::model::LoopInfo], warp: &Extents<'_>) -> f64 {
+    let mut by_loop: BTreeMap<Option<u32>, Vec<&MemoryAccess>> = BTreeMap::new();
+    for a in members {
+        let innermost = a.address.as_ref().and_then(|p| innermost_step(p, loops)).map(|l| l.loop_index);
+        by_loop.entry(innermost).or_default().push(a);
+    }
+    if by_loop.len() < 2 {
+        return 0.0;
+    }
+    let all = Stream { members: members.to_vec() }.sectors(warp);
+    let passes: Vec<f64> = by_loop
+        .into_values()
+        .map(|g| {
+            let requested: f64 = g.iter().map(|a| requested_sectors(a, 1.0)).sum();
+            Stream { members: g }.sectors(warp).min(requested).min(all)
+        })
+        .filter(|f| *f >= 0.5 * all)
+        .collect();
+    if passes.len() < 2 { 0.0 } else { (passes.iter().sum::<f64>() - all).max(0.0) }
+}
+
+/// The threads of one warp as a box of the block: 32 consecutive threads in launch order
+/// (x fastest; CUDA C++ Programming Guide, "SIMT Architecture": a block's warps are its
+/// threads in order of their linear index, x fastest), the whole block when it is smaller.
+fn warp_shape(block: [u32; 3]) -> [u32; 3] {
+    let [bx, by, bz] = block.map(|b| b.max(1));
+    let x = bx.min(32);
+    let y = by.min((32 / bx).max(1));
+    let z = bz.min((32 / (bx * by).max(1)).max(1));
+    [x, y, z]
 }
 
 /// The blocks resident at once, as a box of the grid in launch order (x fastest).

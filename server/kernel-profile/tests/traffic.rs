@@ -982,3 +982,37 @@ fn before_volta_a_warps_and_its_blocks_rereads_of_one_step_are_l2_hits() {
     check(&t, "l2_load_sectors", t.l2_load_sectors, 2048.0_f64.powi(3) / 32.0 * (16.0 + 1.0), 0.01);
     check(&t, "dram_read_bytes", t.dram_read_bytes, 129.0 * 16.0 * MIB, 0.01);
 }
+
+const SOFTMAX_ROWS: &str = include_str!("ptx/softmax_rows.ptx");
+
+/// A warp per row of `cols` floats (`tests/ptx/softmax_rows.cu`, `softmax_warp`), three
+/// passes over it, 8 rows to a block of 256 threads.
+fn softmax_warp(rows: u32, cols: i64) -> KernelProfile {
+    common::profile_text(SOFTMAX_ROWS, "softmax_rows.ptx", "12softmax_warp", [rows / 8, 1, 1], [256, 1, 1], &[("param_2", i64::from(rows)), ("param_3", cols)])
+}
+
+/// A warp that goes over its own row three times re-reads it after the resident warps have
+/// read theirs: the later passes come from L2 while the resident rows fit there and from
+/// DRAM when they do not, however few warps share each sector (each reads its own row; the
+/// rule for a block's re-reads counted only reads beyond one per warp of the block, which a
+/// row per warp never makes, and read every row once).
+#[test]
+fn a_warp_per_row_rereads_its_row_from_dram_once_the_resident_rows_exceed_the_l2() {
+    let row = 4096.0 * 4.0;
+    // 4096 rows of 16 KiB: 64 MiB, all resident at once (512 blocks, 864 slots), 1.6 × the
+    // 40 MiB L2, past what it keeps of a cyclic sweep (1 %). A block's 8 rows (128 KiB)
+    // against its 38.4 KiB of L1 (192 KiB shared by the 5 blocks an SM gets of 512): 30 %
+    // of the re-reads hit L1, the rest come from DRAM.
+    let t = estimate(&softmax_warp(4096, 4096), &a100(8, 0));
+    let footprint = 4096.0 * row;
+    let l1_hit = 192.0 / 5.0 / 128.0;
+    check(&t, "dram_read_bytes", t.dram_read_bytes, footprint * (1.0 + 2.0 * (1.0 - l1_hit)), 0.02);
+    // 1024 rows: 16 MiB, which the L2 keeps between the passes: the row once.
+    let t = estimate(&softmax_warp(1024, 4096), &a100(8, 0));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 1024.0 * row, 0.02);
+    // A block per row (`softmax_block`, 4096 blocks): its 16 KiB row fits its 24 KiB of L1,
+    // which serves the two later passes.
+    let p = common::profile_text(SOFTMAX_ROWS, "softmax_rows.ptx", "13softmax_block", [4096, 1, 1], [256, 1, 1], &[("param_2", 4096)]);
+    let t = estimate(&p, &a100(8, 1024));
+    check(&t, "dram_read_bytes", t.dram_read_bytes, 4096.0 * row, 0.02);
+}
