@@ -1751,5 +1751,11 @@ const HELDOUT_NOTES: &str = "## Notes
   loop over the array are `dram` at 0.87-1.04, the first kernel, whose `tid % (2 * s)`
   costs integer divisions, is `int` at 1.02, and the one-element trees without it are
   short, 0.69 and 0.77: on this GPU their blocks' eight barrier steps cost more than the
-  model's chain and barrier phases, as on the RTX 3090's kernel 2 (0.79).
+  model's chain and barrier phases, as on the RTX 3090's kernel 2 (0.79). Tried and not
+  kept: a block leaves a barrier with its slowest warp, so the SM-side queue's delay of a
+  kernel with barriers was taken as the expected largest of its W warps' (× the harmonic
+  number H_W, 2.7 for 8 warps). It brings those trees to 0.81, 0.89 and 0.92, and the
+  held-out rows from 91.6 to 91.8 % within 1.5×, but their MAPE from 15.2 to 15.8 %: the
+  PMPP matrix products and convolutions and the SGEMM worklog (MAPE 5.0 → 9.1 %), whose
+  blocks run near their pipes' limits, become slower than measured.
 ";
