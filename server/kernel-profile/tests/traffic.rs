@@ -1010,8 +1010,9 @@ fn a_warp_per_row_rereads_its_row_from_dram_once_the_resident_rows_exceed_the_l2
     // 1024 rows: 16 MiB, which the L2 keeps between the passes: the row once.
     let t = estimate(&softmax_warp(1024, 4096), &a100(8, 0));
     check(&t, "dram_read_bytes", t.dram_read_bytes, 1024.0 * row, 0.02);
-    // A block per row (`softmax_block`, 4096 blocks): its 16 KiB row fits its 24 KiB of L1,
-    // which serves the two later passes.
+    // A block per row (`softmax_block`, 4096 blocks): its 16 KiB row fits its 23 KiB of L1
+    // (184 KiB beside 8 blocks × 1 KiB of shared memory, over those 8), which serves the two
+    // later passes.
     let p = common::profile_text(SOFTMAX_ROWS, "softmax_rows.ptx", "13softmax_block", [4096, 1, 1], [256, 1, 1], &[("param_2", 4096)]);
     let t = estimate(&p, &a100(8, 1024));
     check(&t, "dram_read_bytes", t.dram_read_bytes, 4096.0 * row, 0.02);
