@@ -30,7 +30,7 @@ pub struct Annotation {
 
 /// Every `// warpsight:` launch annotation of a text (the grammar of [`launch_spec`]; in
 /// PTX there are no names to fold, so values are integer constant expressions). Loop
-/// annotations (`trips=`) are [`loop_annotations`]; [`ptx_annotations`] reads both.
+/// annotations (`trips=`) are the second list of [`ptx_annotations`], which reads both.
 pub fn annotations(text: &str) -> Vec<Annotation> {
     ptx_annotations(text).0
 }
@@ -66,11 +66,6 @@ pub struct LoopAnnotation {
     /// `None` when the comment could not be read (`errors` says why).
     pub stated: Option<kernel_profile::StatedTrips>,
     pub errors: Vec<String>,
-}
-
-/// Every loop annotation of a PTX text, in text order.
-pub fn loop_annotations(text: &str) -> Vec<LoopAnnotation> {
-    ptx_annotations(text).1
 }
 
 /// The launch and the loop annotations of a PTX text, in text order, from one pass over
@@ -193,7 +188,7 @@ mod tests {
         // A loop annotation is not a launch: it names the loop whose header follows.
         let text = "// warpsight: grid=8\n.entry k()\n{\n// warpsight: trips=40\n$L__BB0_1:\n\tadd.s32 %r1, %r1, 1;\n\tbra $L__BB0_1; // warpsight: trips=x\n}\n";
         assert_eq!(annotations(text).len(), 1);
-        let loops = loop_annotations(text);
+        let loops = ptx_annotations(text).1;
         assert_eq!(loops.len(), 2);
         let s = loops[0].stated.as_ref().expect("read");
         assert_eq!((s.lines, s.trips, s.annotation_line, s.file.as_deref()), ((5, 6), 40.0, 4, None));

@@ -757,13 +757,13 @@ impl Function {
             .map(|it| it.as_slice())
             .unwrap_or(&[])
     }
-    /// The only instruction writing `reg`, if there is exactly one.
     /// The value a `ld.local` reads when one `st.local` alone writes its slot: the operand
     /// that store wrote (a register or an immediate). The load still executes; only its
     /// value is known (a `volatile` local kept in the stack depot).
     pub fn forwarded_local(&self, load: InstrId) -> Option<&Operand> {
         self.local_forwards.binary_search_by_key(&load, |(id, _)| *id).ok().map(|i| &self.local_forwards[i].1)
     }
+    /// The only instruction writing `reg`, if there is exactly one.
     pub fn unique_def(&self, reg: RegId) -> Option<InstrId> {
         match self.defs_of(reg) {
             [one] => Some(*one),

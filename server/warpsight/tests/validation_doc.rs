@@ -1754,7 +1754,8 @@ const HELDOUT_NOTES: &str = "## Notes
   model's chain and barrier phases, as on the RTX 3090's kernel 2 (0.79). Tried and not
   kept: a block leaves a barrier with its slowest warp, so the SM-side queue's delay of a
   kernel with barriers was taken as the expected largest of its W warps' (× the harmonic
-  number H_W, 2.7 for 8 warps). It brings those trees to 0.81, 0.89 and 0.92, and the
+  number H_W, 2.7 for 8 warps). In a one-off run (not in the repository) it brings those
+  trees to 0.81, 0.89 and 0.92, and the
   held-out rows from 91.6 to 91.8 % within 1.5×, but their MAPE from 15.2 to 15.8 %: the
   PMPP matrix products and convolutions and the SGEMM worklog (MAPE 5.0 → 9.1 %), whose
   blocks run near their pipes' limits, become slower than measured.
