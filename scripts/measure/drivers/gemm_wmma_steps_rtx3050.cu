@@ -1,0 +1,54 @@
+// tests/fixtures/heldout/gemm_wmma_steps_rtx3050.cu: Pupking's three WMMA steps, C = A*B with
+// A, B row-major n x n halves and C n x n floats; no bounds checks in the kernels. The entry
+// checks the block shape each kernel is written for, n a multiple of its k-tile (16, 64, 32;
+// also keeps the 4- and 16-byte copies and the 32-byte WMMA pointers aligned), and that the
+// grid covers at most n x n of C (wmma_naive: 16 columns and 4 x 16 rows per block; the
+// other two: 64 columns and 128 rows), so every index stays below n*n (int indices; n*n <
+// 2^31 checked). Data: A and B uniform in [-1, 1], filled by a small kernel below (the
+// repository fills its inputs with random values); C zero-filled.
+#define main fixture_main
+#include "../../../tests/fixtures/heldout/gemm_wmma_steps_rtx3050.cu"
+#undef main
+#include "bench.cuh"
+
+__global__ void drv_fill_half_pm1(__half *p, size_t n, uint32_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = __float2half((bench::bench_hash(((uint64_t)seed << 40) ^ i) >> 8) * (2.0f / 16777216.0f) - 1.0f);
+}
+
+static __half *half_buffer(bench::Pool &P, const std::string &slot, size_t count, uint32_t seed)
+{
+    __half *p = P.get<__half>(slot, count, bench::Fill::Zero);
+    drv_fill_half_pm1<<<1024, 256>>>(p, count, seed);
+    BENCH_CHECK(cudaGetLastError());
+    BENCH_CHECK(cudaDeviceSynchronize());
+    return p;
+}
+
+// bx, by: block shape; cols, rows: C columns and rows per block; tile: n's required multiple.
+template <void (*K)(const __half *, const __half *, float *, int), unsigned bx, unsigned by, int cols, int rows, int tile>
+static bench::Prepare entry()
+{
+    return [](const bench::Launch &L, bench::Pool &P) {
+        long long nn = L.args.i("n");
+        if (nn <= 0 || nn > 32768 || nn % tile || nn % 16)
+            throw std::runtime_error("n must be a positive multiple of the kernel's k-tile, at most 32768");
+        if (L.block.x != bx || L.block.y != by || L.block.z != 1)
+            throw std::runtime_error("block shape differs from the one the kernel is written for");
+        if (L.grid.z != 1 || (long long)L.grid.x * cols > nn || (long long)L.grid.y * rows > nn)
+            throw std::runtime_error("grid covers more than the n x n matrix (no bounds checks)");
+        int n = (int)nn;
+        size_t cnt = (size_t)n * n;
+        const __half *a = half_buffer(P, "a", cnt, 31), *b = half_buffer(P, "b", cnt, 32);
+        float *c = P.get<float>("c", cnt, bench::Fill::Zero);
+        return std::function<void(cudaStream_t)>([=](cudaStream_t s) { K<<<L.grid, L.block, L.smem, s>>>(a, b, c, n); });
+    };
+}
+
+void register_kernels(bench::Registry &r)
+{
+    r.add("wmma_naive", entry<wmma_naive, 32, 4, 16, 64, 16>());
+    r.add("wmma_shared", entry<wmma_shared, THREADS, 1, BN, BM, 64>());
+    r.add("wmma_cp_async", entry<wmma_cp_async, THREADS, 1, BN, BM, 32>());
+}
