@@ -839,7 +839,7 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             .defs_of(r)
             .iter()
             .copied()
-            .filter(|d| self.func.instr(*d).is_some_and(|i| !lp.contains(i.block)))
+            .filter(|d| self.func.instr(*d).is_some_and(|i| !lp.contains(i.block) && self.enters(i.block, lp)))
             .collect();
         match outside.as_slice() {
             [one] => self.instr_value(*one),
@@ -852,6 +852,27 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             }
             _ => Affine::irregular(),
         }
+    }
+
+    /// `true` when control can go from block `from` (outside the loop) to the loop's header
+    /// without passing through the loop: a definition there can be the loop's entry value.
+    /// One in a later loop that the code never leaves back to this one cannot (nvcc's
+    /// remainder loop ahead of the unrolled one, both stepping the same counter).
+    fn enters(&self, from: ptx_ir::ir::BlockId, lp: &ptx_ir::Loop) -> bool {
+        let mut seen = vec![false; self.func.blocks.len()];
+        let mut stack = vec![from];
+        while let Some(b) = stack.pop() {
+            let Some(block) = self.func.blocks.get(b as usize) else { continue };
+            for &s in &block.succs {
+                if s == lp.header {
+                    return true;
+                }
+                if !lp.contains(s) && !std::mem::replace(&mut seen[s as usize], true) {
+                    stack.push(s);
+                }
+            }
+        }
+        false
     }
 
     /// The value an instruction writes to its (first) destination.
@@ -896,6 +917,20 @@ impl<'f, 'e> AffineAnalysis<'f, 'e> {
             // Loads from constant memory and uniform addresses give warp-uniform values;
             // other loads give data.
             ("ld" | "ldu", InstrClass::Load(Space::Const)) => self.uniform(format!("ldconst:{id}")),
+            // One address for the whole warp (`row_ptr[warp_id]` in a warp-per-row kernel):
+            // every lane reads the same word, so the value is the same across the warp,
+            // though unknown. An address built on it plus the lane (`values[row_start +
+            // lane]`) is then coalesced, not a gather.
+            ("ld" | "ldu", InstrClass::Load(Space::Global | Space::Generic | Space::Shared)) => match src(1) {
+                Some(Operand::Addr { base: ptx_ir::ir::AddrBase::Reg(r), .. }) => {
+                    if self.reg_in(r, instr.block).is_warp_uniform() {
+                        self.uniform(format!("lduniform:{id}"))
+                    } else {
+                        Affine::irregular()
+                    }
+                }
+                _ => Affine::irregular(),
+            },
             // A local slot one store alone writes (a `volatile` local): the stored value.
             ("ld", InstrClass::Load(Space::Local)) => match self.func.forwarded_local(id) {
                 Some(op) => self.operand(op),
