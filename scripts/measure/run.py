@@ -88,26 +88,45 @@ def build(driver, defines, arch, outdir):
     return exe, None
 
 
-def run_binary(exe, tsv, indices, log, timeout):
+def run_binary(exe, tsv, indices, log, timeout, profile=None):
     """Runs exe over tsv from the first index on; restarts after a crash at the row after the
-    last reported one. Returns {index: (status, fields)}."""
+    last reported one. Returns {index: (status, fields)}. With profile (a list of Nsight
+    Compute metrics), runs under ncu instead, one profiled launch per row; each row's fields
+    are then the metric values."""
     results = {}
     pending = sorted(indices)
+    attempt = 0
     while pending:
         start = pending[0]
+        cmd = [exe, tsv, str(start)]
+        env = None
+        ncu_log = None
+        if profile:
+            attempt += 1
+            ncu_log = "%s.ncu%d.csv" % (exe, attempt)
+            cmd = ["ncu", "--profile-from-start", "off", "--clock-control", "none", "--csv", "--page", "raw",
+                   "--metrics", ",".join(profile), "--log-file", ncu_log] + cmd
+            env = dict(os.environ, BENCH_PROFILE="1")
         try:
-            r = subprocess.run([exe, tsv, str(start)], capture_output=True, text=True, timeout=timeout)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
             out, err, rc = r.stdout, r.stderr, r.returncode
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
             err, rc = "timed out after %d s" % timeout, -1
+        done = []
         for line in out.splitlines():
             f = line.split("\t")
             if len(f) >= 3 and f[0] in ("RESULT", "FAILED"):
                 try:
                     results[int(f[1])] = (f[0], f[2:])
+                    if f[0] == "RESULT":
+                        done.append(int(f[1]))
                 except ValueError:
                     pass
+        if profile:
+            metrics = read_ncu(ncu_log)
+            for k, i in enumerate(done):
+                results[i] = ("RESULT", [metrics[k].get(m, "") for m in profile] if k < len(metrics) else [])
         if err.strip():
             log.write("%s: %s\n" % (os.path.basename(exe), err.strip()[-2000:]))
         pending = [i for i in pending if i not in results]
@@ -129,6 +148,31 @@ def run_binary(exe, tsv, indices, log, timeout):
     return results
 
 
+def read_ncu(path):
+    """The kernels of an `ncu --csv --page raw` log, in launch order: {metric: value}."""
+    try:
+        with open(path) as f:
+            lines = [l for l in f if l.startswith('"')]
+    except OSError:
+        return []
+    rows = list(csv.reader(lines))
+    if len(rows) < 2:
+        return []
+    head = rows[0]
+    # The second line gives the units.
+    return [dict(zip(head, r)) for r in rows[2:]]
+
+
+PROFILE_METRICS = [
+    "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
+    "l1tex__t_bytes.sum", "sm__warps_active.avg.pct_of_peak_sustained_active", "launch__registers_per_thread",
+    "smsp__inst_executed.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+]
+if os.environ.get("BENCH_METRICS"):
+    PROFILE_METRICS = os.environ["BENCH_METRICS"].split(",")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -138,6 +182,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     ap.add_argument("--timeout", type=int, default=180, help="seconds per driver process")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--profile", action="store_true",
+                    help="instead of timing, profile one launch per row with Nsight Compute (ncu on PATH) and "
+                         "write OUT/NAME.profile.csv: each row with " + ", ".join(PROFILE_METRICS))
     a = ap.parse_args()
 
     os.makedirs(a.out, exist_ok=True)
@@ -216,7 +263,17 @@ def main():
                     r = rows[i]
                     f.write("\t".join([str(i), r["kernel"], r["grid"], r["block"], r.get("dynamic_smem", "") or "",
                                        r.get("args", "") or ""]) + "\n")
-            results.update(run_binary(exe, tsv, idx, log, a.timeout))
+            results.update(run_binary(exe, tsv, idx, log, a.timeout, PROFILE_METRICS if a.profile else None))
+        if a.profile:
+            cols = ["kernel", "grid", "block", "dynamic_smem", "defines", "args"]
+            with open(os.path.join(a.out, n + ".profile.csv"), "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["row"] + cols + PROFILE_METRICS)
+                for i, r in enumerate(rows):
+                    st, fl = results.get(i, ("FAILED", []))
+                    w.writerow([i] + [r.get(c, "") for c in cols] + (fl if st == "RESULT" else []))
+            print("%-28s profiled in %5.1f s" % (n, time.time() - t1), flush=True)
+            continue
         fields = [k for k in rows[0].keys() if k not in ("time_ms", "gpu", "source_of_measurement")] if rows else []
         outcols = ["source", "kernel", "gpu"] + [k for k in fields if k not in ("source", "kernel")] + \
                   ["time_ms", "source_of_measurement"]
