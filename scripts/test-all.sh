@@ -79,6 +79,14 @@ target/debug/warpsight analyze examples/ > target/readme-analyze.txt
 grep -q "kernel vadd" target/readme-analyze.txt
 echo "README command: 1 passed, 0 failed"
 
+# --- 3b. The GPU timing harness still builds (scripts/measure; running it needs a GPU) ----
+log "scripts/measure drivers build (nvcc, sm_90)"
+rm -rf target/measure-check
+PATH="$WARPSIGHT_CUDA_HOME/bin:$PATH" python3 scripts/measure/run.py --build-only --arch sm_90 \
+  --build-dir target/measure-check/build --out target/measure-check --only vadd,reduce,transpose,cu_spmv_csr,cu_wgmma_sm90a
+if [ -s target/measure-check/log.txt ]; then cat target/measure-check/log.txt >&2; exit 1; fi
+echo "measure drivers: 5 built"
+
 # --- 4. Real LSP clients against the built server ------------------------------------------
 log "LSP clients (pytest-lsp, neovim, emacs)"
 tests/clients/run.sh

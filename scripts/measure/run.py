@@ -182,13 +182,15 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     ap.add_argument("--timeout", type=int, default=180, help="seconds per driver process")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "target", "measure-build"),
+                    help="where the builds go (default target/measure-build)")
     ap.add_argument("--profile", action="store_true",
                     help="instead of timing, profile one launch per row with Nsight Compute (ncu on PATH) and "
                          "write OUT/NAME.profile.csv: each row with " + ", ".join(PROFILE_METRICS))
     a = ap.parse_args()
 
     os.makedirs(a.out, exist_ok=True)
-    builddir = os.path.join(ROOT, "target", "measure-build")
+    builddir = a.build_dir
     os.makedirs(builddir, exist_ok=True)
     log = open(os.path.join(a.out, "log.txt"), "a")
     facts_line, facts = gpu_facts()
