@@ -38,6 +38,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <cuda_profiler_api.h>
@@ -84,6 +85,15 @@ struct Launch {
     {
         return (size_t)grid.x * grid.y * grid.z * block.x * block.y * block.z;
     }
+    // Argument `name`, an element count that a kernel indexes with an int: positive, and
+    // with the launch's thread count added still under 2^31.
+    long long int_count(const std::string &name) const
+    {
+        const long long n = args.i(name);
+        if (n < 1 || n + (long long)threads() >= (1ll << 31))
+            throw std::runtime_error(name + " and the thread count must fit in an int");
+        return n;
+    }
 };
 
 enum class Fill {
@@ -126,6 +136,23 @@ __global__ void bench_fill_f64(double *p, size_t n, uint32_t seed)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         p[i] = (bench_hash(((uint64_t)seed << 40) ^ i) >> 8) * (1.0 / 16777216.0);
+}
+
+// Values uniform in [lo, hi): lo + (hi - lo) * u in float, u the hash's top 24 bits over
+// 2^24, converted to T (float, or __half where the driver's source includes cuda_fp16.h).
+// The same seed gives the same data, so a slot the pool reuses may be filled again.
+template <typename T> __global__ void bench_fill_range(T *p, size_t n, float lo, float hi, uint32_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = static_cast<T>(lo + (hi - lo) * ((bench_hash(((uint64_t)seed << 40) ^ i) >> 8) * (1.0f / 16777216.0f)));
+}
+
+// Fills p[0, n) as bench_fill_range does, and waits for it.
+template <typename T> void fill_range(T *p, size_t n, float lo, float hi, uint32_t seed)
+{
+    bench_fill_range<T><<<1024, 256>>>(p, n, lo, hi, seed);
+    BENCH_CHECK(cudaGetLastError());
+    BENCH_CHECK(cudaDeviceSynchronize());
 }
 
 // Buffers by slot: a slot keeps its allocation across rows while its size and fill stay the

@@ -2,8 +2,9 @@
 """Writes scripts/measure/rows/STEM.csv for every held-out set whose kernels are in this
 repository (tests/fixtures/heldout/*.csv rows with a local `.cu` source): each distinct launch
 (kernel, grid, block, dynamic shared memory, defines, arguments, footprint) once, without the
-GPU and the time, so that run.py times the same configurations on another GPU. Rows of the
-examples (rows/vadd.csv, rows/reduce.csv, rows/transpose.csv) are written by hand.
+GPU and the time, so that run.py times the same configurations on another GPU. The rows of
+the examples (rows/vadd.csv, rows/reduce.csv, rows/transpose.csv) and of the fixture corpus
+(rows/cu_*.csv) are not generated: each was written with its driver.
 """
 import csv
 import glob

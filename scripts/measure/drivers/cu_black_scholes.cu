@@ -9,20 +9,6 @@
 #undef main
 #include "bench.cuh"
 
-__global__ void fill_range_f32(float *p, size_t n, float lo, float hi, uint32_t seed)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = lo + (hi - lo) * ((bench::bench_hash(((uint64_t)seed << 40) ^ i) >> 8) * (1.0f / 16777216.0f));
-}
-
-// Idempotent (same seed, same data), so a slot the pool reuses may be refilled safely.
-static void fill_range(float *p, size_t n, float lo, float hi, uint32_t seed)
-{
-    fill_range_f32<<<1024, 256>>>(p, n, lo, hi, seed);
-    BENCH_CHECK(cudaGetLastError());
-    BENCH_CHECK(cudaDeviceSynchronize());
-}
-
 void register_kernels(bench::Registry &r)
 {
     r.add("black_scholes", [](const bench::Launch &L, bench::Pool &P) {
@@ -34,9 +20,9 @@ void register_kernels(bench::Registry &r)
         float *price = P.get<float>("price", n, bench::Fill::Zero);
         float *strike = P.get<float>("strike", n, bench::Fill::Zero);
         float *years = P.get<float>("years", n, bench::Fill::Zero);
-        fill_range(price, n, 5.0f, 30.0f, 1);
-        fill_range(strike, n, 1.0f, 100.0f, 2);
-        fill_range(years, n, 0.25f, 10.0f, 3);
+        bench::fill_range(price, n, 5.0f, 30.0f, 1);
+        bench::fill_range(strike, n, 1.0f, 100.0f, 2);
+        bench::fill_range(years, n, 0.25f, 10.0f, 3);
         const int opt_n = (int)n;
         return std::function<void(cudaStream_t)>([=](cudaStream_t s) {
             black_scholes<<<L.grid, L.block, L.smem, s>>>(call, put, price, strike, years, riskfree, volatility, opt_n);

@@ -15,24 +15,10 @@
 #undef main
 #include "bench.cuh"
 
-__global__ void fill_range_f32(float *p, size_t n, float lo, float hi, uint32_t seed)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = lo + (hi - lo) * ((bench::bench_hash(((uint64_t)seed << 40) ^ i) >> 8) * (1.0f / 16777216.0f));
-}
-
-static long long get_n(const bench::Launch &L)
-{
-    const long long n = L.args.i("n");
-    if (n < 1 || n + (long long)L.threads() >= (1ll << 31))
-        throw std::runtime_error("n and the thread count must fit in an int");
-    return n;
-}
-
 void register_kernels(bench::Registry &r)
 {
     r.add("flag_guarded", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         const bool flag = L.args.i("flag", 0) != 0;
         if (flag && L.block.x * L.block.y * L.block.z > 256)
             throw std::runtime_error("flag_guarded with flag set indexes scratch[256] by threadIdx.x: block <= 256");
@@ -42,14 +28,14 @@ void register_kernels(bench::Registry &r)
             [=](cudaStream_t s) { flag_guarded<<<L.grid, L.block, L.smem, s>>>(out, in, (int)n, flag); });
     });
     r.add("bounds_guard", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         const float *in = P.get<float>("in", n);
         float *out = P.get<float>("out", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { bounds_guard<<<L.grid, L.block, L.smem, s>>>(out, in, (int)n); });
     });
     r.add("stencil3_guard", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);  // reads in[i - 1 .. i + 1] for 1 <= i < n - 1
+        const long long n = L.int_count("n");  // reads in[i - 1 .. i + 1] for 1 <= i < n - 1
         const double *in = P.get<double>("din", n);
         double *out = P.get<double>("dout", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(
@@ -68,14 +54,14 @@ void register_kernels(bench::Registry &r)
             [=](cudaStream_t s) { half_warp_guard<<<L.grid, L.block, L.smem, s>>>(out, in); });
     });
     r.add("sentinel_read", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         const double *in = P.get<double>("din", n);  // [0, 1): never 1.2345, out is never written
         double *out = P.get<double>("dout", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { sentinel_read<<<L.grid, L.block, L.smem, s>>>(out, in, (int)n); });
     });
     r.add("remainder_guard", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         const size_t vec = (size_t)n / 4;  // out[i], in[i] for i < n / 4
         const float4 *in = reinterpret_cast<const float4 *>(P.get<float>("in", 4 * vec + 4));
         float4 *out = reinterpret_cast<float4 *>(P.get<float>("out", 4 * vec + 4, bench::Fill::Zero));
@@ -84,11 +70,9 @@ void register_kernels(bench::Registry &r)
             [=](cudaStream_t s) { remainder_guard<<<L.grid, L.block, L.smem, s>>>(out, in, tail, (int)n); });
     });
     r.add("data_branch", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         float *in = P.get<float>("signed_in", n, bench::Fill::Zero);
-        fill_range_f32<<<1024, 256>>>(in, n, -1.0f, 1.0f, 11);
-        BENCH_CHECK(cudaGetLastError());
-        BENCH_CHECK(cudaDeviceSynchronize());
+        bench::fill_range(in, n, -1.0f, 1.0f, 11);
         float *out = P.get<float>("out", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { data_branch<<<L.grid, L.block, L.smem, s>>>(out, in, (int)n); });

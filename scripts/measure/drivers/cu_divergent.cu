@@ -11,39 +11,31 @@
 #undef main
 #include "bench.cuh"
 
-static long long get_n(const bench::Launch &L)
-{
-    const long long n = L.args.i("n");
-    if (n < 1 || n + (long long)L.threads() >= (1ll << 31))
-        throw std::runtime_error("n and the thread count must fit in an int");
-    return n;
-}
-
 void register_kernels(bench::Registry &r)
 {
     r.add("divergent_parity", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         const float *in = P.get<float>("fin", n);
         float *out = P.get<float>("fout", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { divergent_parity<<<L.grid, L.block, L.smem, s>>>(in, out, (int)n); });
     });
     r.add("collatz_steps", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         const unsigned int *start = P.get<unsigned int>("start", n, bench::Fill::SmallInt, 1u << 17);
         unsigned int *steps = P.get<unsigned int>("steps", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { collatz_steps<<<L.grid, L.block, L.smem, s>>>(start, steps, (int)n); });
     });
     r.add("divergent_switch", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         const int *in = P.get<int>("iin", n);
         int *out = P.get<int>("iout", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { divergent_switch<<<L.grid, L.block, L.smem, s>>>(in, out, (int)n); });
     });
     r.add("uniform_branch", [](const bench::Launch &L, bench::Pool &P) {
-        const long long n = get_n(L);
+        const long long n = L.int_count("n");
         const float *in = P.get<float>("fin", n);
         float *out = P.get<float>("fout", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(

@@ -8,18 +8,10 @@
 #include "../../../tests/fixtures/cu/mma_gemm.cu"
 #include "bench.cuh"
 
-__global__ void fill_half(half *p, size_t n, uint32_t seed)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = __float2half(-1.0f + 2.0f * ((bench::bench_hash(((uint64_t)seed << 40) ^ i) >> 8) * (1.0f / 16777216.0f)));
-}
-
 static half *get_half(bench::Pool &P, const char *slot, size_t n, uint32_t seed)
 {
     half *p = reinterpret_cast<half *>(P.get<unsigned short>(slot, n, bench::Fill::Zero));
-    fill_half<<<1024, 256>>>(p, n, seed);
-    BENCH_CHECK(cudaGetLastError());
-    BENCH_CHECK(cudaDeviceSynchronize());
+    bench::fill_range(p, n, -1.0f, 1.0f, seed);
     return p;
 }
 

@@ -21,12 +21,6 @@ __global__ void wgmma_probe_arch(int *flag)
 #endif
 }
 
-__global__ void wgmma_fill_half(half *p, size_t n, uint32_t seed)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = __float2half((bench::bench_hash(((uint64_t)seed << 40) ^ i) >> 8) * (1.0f / 16777216.0f));
-}
-
 static bool sm90a_loaded()
 {
     static int state = 0;  // 0 unknown, 1 sm_90a code, 2 other
@@ -56,10 +50,8 @@ void register_kernels(bench::Registry &r)
         half *A = P.get<half>("A", (size_t)(M * K), bench::Fill::Zero);
         half *B = P.get<half>("B", (size_t)(N * K), bench::Fill::Zero);
         float *C = P.get<float>("C", (size_t)(M * N), bench::Fill::Zero);
-        wgmma_fill_half<<<1024, 256>>>(A, (size_t)(M * K), 101);
-        wgmma_fill_half<<<1024, 256>>>(B, (size_t)(N * K), 202);
-        BENCH_CHECK(cudaGetLastError());
-        BENCH_CHECK(cudaDeviceSynchronize());
+        bench::fill_range(A, (size_t)(M * K), 0.0f, 1.0f, 101);
+        bench::fill_range(B, (size_t)(N * K), 0.0f, 1.0f, 202);
         int m = (int)M, n = (int)N, k = (int)K;
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { wgmma_gemm_f16<<<L.grid, L.block, L.smem, s>>>(A, B, C, m, n, k); });

@@ -10,18 +10,10 @@
 #undef main
 #include "bench.cuh"
 
-__global__ void drv_fill_half_pm1(__half *p, size_t n, uint32_t seed)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = __float2half((bench::bench_hash(((uint64_t)seed << 40) ^ i) >> 8) * (2.0f / 16777216.0f) - 1.0f);
-}
-
 static __half *half_buffer(bench::Pool &P, const std::string &slot, size_t count, uint32_t seed)
 {
     __half *p = P.get<__half>(slot, count, bench::Fill::Zero);
-    drv_fill_half_pm1<<<1024, 256>>>(p, count, seed);
-    BENCH_CHECK(cudaGetLastError());
-    BENCH_CHECK(cudaDeviceSynchronize());
+    bench::fill_range(p, count, -1.0f, 1.0f, seed);
     return p;
 }
 
