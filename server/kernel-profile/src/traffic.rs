@@ -279,7 +279,10 @@ pub struct Traffic {
     #[serde(default)]
     pub atomic_unknown_lanes: f64,
     /// Of `atomic_serialised_lanes`, those of operations on integer data
-    /// (`MemoryAccess::integer_atomic`), which the L2 performs at its own rate.
+    /// (`MemoryAccess::integer_atomic`) that are in turn on one address, or a request's
+    /// lanes on the words of one line (an address the thread index decides, or a
+    /// data-dependent one whose table is a single word), which the L2 performs at its own
+    /// rate; a data-dependent scatter over a table of several words is not counted here.
     #[serde(default)]
     pub atomic_serialised_integer_lanes: f64,
     /// Warp-level local-memory requests of ptxas's register spills (`LDL`/`STL`, one
@@ -1046,6 +1049,11 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                 let span = atomic_span(a, launch);
                 // ptxas's warp aggregation: one operation per request by one lane.
                 let lanes_on_one = if a.warp_aggregated == Some(true) { Some(1.0) } else { same_address(a.same_address_lanes) };
+                // Whether the serialised operations are a chain on one address (or a
+                // request's lanes on distinct words of one line, one pass each), which an
+                // architecture's L2 may perform at its own integer rate, rather than a
+                // data-dependent scatter over a table of several words.
+                let mut on_one_address = true;
                 let serialised = match (lanes_on_one, span) {
                     (Some(n), _) => requests * n,
                     (None, Some(bytes)) => {
@@ -1053,6 +1061,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                         // line; the table's lines take them in parallel, each in turn.
                         let lines = (bytes / LINE_BYTES).ceil().max(1.0);
                         spanned_atomics.push((bytes, lines));
+                        on_one_address = bytes <= f64::from(a.bytes_per_thread.max(4));
                         requests * (32.0 * active).max(1.0) / lines
                     }
                     (None, None) => {
@@ -1063,7 +1072,7 @@ pub fn estimate(profile: &KernelProfile, caches: &CacheConfig) -> Traffic {
                     }
                 };
                 t.atomic_serialised_lanes += serialised;
-                if a.integer_atomic == Some(true) {
+                if a.integer_atomic == Some(true) && on_one_address {
                     t.atomic_serialised_integer_lanes += serialised;
                 }
             }

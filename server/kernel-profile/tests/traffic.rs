@@ -937,9 +937,25 @@ fn a_data_indexed_atomic_spreads_over_the_lines_of_its_allocated_table() {
     let t = estimate(&known, &a100(8, 0));
     // 2^22 lanes over 64 lines of 128 B.
     check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, (n as f64) / 64.0, 0.01);
+    // A scatter over a table of many words is not a chain on one address: none of its
+    // operations take the architecture's integer rate (Params::integer_atomic_serial_ns).
+    assert_eq!(atomic.integer_atomic, Some(true), "{atomic:?}");
+    assert_eq!(t.atomic_serialised_integer_lanes, 0.0);
     let plain = common::profile_allocated(GATHER, "gather.ptx", "histo", launch.0, launch.1, &[("param_2", n)], &[]);
     let t = estimate(&plain, &a100(8, 0));
     check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, (n as f64) / 32.0, 0.01);
+}
+
+/// The same histogram whose inputs all fall in one bin (the launch's `footprint` of 4
+/// bytes, PMPP's histogram benchmark over a vector of zeros): its 32 lanes per request are
+/// in turn on one address, integer operations at the architecture's integer rate.
+#[test]
+fn a_data_indexed_atomic_on_one_word_is_an_integer_chain() {
+    let n: i64 = 1 << 22;
+    let p = common::profile_stated(GATHER, "gather.ptx", "histo", (8, 0), [(n / 256) as u32, 1, 1], [256, 1, 1], &[("param_2", n)], &[], Some(4));
+    let t = estimate(&p, &a100(8, 0));
+    check(&t, "atomic_serialised_lanes", t.atomic_serialised_lanes, n as f64, 0.01);
+    check(&t, "atomic_serialised_integer_lanes", t.atomic_serialised_integer_lanes, n as f64, 0.01);
 }
 
 /// A shared histogram whose inputs all fall in one bin (the launch's `footprint` of 4

@@ -639,8 +639,9 @@ fn atomics_on_one_line_take_their_time_in_turn() {
 }
 
 /// Atomics on integer data take the architecture's own time per operation where gpu-data
-/// has one (Turing and GA10x, measured on one address: 0.56 and 0.54 ns), three times less
-/// than float adds (1.6 ns on the RTX 3090); elsewhere both take `atomic_serial_ns`.
+/// has one (Turing, GA10x and GH100, measured on one address: 0.56, 0.54 and 0.73 ns), two
+/// to three times less than float adds (1.6 ns on the RTX 3090); elsewhere both take
+/// `atomic_serial_ns`.
 #[test]
 fn integer_atomics_take_their_own_time_where_an_architecture_has_one() {
     let requests = 1024.0 * 8.0 * 16.0;
@@ -652,14 +653,14 @@ fn integer_atomics_take_their_own_time_where_an_architecture_has_one() {
         pred.breakdown["atomics_us"]
     };
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
-    for (id, ns) in [("rtx-3090", 0.54), ("rtx-3060", 0.54), ("rtx-2060", 0.56)] {
+    for (id, ns) in [("rtx-3090", 0.54), ("rtx-3060", 0.54), ("rtx-2060", 0.56), ("h100-sxm", 0.73), ("h200", 0.73)] {
         assert_eq!(Params::from_gpu(&gpu(id)).integer_atomic_serial_ns, ns, "{id}");
         assert!(close(us(id, Some(true)), requests * 32.0 * ns / 1e3), "{id}");
         assert!(close(us(id, Some(false)), requests * 32.0 * bottleneck::fitted::ATOMIC_SERIAL_NS / 1e3), "{id}");
     }
-    let h100 = Params::from_gpu(&gpu("h100-sxm"));
-    assert_eq!(h100.integer_atomic_serial_ns, h100.atomic_serial_ns);
-    assert!(close(us("h100-sxm", Some(true)), us("h100-sxm", Some(false))));
+    let a100 = Params::from_gpu(&gpu("a100-sxm4-80gb"));
+    assert_eq!(a100.integer_atomic_serial_ns, a100.atomic_serial_ns);
+    assert!(close(us("a100-sxm4-80gb", Some(true)), us("a100-sxm4-80gb", Some(false))));
 }
 
 /// A store sends one request to L2 per 128-byte line a warp's store touches, one every
