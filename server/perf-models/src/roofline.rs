@@ -4,7 +4,7 @@
 //! its DRAM traffic has crossed the memory interface at peak bandwidth, nor before its
 //! arithmetic has gone through the SMs' functional units at peak rate:
 //!
-//! `T_floor = max(bytes / bandwidth, max over unit classes of ops / peak rate)`
+//! `T_floor = max(DRAM bytes / DRAM bandwidth, distinct bytes / L2 bandwidth, max over unit classes of ops / peak rate)`
 //!
 //! This is the roofline model of Williams, Waterman and Patterson ("Roofline: an
 //! insightful visual performance model for multicore architectures", CACM 52(4), 2009),
@@ -28,7 +28,12 @@
 //! (`Traffic::l2_resident`): repeated launches then find the data in L2 and the floor
 //! counts no DRAM traffic (`floor_bytes` 0; the cold bytes stay in `dram_read_bytes` and
 //! `dram_write_bytes`); arrays a little larger than a one-piece L2 count what repeated
-//! launches do not find there (`Traffic::steady_dram_bytes`). The requested traffic (every execution of every
+//! launches do not find there (`Traffic::steady_dram_bytes`). Those bytes must still cross
+//! between the L2 and the SMs: where repeated launches find any of them in L2, the memory
+//! term is at least the cold bytes at the L2's
+//! bandwidth (gpu-data `l2_bytes_per_clk_per_sm`, the L2 level of the hierarchical
+//! roofline Nsight Compute draws; `l2_us` in the breakdown), so that a kernel whose data
+//! stay in L2 has a floor, not 0 µs. The requested traffic (every execution of every
 //! access, in sectors) stays in the breakdown for reference (`requested_bytes`).
 //!
 //! Any model predicting below this floor is flagged by [`below_floor`].
@@ -117,7 +122,7 @@ pub fn floor_terms(
     }
     let t = traffic_of(profile, gpu);
     let bytes = t.steady_dram_bytes() * (1.0 - cfg.l2_reuse_discount.clamp(0.0, 1.0));
-    let mem_us = bytes / (gpu.mem_bandwidth_gbs * 1e9) * 1e6;
+    let mem_us = (bytes / (gpu.mem_bandwidth_gbs * 1e9) * 1e6).max(l2_floor_us(&t, gpu).unwrap_or(0.0));
     let sm_hz = f64::from(gpu.sm_count) * gpu.clock_hz();
     let d = &profile.counts.dynamic;
     let n = |c: InstrClass| d.get(&c).copied().unwrap_or(0.0);
@@ -160,6 +165,26 @@ pub fn floor_terms(
     Some((mem_us, secs * 1e6, class))
 }
 
+/// The time the kernel's distinct bytes (`dram_read_bytes + dram_write_bytes`, what a
+/// first launch moves through DRAM) take to cross between the L2 and the SMs at the L2's
+/// bandwidth (gpu-data `l2_bytes_per_clk_per_sm` × SMs × clock), in µs: the floor of a
+/// kernel whose data repeated launches find in L2 (`Traffic::l2_resident`), which moves
+/// no DRAM bytes but still every byte through L2 (the L2 level of a hierarchical roofline,
+/// as Nsight Compute draws it). `None` without a database entry.
+/// Only where repeated launches find some of the data in L2 (`steady_dram_bytes` below
+/// the cold bytes): elsewhere every byte crosses DRAM, whose term is the floor (and some
+/// of gpu-data's L2 bandwidths of Kepler and older boards are estimates below their DRAM
+/// peak, which would make the estimate, not the DRAM, the floor).
+fn l2_floor_us(t: &Traffic, gpu: &GpuParams) -> Option<f64> {
+    let cold = (t.dram_read_bytes + t.dram_write_bytes).max(0.0);
+    if t.steady_dram_bytes() >= cold * 0.999 {
+        return None;
+    }
+    let per_clk = gpu.spec.as_ref()?.l2_bytes_per_clk_per_sm * f64::from(gpu.sm_count);
+    let bw = per_clk * gpu.clock_hz();
+    (bw > 0.0).then(|| cold / bw * 1e6)
+}
+
 /// The roofline floor as a [`Prediction`].
 pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> Option<Prediction> {
     let (mem_us, comp_us, class) = floor_terms(profile, gpu, cfg)?;
@@ -180,17 +205,31 @@ pub fn predict(profile: &KernelProfile, gpu: &GpuParams, cfg: &FloorConfig) -> O
     breakdown.insert("dram_read_bytes".to_string(), t.dram_read_bytes);
     breakdown.insert("dram_write_bytes".to_string(), t.dram_write_bytes);
     breakdown.insert("memory_us".to_string(), mem_us);
+    let l2_us = l2_floor_us(&t, gpu);
+    if let Some(us) = l2_us {
+        breakdown.insert("l2_us".to_string(), us);
+    }
+    let dram_us = t.steady_dram_bytes() / (gpu.mem_bandwidth_gbs * 1e9) * 1e6;
+    let cold_bytes = t.dram_read_bytes + t.dram_write_bytes;
+    let first_launch_us = cold_bytes / (gpu.mem_bandwidth_gbs * 1e9) * 1e6;
     breakdown.insert("compute_us".to_string(), comp_us);
     let explanation = match bound {
+        Bound::Memory if l2_us.is_some_and(|l2| l2 > dram_us && l2 >= mem_us * 0.999) => format!(
+            "floor: the {:.1} MB it reads and writes fit in the {:.1} MB L2, where repeated launches find them, and moving them between the L2 and the SMs at {:.0} GB/s takes {mem_us:.2} µs, more than its arithmetic ({comp_us:.2} µs) and its {:.2} µs of DRAM traffic (a first launch moves them through DRAM in {first_launch_us:.2} µs)",
+            cold_bytes / 1e6,
+            gpu.l2_bytes as f64 / 1e6,
+            cold_bytes / (mem_us * 1e-6) / 1e9,
+            dram_us,
+        ),
         Bound::Memory => format!(
             "floor: moving the kernel's memory traffic at the peak {} GB/s takes {mem_us:.2} µs, more than its arithmetic ({comp_us:.2} µs)",
             gpu.mem_bandwidth_gbs
         ),
-        _ if t.l2_resident && t.dram_read_bytes + t.dram_write_bytes > 0.0 => format!(
-            "floor: the {class} arithmetic at peak rate takes {comp_us:.2} µs, more than its memory traffic ({mem_us:.2} µs: the {:.1} MB it reads and writes fit in the {:.1} MB L2, where repeated launches find them; a first launch moves them through DRAM in {:.2} µs)",
-            (t.dram_read_bytes + t.dram_write_bytes) / 1e6,
+        _ if t.l2_resident && cold_bytes > 0.0 => format!(
+            "floor: the {class} arithmetic at peak rate takes {comp_us:.2} µs, more than its memory traffic ({mem_us:.2} µs: the {:.1} MB it reads and writes fit in the {:.1} MB L2, where repeated launches find them{}; a first launch moves them through DRAM in {first_launch_us:.2} µs)",
+            cold_bytes / 1e6,
             gpu.l2_bytes as f64 / 1e6,
-            (t.dram_read_bytes + t.dram_write_bytes) / (gpu.mem_bandwidth_gbs * 1e9) * 1e6,
+            if l2_us.is_some() { ", and cross between the L2 and the SMs in that time" } else { "" },
         ),
         _ => format!(
             "floor: the {class} arithmetic at peak rate takes {comp_us:.2} µs, more than its memory traffic ({mem_us:.2} µs)"

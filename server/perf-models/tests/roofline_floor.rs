@@ -69,6 +69,30 @@ fn arrays_that_fit_in_l2_stay_there_between_launches() {
     assert!(f.explanation.contains("the 12.6 MB it reads and writes fit in the 41.9 MB L2, where repeated launches find them; a first launch moves them through DRAM in 6.17 µs"), "{}", f.explanation);
 }
 
+/// With the database's A100 (its L2 bandwidth, gpu-data `l2_bytes_per_clk_per_sm`: 35.5
+/// bytes per clock and SM, 5.4 TB/s), the same 12.6 MB that repeated launches find in L2
+/// still cross between the L2 and the SMs: the floor is that, not the arithmetic alone
+/// (which made a copy's or a transpose's floor 0 µs on a GPU whose L2 holds its arrays).
+#[test]
+fn data_that_stay_in_l2_still_cross_it() {
+    let g = gpu_spec::Database::builtin().gpu("a100-sxm4-80gb").expect("database GPU").clone();
+    let params = GpuParams::from_spec(&g);
+    let p = profile("examples/vadd.ptx", "vadd", [4096, 1, 1], [256, 1, 1], &[("param_3", 1 << 20)]);
+    let f = roofline::predict(&p, &params, &FloorConfig { l2_reuse_discount: 0.0 }).expect("applies");
+    assert_eq!(f.breakdown["floor_bytes"], 0.0);
+    let l2_bw = g.l2_bytes_per_clk_per_sm * f64::from(g.sm_count) * params.clock_hz();
+    let want = 12.0 * MIB / l2_bw * 1e6;
+    assert!((f.breakdown["l2_us"] - want).abs() < 1e-6 * want, "{:?}", f.breakdown);
+    assert!((f.time_us - want).abs() < 1e-6 * want, "{} against {want}", f.time_us);
+    assert_eq!(f.bound, Bound::Memory, "{}", f.explanation);
+    assert!(f.explanation.contains("the 12.6 MB it reads and writes fit in the 41.9 MB L2, where repeated launches find them, and moving them between the L2 and the SMs at"), "{}", f.explanation);
+    // Where no launch finds the data in L2 (192 MiB of arrays), DRAM alone is the floor.
+    let big = profile("examples/vadd.ptx", "vadd", [65536, 1, 1], [256, 1, 1], &[("param_3", 1 << 24)]);
+    let f = roofline::predict(&big, &params, &FloorConfig { l2_reuse_discount: 0.0 }).expect("applies");
+    assert!(!f.breakdown.contains_key("l2_us"), "{:?}", f.breakdown);
+    assert!((f.time_us - 192.0 * MIB / (g.mem_bandwidth_gbs * 1e9) * 1e6).abs() < 0.01 * f.time_us, "{}", f.time_us);
+}
+
 #[test]
 fn the_shared_memory_reduction_floor_is_its_input() {
     // examples/reduce.cu: reduce_shared over n = 2^24 floats, 65536 blocks of 256: 64 MiB
