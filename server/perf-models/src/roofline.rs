@@ -30,10 +30,10 @@
 //! `dram_write_bytes`); arrays a little larger than a one-piece L2 count what repeated
 //! launches do not find there (`Traffic::steady_dram_bytes`). Those bytes must still cross
 //! between the L2 and the SMs: where repeated launches find any of them in L2, the memory
-//! term is at least the cold bytes at the L2's
-//! bandwidth (gpu-data `l2_bytes_per_clk_per_sm`, the L2 level of the hierarchical
-//! roofline Nsight Compute draws; `l2_us` in the breakdown), so that a kernel whose data
-//! stay in L2 has a floor, not 0 µs. The requested traffic (every execution of every
+//! term is at least the cold bytes at the L2's bandwidth (gpu-data
+//! `l2_bytes_per_clk_per_sm`, the L2 level of the hierarchical roofline Nsight Compute
+//! draws; `l2_us` in the breakdown), so that a kernel whose data stay in L2 has a floor,
+//! not 0 µs. The requested traffic (every execution of every
 //! access, in sectors) stays in the breakdown for reference (`requested_bytes`).
 //!
 //! Any model predicting below this floor is flagged by [`below_floor`].
@@ -171,6 +171,7 @@ pub fn floor_terms(
 /// kernel whose data repeated launches find in L2 (`Traffic::l2_resident`), which moves
 /// no DRAM bytes but still every byte through L2 (the L2 level of a hierarchical roofline,
 /// as Nsight Compute draws it). `None` without a database entry.
+///
 /// Only where repeated launches find some of the data in L2 (`steady_dram_bytes` below
 /// the cold bytes): elsewhere every byte crosses DRAM, whose term is the floor (and some
 /// of gpu-data's L2 bandwidths of Kepler and older boards are estimates below their DRAM

@@ -1804,8 +1804,9 @@ const HELDOUT_NOTES: &str = "## Notes
   is now 0.73, as Turing's 0.56 and GA10x's 0.54 came from the same kernel. The integer rate
   now applies to a chain on one address only (an address the thread index decides, or a
   data-dependent one whose table is one word); a data-dependent scatter over a table of
-  several words keeps the 1.6 ns per operation and line that the H100's and the H200's
-  byte histograms (256 counters) measure at 2.1. Held out on the same run: `atomic_counter`
+  several words keeps 1.6 ns per operation and line, since the H100's and the H200's byte
+  histograms of random bytes over 256 counters take about 2.1 ns there, not 0.73 (0.78 of
+  their measured times, unchanged). Held out on the same run: `atomic_counter`
   (ptxas aggregates it: one `RED` per warp) 2.00-2.17 → 0.95-0.99, `atomic_bins8` (four
   lanes on each of eight words) 2.63-2.73 → 1.21-1.25, and `hist_shared_u32` (its 512
   global counters, added to by every block) 2.31-2.71 → 1.10-1.24. No other row of any set
