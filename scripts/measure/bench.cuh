@@ -233,6 +233,15 @@ class Pool {
     std::vector<std::string> zero_slots_;
 };
 
+// A slot's buffer of `count` values uniform in [lo, hi) as fill_range makes them (float, or
+// __half where the driver includes cuda_fp16.h), filled again on every call.
+template <typename T> T *range_buffer(Pool &P, const std::string &slot, size_t count, float lo, float hi, uint32_t seed)
+{
+    T *p = P.get<T>(slot, count, Fill::Zero);
+    fill_range(p, count, lo, hi, seed);
+    return p;
+}
+
 using Prepare = std::function<std::function<void(cudaStream_t)>(const Launch &, Pool &)>;
 
 struct Registry {

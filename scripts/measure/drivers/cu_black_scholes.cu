@@ -17,12 +17,9 @@ void register_kernels(bench::Registry &r)
             throw std::runtime_error("opt_n plus the thread count must fit in an int");
         const float riskfree = (float)L.args.f("riskfree", 0.02), volatility = (float)L.args.f("volatility", 0.30);
         float *call = P.get<float>("call", n, bench::Fill::Zero), *put = P.get<float>("put", n, bench::Fill::Zero);
-        float *price = P.get<float>("price", n, bench::Fill::Zero);
-        float *strike = P.get<float>("strike", n, bench::Fill::Zero);
-        float *years = P.get<float>("years", n, bench::Fill::Zero);
-        bench::fill_range(price, n, 5.0f, 30.0f, 1);
-        bench::fill_range(strike, n, 1.0f, 100.0f, 2);
-        bench::fill_range(years, n, 0.25f, 10.0f, 3);
+        float *price = bench::range_buffer<float>(P, "price", n, 5.0f, 30.0f, 1);
+        float *strike = bench::range_buffer<float>(P, "strike", n, 1.0f, 100.0f, 2);
+        float *years = bench::range_buffer<float>(P, "years", n, 0.25f, 10.0f, 3);
         const int opt_n = (int)n;
         return std::function<void(cudaStream_t)>([=](cudaStream_t s) {
             black_scholes<<<L.grid, L.block, L.smem, s>>>(call, put, price, strike, years, riskfree, volatility, opt_n);

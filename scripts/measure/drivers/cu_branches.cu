@@ -71,8 +71,7 @@ void register_kernels(bench::Registry &r)
     });
     r.add("data_branch", [](const bench::Launch &L, bench::Pool &P) {
         const long long n = L.int_count("n");
-        float *in = P.get<float>("signed_in", n, bench::Fill::Zero);
-        bench::fill_range(in, n, -1.0f, 1.0f, 11);
+        float *in = bench::range_buffer<float>(P, "signed_in", n, -1.0f, 1.0f, 11);
         float *out = P.get<float>("out", n, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { data_branch<<<L.grid, L.block, L.smem, s>>>(out, in, (int)n); });

@@ -8,13 +8,6 @@
 #include "../../../tests/fixtures/cu/mma_gemm.cu"
 #include "bench.cuh"
 
-static half *get_half(bench::Pool &P, const char *slot, size_t n, uint32_t seed)
-{
-    half *p = reinterpret_cast<half *>(P.get<unsigned short>(slot, n, bench::Fill::Zero));
-    bench::fill_range(p, n, -1.0f, 1.0f, seed);
-    return p;
-}
-
 void register_kernels(bench::Registry &r)
 {
     r.add("mma_gemm_f16", [](const bench::Launch &L, bench::Pool &P) {
@@ -25,7 +18,7 @@ void register_kernels(bench::Registry &r)
         if (L.block.x != 128 || L.block.y != 1 || L.block.z != 1 || L.grid.x != N / BN || L.grid.y != M / BM ||
             L.grid.z != 1)
             throw std::runtime_error("mma_gemm_f16 needs block 128 and grid N/8 x M/64");
-        const half *A = get_half(P, "A", (size_t)M * K, 1), *B = get_half(P, "B", (size_t)K * N, 2);
+        const half *A = bench::range_buffer<half>(P, "A", (size_t)M * K, -1.0f, 1.0f, 1), *B = bench::range_buffer<half>(P, "B", (size_t)K * N, -1.0f, 1.0f, 2);
         float *C = P.get<float>("C", (size_t)M * N, bench::Fill::Zero);
         const int m = (int)M, n = (int)N, k = (int)K;
         return std::function<void(cudaStream_t)>(

@@ -47,11 +47,9 @@ void register_kernels(bench::Registry &r)
             throw std::runtime_error("wgmma rows need block 128, grid N/8 x M/64, M % 64 == N % 8 == K % 16 == 0");
         if (!sm90a_loaded())
             throw std::runtime_error("the sm_90a cubin was not loaded: wgmma_gemm_f16 would trap");
-        half *A = P.get<half>("A", (size_t)(M * K), bench::Fill::Zero);
-        half *B = P.get<half>("B", (size_t)(N * K), bench::Fill::Zero);
+        half *A = bench::range_buffer<half>(P, "A", (size_t)(M * K), 0.0f, 1.0f, 101);
+        half *B = bench::range_buffer<half>(P, "B", (size_t)(N * K), 0.0f, 1.0f, 202);
         float *C = P.get<float>("C", (size_t)(M * N), bench::Fill::Zero);
-        bench::fill_range(A, (size_t)(M * K), 0.0f, 1.0f, 101);
-        bench::fill_range(B, (size_t)(N * K), 0.0f, 1.0f, 202);
         int m = (int)M, n = (int)N, k = (int)K;
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { wgmma_gemm_f16<<<L.grid, L.block, L.smem, s>>>(A, B, C, m, n, k); });

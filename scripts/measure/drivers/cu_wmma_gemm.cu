@@ -19,11 +19,9 @@ void register_kernels(bench::Registry &r)
             M * N >= (1LL << 31) || (long long)L.grid.x * L.block.x >= (1LL << 31) ||
             (long long)L.grid.y * L.block.y >= (1LL << 31))
             throw std::runtime_error("wmma_gemm rows need M, N, K multiples of 16, block.x a multiple of 32, int-sized matrices");
-        half *A = P.get<half>("A", (size_t)(M * K), bench::Fill::Zero);
-        half *B = P.get<half>("B", (size_t)(K * N), bench::Fill::Zero);
+        half *A = bench::range_buffer<half>(P, "A", (size_t)(M * K), 0.0f, 1.0f, 101);
+        half *B = bench::range_buffer<half>(P, "B", (size_t)(K * N), 0.0f, 1.0f, 202);
         float *C = P.get<float>("C", (size_t)(M * N), bench::Fill::Zero);
-        bench::fill_range(A, (size_t)(M * K), 0.0f, 1.0f, 101);
-        bench::fill_range(B, (size_t)(K * N), 0.0f, 1.0f, 202);
         int m = (int)M, n = (int)N, k = (int)K;
         return std::function<void(cudaStream_t)>(
             [=](cudaStream_t s) { wmma_gemm<<<L.grid, L.block, L.smem, s>>>(A, B, C, m, n, k, alpha, beta); });

@@ -10,13 +10,6 @@
 #undef main
 #include "bench.cuh"
 
-static __half *half_buffer(bench::Pool &P, const std::string &slot, size_t count, uint32_t seed)
-{
-    __half *p = P.get<__half>(slot, count, bench::Fill::Zero);
-    bench::fill_range(p, count, -1.0f, 1.0f, seed);
-    return p;
-}
-
 static void dims(const bench::Launch &L, int &m, int &n, int &k)
 {
     long long mm = L.args.i("m"), nn = L.args.i("n"), kk = L.args.i("k");
@@ -42,7 +35,7 @@ template <void (*K)(int, int, int, __half, const __half *, const __half *, __hal
     return [](const bench::Launch &L, bench::Pool &P) {
         int m, n, k;
         dims(L, m, n, k);
-        const __half *A = half_buffer(P, "A16", (size_t)m * k, 11), *B = half_buffer(P, "B16", (size_t)k * n, 12);
+        const __half *A = bench::range_buffer<__half>(P, "A16", (size_t)m * k, -1.0f, 1.0f, 11), *B = bench::range_buffer<__half>(P, "B16", (size_t)k * n, -1.0f, 1.0f, 12);
         __half *C = P.get<__half>("C16", (size_t)m * n, bench::Fill::Zero);
         BENCH_CHECK(cudaMemset(C, 0, (size_t)m * n * sizeof(__half)));
         const __half one = __float2half(1.0f), zero = __float2half(0.0f);

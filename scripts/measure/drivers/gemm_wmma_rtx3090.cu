@@ -11,13 +11,6 @@
 #undef main
 #include "bench.cuh"
 
-static __half *half_buffer(bench::Pool &P, const std::string &slot, size_t count, uint32_t seed)
-{
-    __half *p = P.get<__half>(slot, count, bench::Fill::Zero);
-    bench::fill_range(p, count, -1.0f, 1.0f, seed);
-    return p;
-}
-
 template <void (*K)(int, int, int, __half, const __half *, const __half *, __half, __half *)> static bench::Prepare entry()
 {
     return [](const bench::Launch &L, bench::Pool &P) {
@@ -29,7 +22,7 @@ template <void (*K)(int, int, int, __half, const __half *, const __half *, __hal
         if (L.grid.z != 1 || (long long)L.grid.x * BN > nn || (long long)L.grid.y * BM > mm)
             throw std::runtime_error("grid covers more than C (the epilogue has no bounds check)");
         int m = (int)mm, n = (int)nn, k = (int)kk;
-        const __half *A = half_buffer(P, "A", (size_t)m * k, 21), *B = half_buffer(P, "B", (size_t)k * n, 22);
+        const __half *A = bench::range_buffer<__half>(P, "A", (size_t)m * k, -1.0f, 1.0f, 21), *B = bench::range_buffer<__half>(P, "B", (size_t)k * n, -1.0f, 1.0f, 22);
         __half *C = P.get<__half>("C", (size_t)m * n, bench::Fill::Zero);
         BENCH_CHECK(cudaMemset(C, 0, (size_t)m * n * sizeof(__half)));
         const __half one = __float2half(1.0f), zero = __float2half(0.0f);

@@ -11,13 +11,6 @@
 #undef main
 #include "bench.cuh"
 
-static __half *half_buffer(bench::Pool &P, const std::string &slot, size_t count, uint32_t seed)
-{
-    __half *p = P.get<__half>(slot, count, bench::Fill::Zero);
-    bench::fill_range(p, count, -1.0f, 1.0f, seed);
-    return p;
-}
-
 // bx, by: block shape; cols, rows: C columns and rows per block; tile: n's required multiple.
 template <void (*K)(const __half *, const __half *, float *, int), unsigned bx, unsigned by, int cols, int rows, int tile>
 static bench::Prepare entry()
@@ -32,7 +25,7 @@ static bench::Prepare entry()
             throw std::runtime_error("grid covers more than the n x n matrix (no bounds checks)");
         int n = (int)nn;
         size_t cnt = (size_t)n * n;
-        const __half *a = half_buffer(P, "a", cnt, 31), *b = half_buffer(P, "b", cnt, 32);
+        const __half *a = bench::range_buffer<__half>(P, "a", cnt, -1.0f, 1.0f, 31), *b = bench::range_buffer<__half>(P, "b", cnt, -1.0f, 1.0f, 32);
         float *c = P.get<float>("c", cnt, bench::Fill::Zero);
         return std::function<void(cudaStream_t)>([=](cudaStream_t s) { K<<<L.grid, L.block, L.smem, s>>>(a, b, c, n); });
     };
