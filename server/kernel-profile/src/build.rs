@@ -91,7 +91,7 @@ pub fn build(input: &ProfileInput<'_>) -> Option<KernelProfile> {
     // launch and the arguments, and its counts replace the static ones.
     let thread_dependent_loops = func.loops.iter().any(|l| match &l.trip_count {
         TripCount::Unknown => true,
-        TripCount::Symbolic { launch, .. } => launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId)),
+        TripCount::Symbolic { launch, .. } => varies_by_thread(launch),
         TripCount::Constant(_) => false,
     });
     let mut static_notes = Vec::new();
@@ -584,7 +584,7 @@ fn loops(
                 } else {
                     formula.render(&|idx, name| source_names.get(idx as usize).cloned().unwrap_or_else(|| ptx_ir::short_param_name(name)))
                 };
-                let per_thread = launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId));
+                let per_thread = varies_by_thread(launch);
                 Some((expr, formula, per_thread))
             }
             _ => None,
@@ -733,6 +733,12 @@ fn loops(
     (infos, used)
 }
 
+/// Whether a symbolic trip count reads a register that differs between threads (the
+/// thread, block or lane index), so that its value is an average over the threads.
+fn varies_by_thread(launch: &[SpecialReg]) -> bool {
+    launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId))
+}
+
 /// The least of a loop's upper bounds ([`ptx_ir::Loop::trip_bounds`]: its counted exits
 /// beside a data-dependent one) that the launch and the arguments evaluate; a bound that
 /// differs between threads is averaged over them.
@@ -742,7 +748,7 @@ fn trip_bound(lp: &ptx_ir::Loop, env: &Env<'_>) -> Option<f64> {
         .filter_map(|b| match b {
             TripCount::Constant(c) => Some(*c as f64),
             TripCount::Symbolic { formula, launch, .. } => {
-                if launch.iter().any(|s| matches!(s, SpecialReg::Tid(_) | SpecialReg::Ctaid(_) | SpecialReg::LaneId)) {
+                if varies_by_thread(launch) {
                     thread_average(formula, env).map(|(v, _, _)| v)
                 } else {
                     eval_expr(formula, env, false)
