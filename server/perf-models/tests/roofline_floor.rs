@@ -86,6 +86,8 @@ fn data_that_stay_in_l2_still_cross_it() {
     assert!((f.time_us - want).abs() < 1e-6 * want, "{} against {want}", f.time_us);
     assert_eq!(f.bound, Bound::Memory, "{}", f.explanation);
     assert!(f.explanation.contains("the 12.6 MB it reads and writes fit in the 41.9 MB L2, where repeated launches find them, and moving them between the L2 and the SMs at"), "{}", f.explanation);
+    // The figures docs/models/roofline.md quotes.
+    assert!(f.explanation.contains("at 5406 GB/s takes 2.33 µs, more than its arithmetic (0.11 µs)"), "{}", f.explanation);
     // Where no launch finds the data in L2 (192 MiB of arrays), DRAM alone is the floor.
     let big = profile("examples/vadd.ptx", "vadd", [65536, 1, 1], [256, 1, 1], &[("param_3", 1 << 24)]);
     let f = roofline::predict(&big, &params, &FloorConfig { l2_reuse_discount: 0.0 }).expect("applies");
@@ -102,4 +104,20 @@ fn the_shared_memory_reduction_floor_is_its_input() {
     assert!((f.breakdown["dram_read_bytes"] - 64.0 * MIB).abs() < 0.01 * 64.0 * MIB, "{:?}", f.breakdown);
     assert_eq!(f.bound, Bound::Memory);
     assert!((f.time_us - 33.0).abs() < 1.0, "{}", f.time_us);
+}
+
+/// docs/models/roofline.md's example: `examples/transpose.cu` (4096 × 4096 floats, 64 MiB
+/// each way) on an RTX PRO 6000 Blackwell, whose 128 MiB L2 holds both matrices: the floor
+/// was 0 µs ("takes 0.00 µs"), and is the 134.2 MB crossing its L2 at about 12.5 TB/s.
+#[test]
+fn a_transpose_that_fits_a_blackwell_l2_has_a_floor() {
+    let g = gpu_spec::Database::builtin().gpu("rtx-pro-6000-blackwell").expect("database GPU").clone();
+    let params = GpuParams::from_spec(&g);
+    let text = std::fs::read_to_string(common::workspace_root().join("examples/transpose.ptx")).expect("fixture");
+    let p = common::profiles::built(&text, "transpose_naive", "rtx-pro-6000-blackwell", (12, 0), [128, 128, 1], [32, 32, 1], &[("param_2", 4096)]);
+    let f = roofline::predict(&p, &params, &FloorConfig { l2_reuse_discount: 0.0 }).expect("applies");
+    assert_eq!(f.breakdown["floor_bytes"], 0.0, "{:?}", f.breakdown);
+    assert_eq!(f.bound, Bound::Memory, "{}", f.explanation);
+    assert_eq!(format!("{:.1}", f.time_us), "10.7", "{}", f.explanation);
+    assert!(f.explanation.contains("the 134.2 MB it reads and writes fit in the 134.2 MB L2") && f.explanation.contains("at 12499 GB/s"), "{}", f.explanation);
 }
